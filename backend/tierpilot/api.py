@@ -1,0 +1,112 @@
+"""The FastAPI app: JSON API under /api, the built dashboard at /."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, Response
+from sqlalchemy import text
+
+from tierpilot import __version__
+from tierpilot.auth.router import router as auth_router
+from tierpilot.kit.db import get_engine
+from tierpilot.kit.errors import DomainError
+from tierpilot.overview import router as overview_router
+from tierpilot.settings import get_settings
+
+health_router = APIRouter(tags=["health"])
+
+
+def _check_database() -> str:
+    try:
+        with get_engine().connect() as conn:
+            conn.execute(text("SELECT 1"))
+        return "ok"
+    except Exception as exc:  # reported, not raised: health must answer
+        return f"error: {type(exc).__name__}: {exc}"[:300]
+
+
+def _check_broker() -> str:
+    from worker.app import broker_reachable
+
+    return broker_reachable()
+
+
+@health_router.get("/health")
+def health() -> JSONResponse:
+    """Database and broker reachability; 503 when either is down."""
+    database, broker = _check_database(), _check_broker()
+    ok = database == "ok" and broker == "ok"
+    body = {"status": "ok" if ok else "degraded", "database": database, "broker": broker, "version": __version__}
+    return JSONResponse(body, status_code=200 if ok else 503)
+
+
+def _domain_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, DomainError)
+    return JSONResponse({"detail": exc.message, **jsonable_encoder(exc.extra)}, status_code=exc.status_code)
+
+
+def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    errors = exc.errors()
+    parts = []
+    for err in errors[:5]:
+        loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
+        parts.append(f"{loc}: {err.get('msg')}" if loc else str(err.get("msg")))
+    return JSONResponse({"detail": "; ".join(parts) or "invalid request", "errors": jsonable_encoder(errors)},
+                        status_code=422)
+
+
+def _mount_frontend(app: FastAPI, dist: Path) -> None:
+    """Serve the built React app; unknown non-API paths get index.html (client-side routes)."""
+    index = dist / "index.html"
+
+    @app.get("/{path:path}", include_in_schema=False)
+    def spa(path: str) -> Response:
+        if path.startswith("api/") or path == "api":
+            return JSONResponse({"detail": "not found"}, status_code=404)
+        candidate = (dist / path).resolve()
+        if path and candidate.is_file() and dist.resolve() in candidate.parents:
+            headers = {"cache-control": "public, max-age=31536000, immutable"} if "/assets/" in f"/{path}" else {}
+            return FileResponse(candidate, headers=headers)
+        if index.is_file():
+            return FileResponse(index, headers={"cache-control": "no-cache"})
+        return JSONResponse({"detail": "dashboard not built: run `make setup`"}, status_code=404)
+
+
+def create_app() -> FastAPI:
+    settings = get_settings()
+    app = FastAPI(title="tierpilot", version=__version__, openapi_url="/api/openapi.json",
+                  docs_url="/api/docs", redoc_url=None)
+    app.add_exception_handler(DomainError, _domain_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    for router in (health_router, auth_router, overview_router):
+        app.include_router(router, prefix="/api")
+    _include_domain_routers(app)
+    _mount_frontend(app, settings.frontend_dist)
+    return app
+
+
+def _include_domain_routers(app: FastAPI) -> None:
+    """Routers of the domains; each line registers one domain's API."""
+    routers: list[Any] = []
+    for router in routers:
+        app.include_router(router, prefix="/api")
+
+
+def openapi_schema() -> dict[str, Any]:
+    return create_app().openapi()
+
+
+app = create_app()
+
+if __name__ == "__main__":
+    if "--openapi" in sys.argv:
+        json.dump(openapi_schema(), sys.stdout, indent=2)
+        sys.stdout.write("\n")

@@ -1,0 +1,1 @@
+"""Users, sessions, API tokens and S3 access keys."""

@@ -1,0 +1,64 @@
+"""FastAPI dependencies: the request's database session (the one commit point) and its user."""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Iterator
+from typing import Annotated
+
+from fastapi import Depends, Request
+from sqlalchemy.orm import Session
+
+from tierpilot.auth import service
+from tierpilot.auth.models import User
+from tierpilot.kit.db import session_factory
+from tierpilot.kit.errors import Forbidden, Unauthorized
+
+SESSION_COOKIE = "tierpilot_session"
+CSRF_COOKIE = "tierpilot_csrf"
+CSRF_HEADER = "x-csrf-token"
+_SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
+
+
+def get_session() -> Iterator[Session]:
+    """Commit when the handler returns, roll back when it raises."""
+    session = session_factory()()
+    try:
+        yield session
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    finally:
+        session.close()
+
+
+SessionDep = Annotated[Session, Depends(get_session)]
+
+
+def get_current_user(request: Request, session: SessionDep) -> User:
+    """A bearer token (scripts) or the session cookie (dashboard, CSRF double-submit checked)."""
+    auth = request.headers.get("authorization", "")
+    if auth.lower().startswith("bearer "):
+        return service.user_for_token(session, auth[7:].strip())
+    token = request.cookies.get(SESSION_COOKIE)
+    if not token:
+        raise Unauthorized("not signed in")
+    if request.method not in _SAFE_METHODS:
+        cookie = request.cookies.get(CSRF_COOKIE, "")
+        header = request.headers.get(CSRF_HEADER, "")
+        if not cookie or not hmac.compare_digest(cookie, header):
+            raise Forbidden("missing or wrong X-CSRF-Token header")
+    return service.user_for_token(session, token)
+
+
+CurrentUser = Annotated[User, Depends(get_current_user)]
+
+
+def get_admin_user(user: CurrentUser) -> User:
+    if not user.is_admin:
+        raise Forbidden("admins only")
+    return user
+
+
+AdminUser = Annotated[User, Depends(get_admin_user)]

@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Boolean, ForeignKey, String
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from tierpilot.kit.db import Base, utcnow
+
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    username: Mapped[str] = mapped_column(String(64), unique=True)
+    password_hash: Mapped[str] = mapped_column(String(255))
+    is_admin: Mapped[bool] = mapped_column(Boolean, default=False)
+    webhook_url: Mapped[str | None] = mapped_column(String(2048), default=None)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    access_keys: Mapped[list[AccessKey]] = relationship(back_populates="user", lazy="raise")
+
+    @property
+    def role(self) -> str:
+        return "admin" if self.is_admin else "member"
+
+
+class ApiToken(Base):
+    """A bearer token for scripts; only its SHA-256 is stored. Also backs dashboard sessions."""
+
+    __tablename__ = "api_tokens"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    kind: Mapped[str] = mapped_column(String(16), default="api")  # api | session
+    name: Mapped[str] = mapped_column(String(128), default="")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime | None] = mapped_column(default=None)
+    last_used_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class AccessKey(Base):
+    """S3 credentials for the gateway. SigV4 needs the secret itself, so it is stored (encrypted)."""
+
+    __tablename__ = "access_keys"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    access_key_id: Mapped[str] = mapped_column(String(32), unique=True)
+    secret_encrypted: Mapped[str] = mapped_column(String(512))
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    user: Mapped[User] = relationship(back_populates="access_keys", lazy="raise")

@@ -1,0 +1,215 @@
+"""Users, passwords, sessions, API tokens and S3 keys. Services flush; the caller commits."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import string
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from datetime import timedelta
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+from sqlalchemy import delete
+from sqlalchemy.orm import Session
+
+from tierpilot.auth import repository
+from tierpilot.auth.models import AccessKey, ApiToken, User
+from tierpilot.kit.crypto import decrypt, encrypt
+from tierpilot.kit.db import utcnow
+from tierpilot.kit.errors import Conflict, Forbidden, Invalid, NotFound, TooManyRequests, Unauthorized
+from tierpilot.settings import get_settings
+
+_hasher = PasswordHasher()
+# verifying against a fixed hash when the user is unknown keeps timing the same for both failures
+_DUMMY_HASH = _hasher.hash("tierpilot-dummy-password")
+USERNAME_CHARS = set(string.ascii_letters + string.digits + "._-")
+
+
+@dataclass(frozen=True)
+class NewAccessKey:
+    access_key_id: str
+    secret_access_key: str
+    created: AccessKey
+
+
+@dataclass(frozen=True)
+class Credential:
+    """What the gateway needs to check a signature and authorise a caller."""
+
+    user_id: int
+    username: str
+    is_admin: bool
+    secret_access_key: str
+
+
+def _hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def validate_username(username: str) -> None:
+    if not (1 <= len(username) <= 64) or not set(username) <= USERNAME_CHARS:
+        raise Invalid("username must be 1-64 characters of letters, digits, '.', '_' or '-'")
+
+
+def validate_password(password: str) -> None:
+    if len(password) < 8:
+        raise Invalid("password must be at least 8 characters")
+    if len(password) > 1024:
+        raise Invalid("password must be at most 1024 characters")
+
+
+def create_user(session: Session, username: str, password: str, is_admin: bool = False) -> tuple[User, NewAccessKey]:
+    """Create a user with a first S3 access key (its secret is returned once)."""
+    validate_username(username)
+    validate_password(password)
+    if repository.get_user_by_name(session, username) is not None:
+        raise Conflict(f"user {username!r} already exists")
+    user = User(username=username, password_hash=_hasher.hash(password), is_admin=is_admin)
+    session.add(user)
+    session.flush()
+    return user, create_access_key(session, user)
+
+
+def ensure_user(session: Session, username: str, password: str, is_admin: bool) -> User:
+    """Create the user when missing (bootstrap admin, demo); leave an existing one untouched."""
+    existing = repository.get_user_by_name(session, username)
+    if existing is not None:
+        return existing
+    return create_user(session, username, password, is_admin)[0]
+
+
+def set_password(session: Session, user: User, password: str) -> None:
+    validate_password(password)
+    user.password_hash = _hasher.hash(password)
+    session.flush()
+
+
+class LoginLimiter:
+    """Sliding-window limit of failed logins per username and per client address (in-process)."""
+
+    def __init__(self, per_minute: int) -> None:
+        self.per_minute = per_minute
+        self._fails: dict[str, deque[float]] = {}
+        self._lock = threading.Lock()
+
+    def _recent(self, key: str, now: float) -> deque[float]:
+        q = self._fails.setdefault(key, deque())
+        while q and now - q[0] > 60:
+            q.popleft()
+        return q
+
+    def check(self, *keys: str) -> None:
+        now = time.monotonic()
+        with self._lock:
+            for key in keys:
+                # one address may serve a whole lab behind NAT: it gets five times a user's allowance
+                limit = self.per_minute * (5 if key.startswith("addr:") else 1)
+                if len(self._recent(key, now)) >= limit:
+                    raise TooManyRequests("too many failed logins; wait a minute and try again")
+
+    def reset(self) -> None:
+        with self._lock:
+            self._fails.clear()
+
+    def fail(self, *keys: str) -> None:
+        now = time.monotonic()
+        with self._lock:
+            for key in keys:
+                self._recent(key, now).append(now)
+
+
+login_limiter = LoginLimiter(get_settings().login_attempts_per_minute)
+
+
+def authenticate(session: Session, username: str, password: str, client: str = "") -> User:
+    keys = (f"user:{username}", f"addr:{client}")
+    login_limiter.check(*keys)
+    user = repository.get_user_by_name(session, username)
+    try:
+        _hasher.verify(user.password_hash if user else _DUMMY_HASH, password)
+    except (VerificationError, InvalidHashError):
+        user = None
+    if user is None:
+        login_limiter.fail(*keys)
+        raise Unauthorized("invalid username or password")
+    if _hasher.check_needs_rehash(user.password_hash):
+        user.password_hash = _hasher.hash(password)
+    return user
+
+
+def issue_token(session: Session, user: User, kind: str = "session", name: str = "",
+                ttl: timedelta | None = None) -> str:
+    """Create a session or API token; only its hash is stored."""
+    token = secrets.token_urlsafe(32)
+    expires = utcnow() + ttl if ttl else None
+    session.add(ApiToken(user_id=user.id, token_hash=_hash_token(token), kind=kind, name=name, expires_at=expires))
+    session.flush()
+    return token
+
+
+def user_for_token(session: Session, token: str) -> User:
+    row = repository.get_token(session, _hash_token(token))
+    if row is None or (row.expires_at is not None and row.expires_at < utcnow()):
+        raise Unauthorized("not signed in")
+    user = repository.get_user(session, row.user_id)
+    if user is None:
+        raise Unauthorized("not signed in")
+    return user
+
+
+def revoke_token(session: Session, token: str) -> None:
+    session.execute(delete(ApiToken).where(ApiToken.token_hash == _hash_token(token)))
+
+
+def create_access_key(session: Session, user: User) -> NewAccessKey:
+    key_id = "TP" + "".join(secrets.choice(string.ascii_uppercase + string.digits) for _ in range(18))
+    secret = secrets.token_urlsafe(30)[:40]
+    row = AccessKey(user_id=user.id, access_key_id=key_id, secret_encrypted=encrypt(secret))
+    session.add(row)
+    session.flush()
+    return NewAccessKey(key_id, secret, row)
+
+
+def list_access_keys(session: Session, actor: User, user_id: int) -> list[AccessKey]:
+    _require_self_or_admin(actor, user_id)
+    return repository.list_access_keys(session, user_id)
+
+
+def rotate_access_key(session: Session, actor: User, access_key_id: str) -> NewAccessKey:
+    """Replace a key by a new one; the old one stops working at once."""
+    old = repository.get_access_key(session, access_key_id)
+    if old is None or (old.user_id != actor.id and not actor.is_admin):
+        raise NotFound("no such access key")
+    owner = repository.get_user(session, old.user_id)
+    assert owner is not None
+    session.delete(old)
+    session.flush()
+    return create_access_key(session, owner)
+
+
+def delete_access_key(session: Session, actor: User, access_key_id: str) -> None:
+    key = repository.get_access_key(session, access_key_id)
+    if key is None or (key.user_id != actor.id and not actor.is_admin):
+        raise NotFound("no such access key")
+    session.delete(key)
+    session.flush()
+
+
+def credential_for(session: Session, access_key_id: str) -> Credential | None:
+    """Gateway lookup: the caller behind an S3 access key id, or None when unknown or inactive."""
+    key = repository.get_access_key(session, access_key_id)
+    if key is None or not key.active:
+        return None
+    user = repository.get_user(session, key.user_id)
+    if user is None:
+        return None
+    return Credential(user.id, user.username, user.is_admin, decrypt(key.secret_encrypted))
+
+
+def _require_self_or_admin(actor: User, user_id: int) -> None:
+    if actor.id != user_id and not actor.is_admin:
+        raise Forbidden("you may only see your own keys")

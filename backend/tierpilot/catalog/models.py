@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from tierpilot.kit.db import Base, KeyString, utcnow
+
+
+class Bucket(Base):
+    __tablename__ = "buckets"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(63), unique=True)
+    owner_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    tier_id: Mapped[int] = mapped_column(ForeignKey("tiers.id"), index=True)
+    region: Mapped[str] = mapped_column(String(32), default="us-east-1")
+    # space reservation: PUTs beyond space_bytes are refused while the window is open
+    space_bytes: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    space_start: Mapped[datetime | None] = mapped_column(default=None)
+    space_end: Mapped[datetime | None] = mapped_column(default=None)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Object(Base):
+    """One object (the `null` version: buckets are unversioned)."""
+
+    __tablename__ = "objects"
+    __table_args__ = (
+        UniqueConstraint("bucket_id", "key", name="uq_objects_bucket_key"),
+        Index("ix_objects_tier_id", "tier_id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    bucket_id: Mapped[int] = mapped_column(ForeignKey("buckets.id"))
+    key: Mapped[str] = mapped_column(KeyString)
+    size: Mapped[int] = mapped_column(BigInteger)
+    etag: Mapped[str] = mapped_column(String(80))
+    checksum_algorithm: Mapped[str | None] = mapped_column(String(16), default=None)
+    checksum_value: Mapped[str | None] = mapped_column(String(128), default=None)
+    content_type: Mapped[str] = mapped_column(String(255), default="binary/octet-stream")
+    user_metadata: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    tags: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    tier_id: Mapped[int] = mapped_column(ForeignKey("tiers.id"))
+    storage_class: Mapped[str] = mapped_column(String(32), default="STANDARD")
+    # where the bytes are on the tier; unique per write so an overwrite never clobbers live data
+    locator: Mapped[str] = mapped_column(String(2048))
+    parts_count: Mapped[int | None] = mapped_column(Integer, default=None)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    last_modified: Mapped[datetime] = mapped_column(default=utcnow)
+    last_access_at: Mapped[datetime | None] = mapped_column(default=None)
+    # restore state for archive tiers: None | "ongoing" | "restored" | "failed"
+    restore_state: Mapped[str | None] = mapped_column(String(16), default=None)
+    restore_speed: Mapped[str | None] = mapped_column(String(16), default=None)
+    restore_expiry: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class MultipartUpload(Base):
+    __tablename__ = "multipart_uploads"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    upload_id: Mapped[str] = mapped_column(String(64), unique=True)
+    bucket_id: Mapped[int] = mapped_column(ForeignKey("buckets.id"), index=True)
+    key: Mapped[str] = mapped_column(KeyString)
+    owner_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    tier_id: Mapped[int] = mapped_column(ForeignKey("tiers.id"))
+    storage_class: Mapped[str] = mapped_column(String(32), default="STANDARD")
+    content_type: Mapped[str] = mapped_column(String(255), default="binary/octet-stream")
+    user_metadata: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    checksum_algorithm: Mapped[str | None] = mapped_column(String(16), default=None)
+    initiated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class UploadPart(Base):
+    __tablename__ = "upload_parts"
+    __table_args__ = (UniqueConstraint("upload_id", "part_number", name="uq_upload_parts_upload_part"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    upload_id: Mapped[int] = mapped_column(ForeignKey("multipart_uploads.id", ondelete="CASCADE"))
+    part_number: Mapped[int] = mapped_column(Integer)
+    size: Mapped[int] = mapped_column(BigInteger)
+    etag: Mapped[str] = mapped_column(String(80))
+    checksum_value: Mapped[str | None] = mapped_column(String(128), default=None)
+    locator: Mapped[str] = mapped_column(String(2048))
+    last_modified: Mapped[datetime] = mapped_column(default=utcnow)

@@ -1,0 +1,107 @@
+"""The `tierpilot` command line."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import typer
+
+from tierpilot.settings import get_settings
+
+app = typer.Typer(help="tierpilot: dashboard, S3 gateway and cost planner for tiered cold storage.",
+                  no_args_is_help=True, add_completion=False)
+db_app = typer.Typer(help="Database schema.", no_args_is_help=True)
+users_app = typer.Typer(help="Users and their S3 keys.", no_args_is_help=True)
+app.add_typer(db_app, name="db")
+app.add_typer(users_app, name="users")
+
+
+@db_app.command("upgrade")
+def db_upgrade(revision: str = typer.Argument("head")) -> None:
+    """Apply migrations up to REVISION (default: head)."""
+    from tierpilot.kit.migrate import upgrade
+
+    get_settings().data_dir.mkdir(parents=True, exist_ok=True)
+    upgrade(revision=revision)
+    typer.echo(f"database at {revision}")
+
+
+@users_app.command("create")
+def users_create(
+    name: str,
+    admin: bool = typer.Option(False, "--admin", help="give the user the admin role"),
+    password: str | None = typer.Option(None, "--password", help="password; generated when omitted"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
+    """Create a user with a first S3 access key (its secret is printed once)."""
+    from tierpilot.auth import service
+    from tierpilot.kit.db import transaction
+    from tierpilot.kit.errors import DomainError
+    from tierpilot.settings import new_secret
+
+    pw = password or new_secret(12)
+    try:
+        with transaction(write=True) as session:
+            user, key = service.create_user(session, name, pw, is_admin=admin)
+            out = {"username": user.username, "role": user.role, "access_key_id": key.access_key_id,
+                   "secret_access_key": key.secret_access_key}
+    except DomainError as exc:
+        typer.echo(f"error: {exc.message}", err=True)
+        raise typer.Exit(2) from exc
+    if password is None:
+        out["password"] = pw
+    if as_json:
+        typer.echo(json.dumps(out))
+    else:
+        for k, v in out.items():
+            typer.echo(f"{k}: {v}")
+
+
+@app.command("api")
+def api(host: str | None = None, port: int | None = None, workers: int = 1) -> None:
+    """Serve the JSON API and the dashboard."""
+    import uvicorn
+
+    from tierpilot.bootstrap import bootstrap_admin
+
+    s = get_settings()
+    bootstrap_admin()
+    uvicorn.run("tierpilot.api:app", host=host or s.api_host, port=port or s.api_port, workers=workers,
+                log_level="info", proxy_headers=True)
+
+
+@app.command("worker", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def worker(ctx: typer.Context, concurrency: int = 2) -> None:
+    """Run a Celery worker (extra arguments go to `celery worker`)."""
+    from worker.app import celery_app
+
+    celery_app.worker_main(["worker", "--loglevel=INFO", f"--concurrency={concurrency}", *ctx.args])
+
+
+@app.command("beat")
+def beat() -> None:
+    """Run Celery beat, the scheduler of periodic sweeps."""
+    from worker.app import celery_app
+
+    s = get_settings()
+    s.data_dir.mkdir(parents=True, exist_ok=True)
+    celery_app.start(["beat", "--loglevel=INFO", f"--schedule={(s.data_dir / 'celerybeat-schedule').resolve()}"])
+
+
+@app.command("up")
+def up() -> None:
+    """Start the whole product on this machine: api, gateway, worker, beat (and Redis when embedded)."""
+    from tierpilot.supervisor import run_all
+
+    sys.exit(run_all())
+
+
+def main() -> None:
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,249 @@
+"""AWS Signature Version 4 verification: Authorization header, presigned query strings, and the
+per-chunk signatures of ``aws-chunked`` streaming bodies."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from email.utils import parsedate_to_datetime
+from functools import lru_cache
+from urllib.parse import quote, unquote
+
+from tierpilot.gateway.errors import S3Error, access_denied
+
+ALGORITHM = "AWS4-HMAC-SHA256"
+EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
+UNSIGNED_PAYLOAD = "UNSIGNED-PAYLOAD"
+STREAMING_SIGNED = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD"
+STREAMING_SIGNED_TRAILER = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER"
+STREAMING_UNSIGNED_TRAILER = "STREAMING-UNSIGNED-PAYLOAD-TRAILER"
+STREAMING_MODES = {STREAMING_SIGNED, STREAMING_SIGNED_TRAILER, STREAMING_UNSIGNED_TRAILER}
+MAX_SKEW = timedelta(minutes=15)
+MAX_PRESIGNED_EXPIRES = 7 * 24 * 3600
+_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+_AUTH_PARAM = re.compile(r"\s*(Credential|SignedHeaders|Signature)\s*=\s*([^,\s]*)\s*")
+_SPACES = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class SignedRequest:
+    """What the client claims: who signed, when, over which headers, and the payload mode."""
+
+    access_key_id: str
+    amz_date: str  # 20261122T101500Z
+    scope_date: str
+    region: str
+    service: str
+    signed_headers: tuple[str, ...]
+    signature: str
+    payload_hash: str  # a hex SHA-256, UNSIGNED-PAYLOAD or a STREAMING-* mode
+    presigned: bool
+    expires: int | None = None
+
+    @property
+    def scope(self) -> str:
+        return f"{self.scope_date}/{self.region}/{self.service}/aws4_request"
+
+    @property
+    def streaming(self) -> bool:
+        return self.payload_hash in STREAMING_MODES
+
+
+def _malformed(message: str) -> S3Error:
+    return S3Error("AuthorizationHeaderMalformed", message, 400)
+
+
+def _query_malformed(message: str) -> S3Error:
+    return S3Error("AuthorizationQueryParametersError", message, 400)
+
+
+def _parse_credential(value: str) -> tuple[str, str, str, str]:
+    parts = value.split("/")
+    if len(parts) != 5 or parts[4] != "aws4_request" or not parts[0]:
+        raise _malformed(f"The authorization credential is malformed: {value!r}")
+    return parts[0], parts[1], parts[2], parts[3]
+
+
+def parse(headers: Mapping[str, str], query: Mapping[str, str]) -> SignedRequest | None:
+    """The signature claims of a request, or None for an anonymous one."""
+    auth = headers.get("authorization")
+    if auth is not None:
+        return _parse_header(auth, headers)
+    if "X-Amz-Signature" in query or "X-Amz-Algorithm" in query:
+        return _parse_query(query)
+    if "Signature" in query and "AWSAccessKeyId" in query:
+        raise S3Error("InvalidRequest", "Signature Version 2 is not supported; use AWS Signature Version 4", 400)
+    return None
+
+
+def _parse_header(auth: str, headers: Mapping[str, str]) -> SignedRequest:
+    if auth.startswith("AWS "):
+        raise S3Error("InvalidRequest", "Signature Version 2 is not supported; use AWS Signature Version 4", 400)
+    algorithm, _, rest = auth.partition(" ")
+    if algorithm != ALGORITHM:
+        raise _malformed(f"Unsupported authorization algorithm {algorithm[:40]!r}")
+    params: dict[str, str] = {}
+    for item in rest.split(","):
+        m = _AUTH_PARAM.fullmatch(item)
+        if m is None:
+            raise _malformed("The authorization header is malformed")
+        params[m.group(1)] = m.group(2)
+    if set(params) != {"Credential", "SignedHeaders", "Signature"}:
+        raise _malformed("The authorization header is malformed; it needs Credential, SignedHeaders, Signature")
+    key_id, scope_date, region, service = _parse_credential(params["Credential"])
+    amz_date = headers.get("x-amz-date") or _from_http_date(headers.get("date", ""))
+    payload = headers.get("x-amz-content-sha256", "")
+    if not payload:
+        raise S3Error("InvalidRequest", "Missing required header for this request: x-amz-content-sha256", 400)
+    if payload not in STREAMING_MODES and payload != UNSIGNED_PAYLOAD and not _SHA256_HEX.fullmatch(payload):
+        if payload.startswith("STREAMING-"):
+            raise S3Error("NotImplemented", f"payload signing mode {payload[:60]} is not supported", 501)
+        raise S3Error("InvalidArgument", "x-amz-content-sha256 must be UNSIGNED-PAYLOAD, STREAMING-… or a "
+                      "SHA-256 hex digest", 400)
+    return SignedRequest(key_id, amz_date, scope_date, region, service,
+                         tuple(params["SignedHeaders"].split(";")), params["Signature"], payload, presigned=False)
+
+
+def _parse_query(query: Mapping[str, str]) -> SignedRequest:
+    required = ("X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Date", "X-Amz-Expires", "X-Amz-SignedHeaders",
+                "X-Amz-Signature")
+    missing = [name for name in required if name not in query]
+    if missing:
+        raise _query_malformed(f"Query-string authentication requires {', '.join(missing)}")
+    if query["X-Amz-Algorithm"] != ALGORITHM:
+        raise _query_malformed("X-Amz-Algorithm only supports \"AWS4-HMAC-SHA256\"")
+    try:
+        expires = int(query["X-Amz-Expires"])
+    except ValueError:
+        raise _query_malformed("X-Amz-Expires should be a number") from None
+    if expires < 0:
+        raise _query_malformed("X-Amz-Expires must be non-negative")
+    if expires > MAX_PRESIGNED_EXPIRES:
+        raise _query_malformed("X-Amz-Expires must be less than a week (in seconds) that is 604800")
+    key_id, scope_date, region, service = _parse_credential(query["X-Amz-Credential"])
+    return SignedRequest(key_id, query["X-Amz-Date"], scope_date, region, service,
+                         tuple(query["X-Amz-SignedHeaders"].split(";")), query["X-Amz-Signature"],
+                         query.get("X-Amz-Content-Sha256", UNSIGNED_PAYLOAD), presigned=True, expires=expires)
+
+
+def _from_http_date(value: str) -> str:
+    try:
+        return parsedate_to_datetime(value).astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+    except (TypeError, ValueError, IndexError):
+        return ""
+
+
+def parse_amz_date(value: str) -> datetime:
+    try:
+        return datetime.strptime(value, "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        raise access_denied("AWS authentication requires a valid Date or x-amz-date header") from None
+
+
+def check_time(req: SignedRequest, now: datetime) -> None:
+    """Reject requests signed too far from now, and presigned URLs that expired."""
+    when = parse_amz_date(req.amz_date)
+    if req.scope_date != req.amz_date[:8]:
+        raise S3Error("SignatureDoesNotMatch", "The credential scope date does not match the request date", 403)
+    if req.presigned:
+        assert req.expires is not None
+        if now > when + timedelta(seconds=req.expires):
+            raise S3Error("AccessDenied", "Request has expired", 403,
+                          Expires=(when + timedelta(seconds=req.expires)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                          ServerTime=now.strftime("%Y-%m-%dT%H:%M:%SZ"))
+        if when - now > MAX_SKEW:
+            raise S3Error("AccessDenied", "Request is not valid yet", 403)
+        return
+    if abs(now - when) > MAX_SKEW:
+        raise S3Error("RequestTimeTooSkewed",
+                      "The difference between the request time and the current time is too large.", 403,
+                      RequestTime=req.amz_date, ServerTime=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                      MaxAllowedSkewMilliseconds="900000")
+
+
+@lru_cache(maxsize=1024)
+def signing_key(secret: str, date: str, region: str, service: str) -> bytes:
+    key = hmac.digest(("AWS4" + secret).encode(), date.encode(), "sha256")
+    for part in (region, service, "aws4_request"):
+        key = hmac.digest(key, part.encode(), "sha256")
+    return key
+
+
+def _encode(value: str, safe: str = "") -> str:
+    # AWS URI encoding: everything but A-Z a-z 0-9 - _ . ~ is %XX of its UTF-8 bytes
+    return quote(value, safe=safe)
+
+
+def canonical_query(pairs: Sequence[tuple[str, str]], presigned: bool) -> str:
+    items = sorted(
+        (_encode(k, "-_.~"), _encode(v, "-_.~")) for k, v in pairs if not (presigned and k == "X-Amz-Signature")
+    )
+    return "&".join(f"{k}={v}" for k, v in items)
+
+
+def canonical_uris(raw_path: str) -> list[str]:
+    """Candidate canonical URIs: the spec's (decode, then encode each segment once) and the path as sent."""
+    spec = _encode(unquote(raw_path), "/~")
+    return [spec] if spec == raw_path else [spec, raw_path]
+
+
+def canonical_headers(req: SignedRequest, headers: Mapping[str, str]) -> str:
+    lines = []
+    for name in req.signed_headers:
+        value = headers.get(name, "")
+        lines.append(f"{name}:{_SPACES.sub(' ', value.strip())}\n")
+    return "".join(lines)
+
+
+def string_to_sign(req: SignedRequest, canonical_request: str) -> str:
+    digest = hashlib.sha256(canonical_request.encode("utf-8", "surrogateescape")).hexdigest()
+    return f"{ALGORITHM}\n{req.amz_date}\n{req.scope}\n{digest}"
+
+
+def verify(req: SignedRequest, secret: str, method: str, raw_path: str, query_pairs: Sequence[tuple[str, str]],
+           headers: Mapping[str, str]) -> bytes:
+    """Check the signature; returns the signing key (streaming bodies sign their chunks with it)."""
+    if "host" not in req.signed_headers:
+        raise _malformed("The host header must be signed") if not req.presigned else _query_malformed(
+            "X-Amz-SignedHeaders must include host")
+    key = signing_key(secret, req.scope_date, req.region, req.service)
+    query = canonical_query(query_pairs, req.presigned)
+    head = canonical_headers(req, headers)
+    signed = ";".join(req.signed_headers)
+    payload = req.payload_hash
+    first = ""
+    for uri in canonical_uris(raw_path):
+        creq = f"{method}\n{uri}\n{query}\n{head}\n{signed}\n{payload}"
+        sts = string_to_sign(req, creq)
+        expected = hmac.new(key, sts.encode(), hashlib.sha256).hexdigest()
+        if hmac.compare_digest(expected, req.signature):
+            return key
+        first = first or creq
+    raise S3Error("SignatureDoesNotMatch",
+                  "The request signature we calculated does not match the signature you provided. "
+                  "Check your key and signing method.", 403,
+                  AWSAccessKeyId=req.access_key_id, StringToSign=string_to_sign(req, first),
+                  SignatureProvided=req.signature, CanonicalRequest=first)
+
+
+class ChunkSigner:
+    """Computes the expected signature of each aws-chunked chunk, chained from the seed signature."""
+
+    def __init__(self, key: bytes, req: SignedRequest) -> None:
+        self._key = key
+        self._prefix = f"{ALGORITHM}-PAYLOAD\n{req.amz_date}\n{req.scope}\n"
+        self._trailer_prefix = f"{ALGORITHM}-TRAILER\n{req.amz_date}\n{req.scope}\n"
+        self.previous = req.signature
+
+    def chunk(self, data_sha256_hex: str) -> str:
+        sts = f"{self._prefix}{self.previous}\n{EMPTY_SHA256}\n{data_sha256_hex}"
+        self.previous = hmac.new(self._key, sts.encode(), hashlib.sha256).hexdigest()
+        return self.previous
+
+    def trailer(self, canonical_trailer: bytes) -> str:
+        sts = f"{self._trailer_prefix}{self.previous}\n{hashlib.sha256(canonical_trailer).hexdigest()}"
+        return hmac.new(self._key, sts.encode(), hashlib.sha256).hexdigest()

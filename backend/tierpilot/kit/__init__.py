@@ -1,0 +1,1 @@
+"""Shared pieces every domain uses: database, time, errors."""

@@ -1,0 +1,135 @@
+"""Database engine, declarative base and the one place that commits."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, DateTime, Engine, MetaData, String, create_engine, event
+from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
+from sqlalchemy.types import TypeDecorator
+
+from tierpilot.settings import get_settings
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Timezone-aware UTC datetimes on both SQLite (which drops the zone) and PostgreSQL."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to a UTC column")
+        return value.astimezone(UTC)
+
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+# Keys compare byte-wise (as S3 orders them) on both databases: PostgreSQL needs the C collation.
+KeyString = String(1024).with_variant(String(1024, collation="C"), "postgresql")
+JSONType = JSON
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map = {datetime: UTCDateTime, dict[str, Any]: JSON, list[Any]: JSON}
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def make_engine(url: str, **kwargs: Any) -> Engine:
+    """Engine with SQLite tuned for concurrent readers and one writer (WAL, busy timeout)."""
+    if url.startswith("sqlite"):
+        kwargs.setdefault("connect_args", {"check_same_thread": False, "timeout": 30})
+        engine = create_engine(url, **kwargs)
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+            # pysqlite's own transaction handling defers BEGIN; take over so writes lock early
+            dbapi_conn.isolation_level = None
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.execute("PRAGMA busy_timeout=30000")
+            cur.close()
+
+        @event.listens_for(engine, "begin")
+        def _sqlite_begin(conn: Any) -> None:
+            # writers take the lock up front: a deferred read-then-write transaction fails with
+            # SQLITE_BUSY instead of waiting when another writer got in between
+            immediate = conn.get_execution_options().get("sqlite_immediate", False)
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+        return engine
+    kwargs.setdefault("pool_pre_ping", True)
+    if "poolclass" not in kwargs:
+        kwargs.setdefault("pool_size", 10)
+        kwargs.setdefault("max_overflow", 20)
+    return create_engine(url, **kwargs)
+
+
+_lock = threading.Lock()
+_engine: Engine | None = None
+_sessionmaker: sessionmaker[Session] | None = None
+
+
+def get_engine() -> Engine:
+    global _engine, _sessionmaker
+    with _lock:
+        if _engine is None:
+            _engine = make_engine(get_settings().sqlalchemy_url)
+            _sessionmaker = sessionmaker(_engine, expire_on_commit=False)
+        return _engine
+
+
+def set_engine(engine: Engine | None) -> None:
+    """Point the process at another engine (tests, CLI with --database)."""
+    global _engine, _sessionmaker
+    with _lock:
+        _engine = engine
+        _sessionmaker = sessionmaker(engine, expire_on_commit=False) if engine is not None else None
+
+
+def session_factory() -> sessionmaker[Session]:
+    get_engine()
+    assert _sessionmaker is not None
+    return _sessionmaker
+
+
+@contextmanager
+def transaction(write: bool = False) -> Iterator[Session]:
+    """A session that commits on success and rolls back on error: the one commit point.
+
+    ``write=True`` takes SQLite's write lock at BEGIN (no effect on PostgreSQL).
+    """
+    session = session_factory()()
+    if write:
+        session.connection(execution_options={"sqlite_immediate": True})
+    try:
+        yield session
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    finally:
+        session.close()

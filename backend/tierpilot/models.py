@@ -1,0 +1,8 @@
+"""Every table, imported in one place so Alembic and tests see the whole metadata."""
+
+from tierpilot.auth.models import AccessKey, ApiToken, User
+from tierpilot.catalog.models import Bucket, MultipartUpload, Object, UploadPart
+from tierpilot.kit.db import Base
+from tierpilot.tiers.models import Tier
+
+__all__ = ["AccessKey", "ApiToken", "Base", "Bucket", "MultipartUpload", "Object", "Tier", "UploadPart", "User"]

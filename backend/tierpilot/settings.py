@@ -1,0 +1,72 @@
+"""The one settings object: every knob is a TIERPILOT_* environment variable."""
+
+from __future__ import annotations
+
+import secrets
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+_DEV_SECRET = "dev-insecure-secret-change-me"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="TIERPILOT_", env_file=".env", extra="ignore")
+
+    environment: str = Field("local", description="local | production; production refuses default secrets")
+    data_dir: Path = Field(Path("data"), description="embedded data: SQLite file, tier directories, redis")
+    database_url: str = Field("", description="SQLAlchemy URL; empty = SQLite under data_dir")
+    redis_url: str = Field("", description="Redis URL for Celery and gateway token buckets; empty = embedded")
+    secret_key: str = Field(_DEV_SECRET, description="signs session cookies")
+    bootstrap_admin: str = Field("", description="name:password of an admin created at start when missing")
+    api_host: str = "127.0.0.1"
+    api_port: int = 8000
+    gateway_host: str = "127.0.0.1"
+    gateway_port: int = 9000
+    gateway_region: str = "us-east-1"
+    public_gateway_url: str = Field("", description="URL clients use for the gateway; empty = http://host:port")
+    default_tier: str = Field("hot-disk", description="tier of new buckets when none is asked for")
+    cookie_secure: bool = Field(False, description="set the session cookie's Secure flag (behind HTTPS)")
+    session_max_age_s: int = 12 * 3600
+    login_attempts_per_minute: int = 10
+    frontend_dist: Path = Field(Path(__file__).resolve().parents[2] / "frontend" / "dist")
+    seed_demo: bool = Field(True, description="create demo tiers, buckets and objects on an empty database")
+
+    @model_validator(mode="after")
+    def _refuse_default_secret_in_production(self) -> Settings:
+        if self.environment == "production" and self.secret_key == _DEV_SECRET:
+            raise ValueError("TIERPILOT_SECRET_KEY must be set in production")
+        return self
+
+    @property
+    def sqlalchemy_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.data_dir / 'tierpilot.db').resolve()}"
+
+    @property
+    def tiers_dir(self) -> Path:
+        return (self.data_dir / "tiers").resolve()
+
+    @property
+    def gateway_url(self) -> str:
+        return self.public_gateway_url or f"http://{self.gateway_host}:{self.gateway_port}"
+
+    @property
+    def celery_broker_url(self) -> str:
+        return self.redis_url or f"sqla+sqlite:///{(self.data_dir / 'celery-broker.db').resolve()}"
+
+    @property
+    def celery_result_backend(self) -> str:
+        return self.redis_url or f"db+sqlite:///{(self.data_dir / 'celery-results.db').resolve()}"
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()
+
+
+def new_secret(nbytes: int = 32) -> str:
+    return secrets.token_urlsafe(nbytes)

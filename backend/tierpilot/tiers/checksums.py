@@ -1,0 +1,91 @@
+"""Streaming digests for tier writes: MD5 (the ETag) plus the one checksum a client asked for."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import zlib
+from typing import Protocol
+
+import google_crc32c
+
+from tierpilot.tiers.base import ChecksumAlgorithm, PutResult
+
+ALGORITHMS: tuple[ChecksumAlgorithm, ...] = ("CRC32", "CRC32C", "SHA1", "SHA256")
+
+
+class _Digest(Protocol):
+    def update(self, data: bytes, /) -> None: ...
+
+    def digest(self) -> bytes: ...
+
+
+class _Crc32:
+    def __init__(self) -> None:
+        self._value = 0
+
+    def update(self, data: bytes, /) -> None:
+        self._value = zlib.crc32(data, self._value)
+
+    def digest(self) -> bytes:
+        return self._value.to_bytes(4, "big")
+
+
+class _Crc32C:
+    def __init__(self) -> None:
+        self._value = 0
+
+    def update(self, data: bytes, /) -> None:
+        self._value = google_crc32c.extend(self._value, data)
+
+    def digest(self) -> bytes:
+        return self._value.to_bytes(4, "big")
+
+
+def new_digest(algorithm: ChecksumAlgorithm) -> _Digest:
+    """A fresh digest object for an S3 checksum algorithm (big-endian bytes, as S3 encodes CRCs)."""
+    if algorithm == "CRC32":
+        return _Crc32()
+    if algorithm == "CRC32C":
+        return _Crc32C()
+    if algorithm == "SHA1":
+        return hashlib.sha1(usedforsecurity=False)
+    if algorithm == "SHA256":
+        return hashlib.sha256()
+    raise ValueError(f"unsupported checksum algorithm {algorithm!r}")
+
+
+class StreamDigest:
+    """Size, MD5 and an optional S3 checksum of a byte stream, updated chunk by chunk."""
+
+    __slots__ = ("size", "_md5", "_algorithm", "_checksum")
+
+    def __init__(self, algorithm: ChecksumAlgorithm | None = None) -> None:
+        self.size = 0
+        self._md5 = hashlib.md5(usedforsecurity=False)
+        self._algorithm = algorithm
+        self._checksum = new_digest(algorithm) if algorithm else None
+
+    def update(self, data: bytes) -> None:
+        self.size += len(data)
+        self._md5.update(data)
+        if self._checksum is not None:
+            self._checksum.update(data)
+
+    def result(self) -> PutResult:
+        checksum_b64 = None
+        if self._checksum is not None:
+            checksum_b64 = base64.b64encode(self._checksum.digest()).decode("ascii")
+        return PutResult(
+            size=self.size,
+            md5_hex=self._md5.hexdigest(),
+            checksum_algorithm=self._algorithm,
+            checksum_b64=checksum_b64,
+        )
+
+
+def checksum_b64(algorithm: ChecksumAlgorithm, data: bytes) -> str:
+    """Base64 checksum of ``data`` in S3's encoding (tests and small bodies)."""
+    digest = new_digest(algorithm)
+    digest.update(data)
+    return base64.b64encode(digest.digest()).decode("ascii")

@@ -1,0 +1,213 @@
+"""Suite-wide fixtures: settings on a scratch data dir, a scratch database (SQLite or PostgreSQL,
+chosen by TIERPILOT_TEST_DB), a real Redis, signed-in API clients and a real Celery worker."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+_DATA_DIR = Path(tempfile.mkdtemp(prefix="tierpilot-test-data-"))
+# before any tierpilot import caches the settings
+os.environ["TIERPILOT_DATA_DIR"] = str(_DATA_DIR)
+os.environ.setdefault("TIERPILOT_SECRET_KEY", "test-secret-key")
+os.environ["TIERPILOT_SEED_DEMO"] = "false"
+os.environ["TIERPILOT_LOGIN_ATTEMPTS_PER_MINUTE"] = "5"
+for _var in ("TIERPILOT_DATABASE_URL", "TIERPILOT_REDIS_URL", "TIERPILOT_BOOTSTRAP_ADMIN"):
+    os.environ.pop(_var, None)
+
+from fastapi.testclient import TestClient  # noqa: E402
+from sqlalchemy import create_engine, text  # noqa: E402
+from sqlalchemy.engine import make_url  # noqa: E402
+from sqlalchemy.orm import Session  # noqa: E402
+
+from tests.servers import Server, start_postgres, start_redis  # noqa: E402
+from tierpilot.kit import db as kitdb  # noqa: E402
+from tierpilot.kit.migrate import upgrade  # noqa: E402
+from tierpilot.models import Base  # noqa: E402
+
+TEST_DB = os.environ.get("TIERPILOT_TEST_DB", "sqlite")
+ADMIN_PASSWORD = "admin-password-1"
+MEMBER_PASSWORD = "member-password-1"
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"tierpilot test database: {TEST_DB}"
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Iterator[Path]:
+    yield _DATA_DIR
+    shutil.rmtree(_DATA_DIR, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[Server]:
+    server = start_postgres()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[Server]:
+    server = start_redis()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_url(redis_server: Server) -> str:
+    """A Redis database of the test server, flushed before the suite uses it."""
+    import redis
+
+    base = make_url(redis_server.url.replace("redis://", "postgresql://", 1))
+    db_index = 11
+    url = f"redis://{base.host}:{base.port}/{db_index}"
+    redis.Redis.from_url(url).flushdb()
+    return url
+
+
+def _scratch_database(request: pytest.FixtureRequest) -> Iterator[str]:
+    if TEST_DB == "sqlite":
+        path = _DATA_DIR / f"scratch-{uuid.uuid4().hex[:8]}.db"
+        yield f"sqlite:///{path}"
+        return
+    if TEST_DB != "postgresql":
+        raise pytest.UsageError("TIERPILOT_TEST_DB must be sqlite or postgresql")
+    server: Server = request.getfixturevalue("postgres_server")
+    name = f"tierpilot_test_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+    admin = create_engine(server.url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    url = make_url(server.url).set(database=name).render_as_string(hide_password=False)
+    yield url
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def db_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A scratch database built by `alembic upgrade head`; the process's engine points at it."""
+    gen = _scratch_database(request)
+    url = next(gen)
+    upgrade(url)
+    os.environ["TIERPILOT_DATABASE_URL"] = url
+    from tierpilot.settings import get_settings
+
+    get_settings.cache_clear()
+    engine = kitdb.make_engine(url)
+    kitdb.set_engine(engine)
+    yield url
+    kitdb.set_engine(None)
+    engine.dispose()
+    next(gen, None)
+
+
+def _truncate_all() -> None:
+    engine = kitdb.get_engine()
+    with engine.begin() as conn:
+        for table in reversed(Base.metadata.sorted_tables):
+            conn.execute(table.delete())
+
+
+@pytest.fixture(autouse=True)
+def _fresh_login_limiter() -> None:
+    from tierpilot.auth.service import login_limiter
+
+    login_limiter.reset()
+
+
+@pytest.fixture
+def db(db_url: str) -> Iterator[str]:
+    """Committed data visible to other threads and processes; every table emptied afterwards."""
+    yield db_url
+    _truncate_all()
+
+
+@pytest.fixture
+def session(db_url: str) -> Iterator[Session]:
+    """A session inside a transaction rolled back at the end (services' flushes become savepoints)."""
+    engine = kitdb.get_engine()
+    conn = engine.connect()
+    outer = conn.begin()
+    sess = Session(bind=conn, join_transaction_mode="create_savepoint", expire_on_commit=False)
+    yield sess
+    sess.close()
+    outer.rollback()
+    conn.close()
+
+
+def make_user(username: str, password: str, is_admin: bool = False) -> dict[str, str]:
+    from tierpilot.auth import service
+    from tierpilot.kit.db import transaction
+
+    with transaction(write=True) as s:
+        user, key = service.create_user(s, username, password, is_admin=is_admin)
+        return {"id": str(user.id), "username": username, "password": password,
+                "access_key_id": key.access_key_id, "secret_access_key": key.secret_access_key}
+
+
+def login(client: TestClient, username: str, password: str) -> TestClient:
+    r = client.post("/api/auth/login", json={"username": username, "password": password})
+    assert r.status_code == 200, r.text
+    client.headers["X-CSRF-Token"] = client.cookies["tierpilot_csrf"]
+    return client
+
+
+@pytest.fixture
+def app_client(db: str) -> Iterator[TestClient]:
+    """An anonymous client of the real API app on the scratch database."""
+    from tierpilot.api import create_app
+
+    with TestClient(create_app(), base_url="http://127.0.0.1") as c:
+        yield c
+
+
+@pytest.fixture
+def admin_user(db: str) -> dict[str, str]:
+    return make_user("admin", ADMIN_PASSWORD, is_admin=True)
+
+
+@pytest.fixture
+def member_user(db: str) -> dict[str, str]:
+    return make_user("member", MEMBER_PASSWORD)
+
+
+@pytest.fixture
+def client(app_client: TestClient, admin_user: dict[str, str]) -> TestClient:
+    """The API signed in as an admin."""
+    return login(app_client, admin_user["username"], admin_user["password"])
+
+
+@pytest.fixture
+def member_client(db: str, member_user: dict[str, str]) -> Iterator[TestClient]:
+    """The API signed in as a member (a separate cookie jar from `client`)."""
+    from tierpilot.api import create_app
+
+    with TestClient(create_app(), base_url="http://127.0.0.1") as c:
+        yield login(c, member_user["username"], member_user["password"])
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(db_url: str, redis_url: str) -> Iterator[subprocess.Popen[bytes]]:
+    """A real `tierpilot worker` process on the test broker and database."""
+    env = dict(os.environ, TIERPILOT_REDIS_URL=redis_url, TIERPILOT_DATABASE_URL=db_url)
+    log = open(_DATA_DIR / "worker.log", "wb")  # noqa: SIM115
+    proc = subprocess.Popen([sys.executable, "-m", "tierpilot.cli", "worker", "--concurrency", "2"],
+                            env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+    yield proc
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()

@@ -1,0 +1,97 @@
+"""Real PostgreSQL and Redis servers for the suite: the ones named by environment variables,
+otherwise throwaway servers started from the Debian binaries (and stopped at the end)."""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_port(port: int, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"nothing listens on 127.0.0.1:{port} after {timeout}s")
+
+
+@dataclass
+class Server:
+    url: str
+    stop_cmds: list[list[str]] = field(default_factory=list)
+    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    tmpdir: str | None = None
+
+    def stop(self) -> None:
+        for cmd in self.stop_cmds:
+            subprocess.run(cmd, capture_output=True, timeout=60)
+        for proc in self.procs:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        if self.tmpdir:
+            shutil.rmtree(self.tmpdir, ignore_errors=True)
+
+
+def _pg_bin(name: str) -> str:
+    found = shutil.which(name) if name != "initdb" else None
+    candidates = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"), reverse=True)
+    if candidates:
+        return candidates[0]
+    if found:
+        return found
+    raise RuntimeError(f"PostgreSQL binary {name} not found: run `make setup` (installs Debian's postgresql)")
+
+
+def start_postgres() -> Server:
+    """A throwaway cluster in a temp dir; initdb refuses root, so it runs as the postgres user."""
+    url = os.environ.get("TIERPILOT_TEST_POSTGRES_URL")
+    if url:
+        return Server(url=url)
+    tmp = tempfile.mkdtemp(prefix="tierpilot-pg-")
+    datadir = Path(tmp) / "data"
+    port = free_port()
+    as_user: list[str] = []
+    if os.geteuid() == 0:
+        shutil.chown(tmp, "postgres")
+        as_user = ["runuser", "-u", "postgres", "--"]
+    subprocess.run(as_user + [_pg_bin("initdb"), "-D", str(datadir), "-A", "trust", "-U", "postgres",
+                              "--no-sync", "-E", "UTF8"], check=True, capture_output=True)
+    subprocess.run(as_user + [_pg_bin("pg_ctl"), "-D", str(datadir), "-l", str(Path(tmp) / "log"), "-w",
+                              "-o", f"-p {port} -k {tmp} -c listen_addresses=127.0.0.1 -c fsync=off "
+                              "-c max_connections=200", "start"], check=True, capture_output=True)
+    stop = [as_user + [_pg_bin("pg_ctl"), "-D", str(datadir), "-m", "immediate", "stop"]]
+    return Server(url=f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres", stop_cmds=stop, tmpdir=tmp)
+
+
+def start_redis() -> Server:
+    url = os.environ.get("TIERPILOT_TEST_REDIS_URL")
+    if url:
+        return Server(url=url)
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise RuntimeError("redis-server not found: run `make setup` (installs Debian's redis-server)")
+    tmp = tempfile.mkdtemp(prefix="tierpilot-redis-")
+    port = free_port()
+    proc = subprocess.Popen([binary, "--bind", "127.0.0.1", "--port", str(port), "--save", "",
+                             "--appendonly", "no", "--dir", tmp], stdout=subprocess.DEVNULL)
+    wait_port(port)
+    return Server(url=f"redis://127.0.0.1:{port}/0", procs=[proc], tmpdir=tmp)

@@ -1,0 +1,1 @@
+"""The Celery app of tierpilot: configuration, beat schedule, the tasks of every domain."""

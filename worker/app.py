@@ -1,0 +1,53 @@
+"""Celery app: Redis broker and result backend (embedded default: a local redis-server, see README)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from celery import Celery
+
+from tierpilot.settings import get_settings
+
+# Each domain's tasks module; tasks take ids, are idempotent and named `<domain>.<verb>`.
+TASK_MODULES = [
+    "tierpilot.auth.tasks",
+]
+
+BEAT_SCHEDULE: dict[str, dict[str, object]] = {
+    "auth.purge_expired_tokens": {"task": "auth.purge_expired_tokens", "schedule": timedelta(hours=1)},
+}
+
+
+def make_celery() -> Celery:
+    settings = get_settings()
+    app = Celery("tierpilot", broker=settings.celery_broker_url, backend=settings.celery_result_backend,
+                 include=TASK_MODULES)
+    app.conf.update(
+        task_acks_late=True,  # a worker killed mid-task leaves it queued for another
+        task_reject_on_worker_lost=True,
+        worker_prefetch_multiplier=1,
+        task_serializer="json",
+        result_serializer="json",
+        accept_content=["json"],
+        result_expires=timedelta(days=1),
+        timezone="UTC",
+        enable_utc=True,
+        beat_schedule=BEAT_SCHEDULE,
+        broker_connection_retry_on_startup=True,
+        broker_transport_options={"visibility_timeout": 3600},
+        worker_hijack_root_logger=False,
+    )
+    return app
+
+
+celery_app = make_celery()
+
+
+def broker_reachable() -> str:
+    """'ok' when the broker answers within a second, else the error."""
+    try:
+        with celery_app.connection_for_write() as conn:
+            conn.ensure_connection(max_retries=1, timeout=1)
+        return "ok"
+    except Exception as exc:
+        return f"error: {type(exc).__name__}: {exc}"[:300]
