@@ -1,0 +1,84 @@
+# tierpilot: `make run` starts everything on embedded defaults, `make test` runs every suite.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+DEBIAN_PACKAGES := redis-server postgresql chromium awscli s3cmd rclone
+# test servers: the ones named by these variables, else throwaway ones the suite starts
+export TIERPILOT_TEST_POSTGRES_URL
+export TIERPILOT_TEST_REDIS_URL
+
+.PHONY: help setup debs venv frontend run test test-backend test-sqlite test-postgresql test-frontend test-e2e lint bench api-types clean
+
+help:
+	@echo "make run    - install what is missing and start tierpilot (http://127.0.0.1:8000)"
+	@echo "make test   - install what is missing and run every test suite"
+	@echo "make lint   - ruff, mypy, eslint, tsc"
+	@echo "make bench  - run the benchmarks in bench/"
+
+setup: debs venv frontend
+
+# Debian packages the product and its tests use; installed only when a binary is missing.
+debs:
+	@missing=""; \
+	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	test -x /usr/bin/chromium || missing="$$missing chromium"; \
+	test -x /usr/bin/aws || missing="$$missing awscli"; \
+	command -v s3cmd >/dev/null || missing="$$missing s3cmd"; \
+	command -v rclone >/dev/null || missing="$$missing rclone"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO="sudo"; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+venv: $(VENV)/.installed
+$(VENV)/.installed: pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -e '.[dev]'
+	@touch $@
+
+frontend: frontend/node_modules/.installed frontend/dist/index.html
+frontend/node_modules/.installed: frontend/package.json frontend/package-lock.json
+	cd frontend && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+frontend/dist/index.html: frontend/node_modules/.installed $(shell find frontend/src frontend/index.html frontend/vite.config.ts -type f 2>/dev/null)
+	cd frontend && npm run build --silent
+
+run: setup
+	$(VENV)/bin/tierpilot up
+
+test: setup
+	$(MAKE) --no-print-directory test-backend test-frontend test-e2e
+
+test-backend: test-sqlite test-postgresql
+
+test-sqlite:
+	TIERPILOT_TEST_DB=sqlite $(VENV)/bin/pytest -m "not e2e" -q -p no:cacheprovider
+
+test-postgresql:
+	TIERPILOT_TEST_DB=postgresql $(VENV)/bin/pytest -m "not e2e" -q -p no:cacheprovider
+
+test-frontend:
+	cd frontend && npm test --silent
+
+test-e2e:
+	TIERPILOT_TEST_DB=sqlite $(VENV)/bin/pytest -m e2e -q -p no:cacheprovider tests/e2e
+
+lint: setup
+	$(VENV)/bin/ruff check backend worker tests bench migrations
+	$(VENV)/bin/mypy
+	cd frontend && npm run lint --silent && npm run typecheck --silent
+
+bench: setup
+	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+api-types: venv
+	cd frontend && npm run gen:api
+
+clean:
+	rm -rf frontend/dist tests/e2e/artifacts .pytest_cache .mypy_cache .ruff_cache
