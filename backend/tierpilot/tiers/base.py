@@ -8,7 +8,7 @@ Drivers map it to a path or remote key safely; callers never build paths themsel
 from __future__ import annotations
 
 import abc
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import BinaryIO, Literal
@@ -145,7 +145,7 @@ class TierDriver(abc.ABC):
         """
 
     @abc.abstractmethod
-    def complete_multipart(self, upload_locator: str, locator: str, parts: list[PartInfo],
+    def complete_multipart(self, upload_locator: str, locator: str, parts: Sequence[PartInfo],
                            storage_class: str | None = None) -> int:
         """Join ``parts`` in the given order into the new blob ``locator`` (durable, atomic); return its size.
 

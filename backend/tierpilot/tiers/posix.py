@@ -1,0 +1,521 @@
+"""The posix driver: blobs as files under one directory, crash-safe and traversal-proof.
+
+Layout under the tier's root::
+
+    blobs/   one file per blob; locator segments map to ``d_<seg>`` directories and an ``f_<seg>`` file
+    parts/   one directory per multipart upload (sha256 of its locator), one file per stored part
+    tmp/     files being written; renamed into ``blobs/`` or ``parts/`` once complete and fsynced
+
+Names carry a kind prefix (``d_`` directory, ``f_`` blob, ``l_`` locator note, and for archive tiers
+``r_`` restore state, ``c_`` restored copy), so a key ``a`` and a key ``a/b`` never collide, ``..`` is an
+ordinary name, and sidecars cannot be mistaken for blobs. Inside a name only control characters, ``%``
+and ``#`` are percent-encoded. A name longer than ``_NAME_LIMIT`` bytes is shortened to a readable head
+plus ``#`` and the segment's SHA-256; a whole path longer than ``_PATH_LIMIT`` goes to a flat hashed
+area. Either way the full locator is kept in an ``l_`` note so ``list()`` can report it. The root must be
+on a case-sensitive file system.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import os
+import re
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from tierpilot.tiers.base import (
+    BlobInfo,
+    BlobNotFound,
+    ChecksumAlgorithm,
+    PartInfo,
+    PutResult,
+    TierDriver,
+    TierError,
+)
+from tierpilot.tiers.checksums import StreamDigest
+
+CHUNK = 1 << 20  # read and copy buffer: bounded memory per stream
+_NAME_LIMIT = 200  # NAME_MAX is 255 bytes; leave room for the kind prefix of sidecars
+_PATH_LIMIT = 3072  # PATH_MAX is 4096 bytes, including the root
+_HINT_BYTES = 96  # readable head kept in a hashed name
+_TMP_MAX_AGE_S = 24 * 3600  # temp files older than this are leftovers of a crash
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f%#]")
+_ESCAPE = re.compile(r"%([0-9A-F]{2})")
+_PART_NAME = re.compile(r"^\d{5}\.[0-9a-f]{32}$")
+_FLAT_DIR = "d_#"  # holds paths too long to map segment by segment; no encoded name equals it
+
+
+def _quote(segment: str) -> str:
+    return _UNSAFE.sub(lambda m: f"%{ord(m.group()):02X}", segment)
+
+
+def _unquote(name: str) -> str:
+    return _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), name)
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def encode_segment(kind: str, segment: str) -> str:
+    """File-system name of one locator segment; ``kind`` is the two-character prefix (``d_``/``f_``)."""
+    name = kind + _quote(segment)
+    if len(name.encode("utf-8")) <= _NAME_LIMIT:
+        return name
+    head = _quote(segment).encode("utf-8")[:_HINT_BYTES].decode("utf-8", "ignore")
+    return f"{kind}{head}#{_sha256(segment)}"
+
+
+def decode_segment(name: str) -> str | None:
+    """The segment a name was made from, or None when it was hashed (read the ``l_`` note)."""
+    if "#" in name:
+        return None
+    return _unquote(name[2:])
+
+
+@dataclass(frozen=True)
+class BlobPath:
+    """Where a locator lives: its directory (relative parts), file name and whether it was hashed."""
+
+    dirs: tuple[str, ...]
+    name: str
+    hashed: bool
+
+    def sidecar(self, kind: str) -> str:
+        return kind + self.name[2:]
+
+
+def map_locator(locator: str) -> BlobPath:
+    """Map a locator to a relative path under ``blobs/``: injective, never escapes, never collides."""
+    if not locator:
+        raise ValueError("empty locator")
+    try:
+        locator.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError("locator is not valid UTF-8") from exc
+    segments = locator.split("/")
+    dirs = tuple(encode_segment("d_", s) for s in segments[:-1])
+    name = encode_segment("f_", segments[-1])
+    length = sum(len(p.encode("utf-8")) + 1 for p in dirs) + len(name.encode("utf-8"))
+    if length > _PATH_LIMIT:
+        digest = _sha256(locator)
+        return BlobPath((_FLAT_DIR, "d_" + digest[:2]), "f_#" + digest, True)
+    hashed = "#" in name or any("#" in d for d in dirs)
+    return BlobPath(dirs, name, hashed)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _unlink_quiet(path: Path) -> bool:
+    try:
+        os.unlink(path)
+        return True
+    except FileNotFoundError:
+        return False
+
+
+def _mtime(st: os.stat_result) -> datetime:
+    return datetime.fromtimestamp(st.st_mtime, UTC)
+
+
+class RangeReader:
+    """Iterator over bytes [start, end] of an open file in ``CHUNK`` reads; owns and closes the fd."""
+
+    def __init__(self, fd: int, start: int, end: int) -> None:
+        self._fd: int | None = fd
+        self._pos = start
+        self._end = end
+        if end >= start:
+            with contextlib.suppress(OSError):  # advisory only
+                os.posix_fadvise(fd, start, end - start + 1, os.POSIX_FADV_SEQUENTIAL)
+
+    def __iter__(self) -> RangeReader:
+        return self
+
+    def __next__(self) -> bytes:
+        if self._fd is None or self._pos > self._end:
+            self.close()
+            raise StopIteration
+        data = os.pread(self._fd, min(CHUNK, self._end - self._pos + 1), self._pos)
+        if not data:  # blobs are immutable; a short file means it was removed under us
+            self.close()
+            raise StopIteration
+        self._pos += len(data)
+        return data
+
+    def close(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)
+
+    def __del__(self) -> None:
+        self.close()
+
+
+def copy_fd(src: int, dst: int, size: int, dst_offset: int = 0) -> None:
+    """Copy ``size`` bytes from the start of ``src`` to ``dst`` at ``dst_offset``, in-kernel if possible."""
+    copied = 0
+    if hasattr(os, "copy_file_range"):
+        try:
+            while copied < size:
+                n = os.copy_file_range(src, dst, min(size - copied, 1 << 30), copied, dst_offset + copied)
+                if n == 0:
+                    break
+                copied += n
+        except OSError as exc:
+            if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EPERM):
+                raise
+    while copied < size:
+        data = os.pread(src, min(CHUNK, size - copied), copied)
+        if not data:
+            break
+        view = memoryview(data)
+        while view:
+            n = os.pwrite(dst, view, dst_offset + copied)
+            view = view[n:]
+            copied += n
+    if copied != size:
+        raise TierError(f"short copy: {copied} of {size} bytes")
+
+
+class PosixDriver(TierDriver):
+    """A directory as a tier. Safe for many threads and processes writing and reading at once."""
+
+    def __init__(self, root: str | os.PathLike[str], name: str = "posix") -> None:
+        self.name = name
+        self.root = Path(root).resolve()
+        self.blobs = self.root / "blobs"
+        self.parts = self.root / "parts"
+        self.tmp = self.root / "tmp"
+        for d in (self.blobs, self.parts, self.tmp):
+            d.mkdir(parents=True, exist_ok=True)
+        self.sweep_tmp()
+
+    # paths ---------------------------------------------------------------------------------------------
+
+    def _target(self, locator: str) -> tuple[BlobPath, Path]:
+        bp = map_locator(locator)
+        return bp, self.blobs.joinpath(*bp.dirs)
+
+    def blob_path(self, locator: str) -> Path:
+        """The file of a blob (tests, fsck, benchmarks); callers read through ``open()``."""
+        bp, directory = self._target(locator)
+        return directory / bp.name
+
+    def _upload_dir(self, upload_locator: str) -> Path:
+        if not upload_locator:
+            raise ValueError("empty upload locator")
+        return self.parts / _sha256(upload_locator)
+
+    def _ensure_dir(self, directory: Path, top: Path) -> None:
+        """mkdir -p below ``top``, fsyncing each parent that got a new entry (so the rename survives)."""
+        if directory.is_dir():
+            return
+        missing: list[Path] = []
+        d = directory
+        while d != top and not d.is_dir():
+            missing.append(d)
+            d = d.parent
+        for d in reversed(missing):
+            try:
+                d.mkdir()
+            except FileExistsError:
+                continue
+            _fsync_dir(d.parent)
+
+    # writes --------------------------------------------------------------------------------------------
+
+    def _new_tmp(self) -> Path:
+        return self.tmp / f"{uuid.uuid4().hex}.tmp"
+
+    def _write_tmp(self, chunks: Iterator[bytes], digest: StreamDigest | None) -> Path:
+        """Stream into a new temp file, fsync it, and return its path (removed again on any error)."""
+        tmp = self._new_tmp()
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+        try:
+            with open(fd, "wb", buffering=CHUNK, closefd=True) as f:
+                for chunk in chunks:
+                    if digest is not None:
+                        digest.update(chunk)
+                    f.write(chunk)
+                f.flush()
+                os.fsync(f.fileno())
+        except BaseException:
+            _unlink_quiet(tmp)
+            raise
+        return tmp
+
+    def _install(self, tmp: Path, directory: Path, name: str, top: Path) -> None:
+        """Rename a complete temp file into place and make the rename durable.
+
+        A concurrent delete may remove the (empty) directory between mkdir and rename: retry.
+        """
+        for attempt in range(8):
+            try:
+                self._ensure_dir(directory, top)
+                os.rename(tmp, directory / name)
+                break
+            except FileNotFoundError:
+                if not tmp.exists() or attempt == 7:
+                    raise
+        _fsync_dir(directory)
+
+    def _install_blob(self, tmp: Path, locator: str) -> None:
+        bp, directory = self._target(locator)
+        try:
+            if bp.hashed:
+                note = self._write_tmp(iter((locator.encode("utf-8"),)), None)
+                self._install(note, directory, bp.sidecar("l_"), self.blobs)
+            self._install(tmp, directory, bp.name, self.blobs)
+        except BaseException:
+            _unlink_quiet(tmp)
+            raise
+
+    def put(
+        self,
+        locator: str,
+        chunks: Iterator[bytes],
+        checksum_algorithm: ChecksumAlgorithm | None = None,
+        storage_class: str | None = None,
+    ) -> PutResult:
+        """Stream ``chunks`` into a new blob; visible only once complete and durable."""
+        map_locator(locator)  # refuse a bad locator before reading the body
+        digest = StreamDigest(checksum_algorithm)
+        tmp = self._write_tmp(chunks, digest)
+        self._install_blob(tmp, locator)
+        return digest.result()
+
+    # reads ---------------------------------------------------------------------------------------------
+
+    def _readable_path(self, locator: str) -> Path:
+        """The file to read for a blob; archive tiers answer with the restored copy or NotRestored."""
+        return self.blob_path(locator)
+
+    def open(self, locator: str, start: int = 0, end: int | None = None) -> Iterator[bytes]:
+        """Stream bytes [start, end] (inclusive end, as HTTP ranges) of a blob."""
+        if start < 0:
+            raise ValueError("negative range start")
+        path = self._readable_path(locator)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            raise BlobNotFound(locator) from None
+        size = os.fstat(fd).st_size
+        last = size - 1 if end is None else min(end, size - 1)
+        return RangeReader(fd, start, last)
+
+    def head(self, locator: str) -> BlobInfo:
+        try:
+            st = os.stat(self.blob_path(locator))
+        except FileNotFoundError:
+            raise BlobNotFound(locator) from None
+        return BlobInfo(locator=locator, size=st.st_size, modified=_mtime(st))
+
+    def exists(self, locator: str) -> bool:
+        return self.blob_path(locator).is_file()
+
+    # delete --------------------------------------------------------------------------------------------
+
+    _SIDECARS: tuple[str, ...] = ("l_",)
+
+    def delete(self, locator: str) -> None:
+        """Remove a blob; deleting a missing blob is not an error (idempotent)."""
+        bp, directory = self._target(locator)
+        removed = _unlink_quiet(directory / bp.name)
+        for kind in self._SIDECARS:
+            removed = _unlink_quiet(directory / bp.sidecar(kind)) or removed
+        if removed:
+            _fsync_dir(directory)
+        self._prune(directory, self.blobs)
+
+    @staticmethod
+    def _prune(directory: Path, top: Path) -> None:
+        """Remove now-empty directories up to ``top``; rmdir fails safely on a directory in use."""
+        d = directory
+        while d != top and top in d.parents:
+            try:
+                d.rmdir()
+            except OSError:
+                return
+            d = d.parent
+
+    # listing -------------------------------------------------------------------------------------------
+
+    def _walk(self, directory: Path, prefix_locator: list[str | None]) -> Iterator[tuple[Path, str]]:
+        """Yield (file, locator) of every blob under ``directory``; hashed names resolve via ``l_`` notes."""
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except FileNotFoundError:
+            return
+        for entry in entries:
+            if entry.name.startswith("d_") and entry.is_dir(follow_symlinks=False):
+                if entry.name == _FLAT_DIR and directory == self.blobs:
+                    yield from self._walk(Path(entry.path), [None])
+                else:
+                    yield from self._walk(Path(entry.path), [*prefix_locator, decode_segment(entry.name)])
+            elif entry.name.startswith("f_") and entry.is_file(follow_symlinks=False):
+                segment = decode_segment(entry.name)
+                if segment is None or None in prefix_locator:
+                    try:
+                        locator = (directory / ("l_" + entry.name[2:])).read_text("utf-8")
+                    except FileNotFoundError:  # a crash between note and blob: not listable, fsck reports
+                        continue
+                else:
+                    locator = "/".join([*prefix_locator, segment])  # type: ignore[list-item]
+                yield Path(entry.path), locator
+
+    def list(self, prefix: str = "") -> Iterator[BlobInfo]:
+        """Every blob whose locator starts with ``prefix`` (fsck and tests)."""
+        segments = prefix.split("/")[:-1]
+        start = self.blobs.joinpath(*(encode_segment("d_", s) for s in segments))
+        walks = [self._walk(start, [*segments])]
+        if segments:  # very long locators live in the flat area whatever their prefix
+            walks.append(self._walk(self.blobs / _FLAT_DIR, [None]))
+        for walk in walks:
+            for path, locator in walk:
+                if not locator.startswith(prefix):
+                    continue
+                try:
+                    st = os.stat(path)
+                except FileNotFoundError:
+                    continue
+                yield BlobInfo(locator=locator, size=st.st_size, modified=_mtime(st))
+
+    # copies --------------------------------------------------------------------------------------------
+
+    def copy_from(self, source: TierDriver, src_locator: str, dst_locator: str,
+                  storage_class: str | None = None) -> PutResult:
+        """Copy a blob from any tier; a posix source on this file system is hard-linked (immutable blobs)."""
+        if isinstance(source, PosixDriver):
+            src = source._readable_path(src_locator)
+            tmp = self._new_tmp()
+            try:
+                os.link(src, tmp)
+            except FileNotFoundError:
+                raise BlobNotFound(src_locator) from None
+            except OSError as exc:
+                if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP):
+                    raise
+            else:
+                size = os.stat(tmp).st_size
+                self._install_blob(tmp, dst_locator)
+                return PutResult(size=size, md5_hex="")
+        return super().copy_from(source, src_locator, dst_locator, storage_class)
+
+    # multipart -----------------------------------------------------------------------------------------
+
+    def put_part(self, upload_locator: str, part_number: int, chunks: Iterator[bytes],
+                 checksum_algorithm: ChecksumAlgorithm | None = None) -> tuple[PartInfo, PutResult]:
+        """Store one part (1..10000) of the upload ``upload_locator``; see TierDriver.put_part."""
+        if not 1 <= part_number <= 10000:
+            raise ValueError("part number must be 1..10000")
+        directory = self._upload_dir(upload_locator)
+        digest = StreamDigest(checksum_algorithm)
+        tmp = self._write_tmp(chunks, digest)
+        name = f"{part_number:05d}.{uuid.uuid4().hex}"
+        try:
+            if not (directory / "upload").exists():
+                note = self._write_tmp(iter((upload_locator.encode("utf-8"),)), None)
+                self._install(note, directory, "upload", self.parts)
+            self._install(tmp, directory, name, self.parts)
+        except BaseException:
+            _unlink_quiet(tmp)
+            raise
+        result = digest.result()
+        return PartInfo(part_number=part_number, locator=name, size=result.size), result
+
+    def complete_multipart(self, upload_locator: str, locator: str, parts: Sequence[PartInfo],
+                           storage_class: str | None = None) -> int:
+        """Join ``parts`` in order into the new blob ``locator``; see TierDriver.complete_multipart."""
+        map_locator(locator)
+        directory = self._upload_dir(upload_locator)
+        sources: list[int] = []
+        tmp = self._new_tmp()
+        try:
+            for part in parts:
+                if not _PART_NAME.match(part.locator):
+                    raise TierError(f"not a part of this tier: {part.locator!r}")
+                try:
+                    sources.append(os.open(directory / part.locator, os.O_RDONLY | os.O_CLOEXEC))
+                except FileNotFoundError:
+                    raise BlobNotFound(f"part {part.part_number} of {upload_locator}") from None
+                actual = os.fstat(sources[-1]).st_size
+                if actual != part.size:
+                    raise TierError(f"part {part.part_number} has {actual} bytes, recorded {part.size}")
+            dst = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+            try:
+                offset = 0
+                for part, src in zip(parts, sources, strict=True):
+                    copy_fd(src, dst, part.size, offset)
+                    offset += part.size
+                os.fsync(dst)
+            finally:
+                os.close(dst)
+        except BaseException:
+            _unlink_quiet(tmp)
+            raise
+        finally:
+            for src in sources:
+                os.close(src)
+        self._install_blob(tmp, locator)
+        return offset
+
+    def abort_multipart(self, upload_locator: str) -> None:
+        """Remove every stored part of the upload (after complete or abort); idempotent."""
+        directory = self._upload_dir(upload_locator)
+        try:
+            entries = list(os.scandir(directory))
+        except FileNotFoundError:
+            return
+        for entry in entries:
+            _unlink_quiet(Path(entry.path))
+        with contextlib.suppress(OSError):  # a part landed concurrently: a later abort removes it
+            directory.rmdir()
+
+    def list_uploads(self) -> Iterator[tuple[str, datetime]]:
+        """(upload locator, last part time) of every upload holding parts: fsck finds abandoned ones."""
+        for entry in os.scandir(self.parts):
+            note = Path(entry.path) / "upload"
+            try:
+                upload_locator = note.read_text("utf-8")
+                newest = max(e.stat().st_mtime for e in os.scandir(entry.path))
+            except (FileNotFoundError, ValueError):
+                continue
+            yield upload_locator, datetime.fromtimestamp(newest, UTC)
+
+    # housekeeping --------------------------------------------------------------------------------------
+
+    def sweep_tmp(self, max_age_s: float = _TMP_MAX_AGE_S) -> int:
+        """Remove temp files left by crashed writers (older than ``max_age_s``); returns how many."""
+        cutoff = time.time() - max_age_s
+        removed = 0
+        for entry in os.scandir(self.tmp):
+            try:
+                if entry.stat().st_mtime < cutoff and _unlink_quiet(Path(entry.path)):
+                    removed += 1
+            except FileNotFoundError:
+                continue
+        return removed
+
+
+def lock_file(path: Path) -> int:
+    """Open ``path`` and take an exclusive flock (threads and processes); close the fd to release."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise BlobNotFound(str(path.name)) from None
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
