@@ -3,6 +3,8 @@
 from tierpilot.auth.models import AccessKey, ApiToken, User
 from tierpilot.catalog.models import Bucket, MultipartUpload, Object, UploadPart
 from tierpilot.kit.db import Base
+from tierpilot.reservations.models import CapacityPool, Reservation, ReservationSample
 from tierpilot.tiers.models import Tier
 
-__all__ = ["AccessKey", "ApiToken", "Base", "Bucket", "MultipartUpload", "Object", "Tier", "UploadPart", "User"]
+__all__ = ["AccessKey", "ApiToken", "Base", "Bucket", "CapacityPool", "MultipartUpload", "Object", "Reservation",
+           "ReservationSample", "Tier", "UploadPart", "User"]

@@ -1,0 +1,1 @@
+"""Throughput reservations: booking, admission control, enforcement in the gateway, metering."""
