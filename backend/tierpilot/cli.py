@@ -90,6 +90,31 @@ def beat() -> None:
     celery_app.start(["beat", "--loglevel=INFO", f"--schedule={(s.data_dir / 'celerybeat-schedule').resolve()}"])
 
 
+@app.command("cp")
+def cp(
+    src: str,
+    dst: str,
+    recursive: bool = typer.Option(False, "--recursive", "-r", help="copy a directory or a prefix"),
+    reservation: str | None = typer.Option(None, "--reservation", help="reservation id sent with every request"),
+    endpoint: str | None = typer.Option(None, "--endpoint", help="gateway URL (default: the configured gateway)"),
+    concurrency: int = typer.Option(8, "--concurrency", min=1, max=64, help="parallel streams"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
+) -> None:
+    """Copy files to or from the gateway (s3://bucket/key), credentials from the AWS_* environment."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from tierpilot.transfer.cp import copy
+
+    try:
+        moved = copy(src, dst, endpoint=endpoint or get_settings().gateway_url, reservation=reservation,
+                     recursive=recursive, concurrency=concurrency, progress=not quiet)
+    except (ValueError, ClientError, BotoCoreError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    if not quiet:
+        typer.echo(f"{moved} bytes copied")
+
+
 @app.command("up")
 def up() -> None:
     """Start the whole product on this machine: api, gateway, worker, beat (and Redis when embedded)."""

@@ -1,0 +1,1 @@
+"""Client-side transfers through the gateway: `tierpilot cp`."""
