@@ -1,0 +1,87 @@
+import { Bar, BarChart, CartesianGrid, Cell, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
+import type { BucketUsage } from "@/api/overview";
+import { formatBytes, formatCount } from "@/lib/format";
+
+const GIB = 1024 ** 3;
+const MAX_BARS = 10;
+
+interface Row {
+  name: string;
+  tier: string;
+  gib: number;
+  bytes: number;
+  objects: number;
+}
+
+function ChartTooltip({ active, payload }: { active?: boolean; payload?: Array<{ payload: Row }> }) {
+  const row = active ? payload?.[0]?.payload : undefined;
+  if (!row) return null;
+  return (
+    <div className="chart-tooltip">
+      <strong>{row.name}</strong>
+      <div>tier {row.tier}</div>
+      <div>
+        {formatBytes(row.bytes)} · {formatCount(row.objects)} objects
+      </div>
+    </div>
+  );
+}
+
+/** The largest buckets by stored volume (GiB), each bar in its tier's colour. */
+export function BucketVolumeChart({
+  buckets,
+  colors,
+}: {
+  buckets: BucketUsage[];
+  colors: Map<string, string>;
+}) {
+  const rows: Row[] = [...buckets]
+    .sort((a, b) => b.used_bytes - a.used_bytes)
+    .slice(0, MAX_BARS)
+    .map((b) => ({
+      name: b.name,
+      tier: b.tier,
+      gib: b.used_bytes / GIB,
+      bytes: b.used_bytes,
+      objects: b.object_count,
+    }));
+  const height = Math.max(160, rows.length * 36 + 48);
+  const tiersShown = [...new Set(rows.map((r) => r.tier))];
+  return (
+    <figure className="chart" aria-label="Stored volume per bucket in GiB">
+      <div style={{ width: "100%", height }}>
+        <ResponsiveContainer>
+          <BarChart data={rows} layout="vertical" margin={{ top: 4, right: 16, bottom: 16, left: 8 }}>
+            <CartesianGrid horizontal={false} stroke="#e5e9f0" />
+            <XAxis
+              type="number"
+              tickFormatter={(v: number) => (v >= 10 ? v.toFixed(0) : v.toFixed(1))}
+              label={{ value: "GiB stored", position: "insideBottom", offset: -8, fontSize: 12 }}
+              fontSize={12}
+            />
+            <YAxis type="category" dataKey="name" width={110} fontSize={12} interval={0} />
+            <Tooltip content={<ChartTooltip />} cursor={{ fill: "rgba(37, 99, 235, 0.06)" }} />
+            <Bar dataKey="gib" name="GiB stored" radius={[0, 4, 4, 0]} isAnimationActive={false}>
+              {rows.map((r) => (
+                <Cell key={r.name} fill={colors.get(r.tier) ?? "#4b5563"} />
+              ))}
+            </Bar>
+          </BarChart>
+        </ResponsiveContainer>
+      </div>
+      <figcaption className="chart-legend">
+        {tiersShown.map((t) => (
+          <span key={t} className="chart-legend__item">
+            <span className="chart-legend__swatch" style={{ background: colors.get(t) }} aria-hidden="true" />
+            {t}
+          </span>
+        ))}
+        {buckets.length > MAX_BARS ? (
+          <span className="muted">
+            largest {MAX_BARS} of {buckets.length}
+          </span>
+        ) : null}
+      </figcaption>
+    </figure>
+  );
+}

@@ -1,0 +1,191 @@
+import { useQuery } from "@tanstack/react-query";
+import { useState } from "react";
+import {
+  type AccessKey,
+  accessKeysQueryOptions,
+  type NewAccessKey,
+  useCreateAccessKey,
+  useDeleteAccessKey,
+  useRotateAccessKey,
+} from "@/api/keys";
+import { overviewQueryOptions } from "@/api/overview";
+import {
+  Badge,
+  Button,
+  Card,
+  type Column,
+  ConfirmDialog,
+  EmptyState,
+  ErrorBanner,
+  LoadingState,
+  Table,
+} from "@/components/ui";
+import { formatDateTime } from "@/lib/format";
+import { NewSecretDialog } from "./NewSecretDialog";
+
+type Pending = { action: "rotate" | "delete"; key: AccessKey } | null;
+
+/** The signed-in user's S3 credentials for the gateway: list, create, rotate, delete. */
+export function AccessKeysSection() {
+  const keys = useQuery(accessKeysQueryOptions());
+  const gatewayUrl = useQuery({ ...overviewQueryOptions(), select: (o) => o.gateway_url });
+  const create = useCreateAccessKey();
+  const rotate = useRotateAccessKey();
+  const remove = useDeleteAccessKey();
+  const [pending, setPending] = useState<Pending>(null);
+  const [revealed, setRevealed] = useState<{ key: NewAccessKey; title: string } | null>(null);
+
+  const closeSecret = () => {
+    // Drop every copy of the secret held by the page: dialog state and the mutations' results.
+    setRevealed(null);
+    create.reset();
+    rotate.reset();
+  };
+
+  const confirm = () => {
+    if (!pending) return;
+    if (pending.action === "rotate") {
+      rotate.mutate(pending.key.access_key_id, {
+        onSuccess: (key) => {
+          setPending(null);
+          setRevealed({ key, title: "Access key rotated" });
+        },
+      });
+    } else {
+      remove.mutate(pending.key.access_key_id, { onSuccess: () => setPending(null) });
+    }
+  };
+
+  const cancel = () => {
+    setPending(null);
+    rotate.reset();
+    remove.reset();
+  };
+
+  const columns: Array<Column<AccessKey>> = [
+    { id: "id", header: "Access key ID", cell: (k) => <code>{k.access_key_id}</code> },
+    { id: "created", header: "Created", cell: (k) => formatDateTime(k.created_at), hideOnNarrow: true },
+    {
+      id: "status",
+      header: "Status",
+      cell: (k) => <Badge tone={k.active ? "success" : "neutral"}>{k.active ? "active" : "inactive"}</Badge>,
+    },
+    {
+      id: "actions",
+      header: <span className="visually-hidden">Actions</span>,
+      align: "end",
+      cell: (k) => (
+        <div className="table-actions">
+          <Button
+            size="sm"
+            onClick={() => setPending({ action: "rotate", key: k })}
+            aria-label={`Rotate ${k.access_key_id}`}
+          >
+            Rotate
+          </Button>
+          <Button
+            size="sm"
+            variant="ghost"
+            className="button-danger-text"
+            onClick={() => setPending({ action: "delete", key: k })}
+            aria-label={`Delete ${k.access_key_id}`}
+          >
+            Delete
+          </Button>
+        </div>
+      ),
+    },
+  ];
+
+  return (
+    <Card
+      id="access-keys"
+      title="S3 access keys"
+      description={
+        <>
+          Credentials for the S3 gateway
+          {gatewayUrl.data ? (
+            <>
+              {" "}
+              at <code>{gatewayUrl.data}</code>
+            </>
+          ) : null}
+          . A secret is shown once, when the key is created or rotated.
+        </>
+      }
+      actions={
+        <Button
+          variant="primary"
+          loading={create.isPending}
+          onClick={() =>
+            create.mutate(undefined, { onSuccess: (key) => setRevealed({ key, title: "New access key" }) })
+          }
+        >
+          Create key
+        </Button>
+      }
+      padded={false}
+    >
+      {create.isError ? (
+        <div className="card-inset">
+          <ErrorBanner title="Could not create a key" error={create.error} />
+        </div>
+      ) : null}
+      {keys.isPending ? (
+        <LoadingState label="Loading keys…" />
+      ) : keys.isError ? (
+        <div className="card-inset">
+          <ErrorBanner title="Could not load your keys" error={keys.error} onRetry={() => keys.refetch()} />
+        </div>
+      ) : (
+        <Table
+          caption="Your S3 access keys"
+          columns={columns}
+          rows={keys.data}
+          rowKey={(k) => k.access_key_id}
+          empty={
+            <div className="card-inset">
+              <EmptyState
+                title="No access keys"
+                description="Create a key to use the S3 gateway with the AWS CLI, boto3, rclone or s3cmd."
+              />
+            </div>
+          }
+        />
+      )}
+
+      <ConfirmDialog
+        open={pending?.action === "rotate"}
+        title="Rotate this key?"
+        description={
+          <>
+            <code>{pending?.key.access_key_id}</code> stops working at once and a new key with a new secret
+            replaces it. Update every client that uses it.
+          </>
+        }
+        confirmLabel="Rotate key"
+        tone="primary"
+        pending={rotate.isPending}
+        error={rotate.error}
+        onConfirm={confirm}
+        onCancel={cancel}
+      />
+      <ConfirmDialog
+        open={pending?.action === "delete"}
+        title="Delete this key?"
+        description={
+          <>
+            <code>{pending?.key.access_key_id}</code> stops working at once. Clients using it get
+            InvalidAccessKeyId.
+          </>
+        }
+        confirmLabel="Delete key"
+        pending={remove.isPending}
+        error={remove.error}
+        onConfirm={confirm}
+        onCancel={cancel}
+      />
+      <NewSecretDialog secret={revealed?.key ?? null} title={revealed?.title ?? ""} onClose={closeSecret} />
+    </Card>
+  );
+}

@@ -1,0 +1,53 @@
+import type { NewAccessKey } from "@/api/keys";
+import { Button, CopyButton, CopyField, Dialog } from "@/components/ui";
+
+function envSnippet(key: NewAccessKey): string {
+  return [
+    `export AWS_ACCESS_KEY_ID=${key.access_key_id}`,
+    `export AWS_SECRET_ACCESS_KEY=${key.secret_access_key}`,
+    `export AWS_ENDPOINT_URL=${key.gateway_url}`,
+  ].join("\n");
+}
+
+/**
+ * Shows a freshly issued secret once. The caller drops the secret from memory on close;
+ * the server keeps only an encrypted copy and never returns it again.
+ */
+export function NewSecretDialog({
+  secret,
+  title,
+  onClose,
+}: {
+  secret: NewAccessKey | null;
+  title: string;
+  onClose: () => void;
+}) {
+  return (
+    <Dialog
+      open={secret !== null}
+      onClose={onClose}
+      title={title}
+      description="Copy the secret access key now. It is shown only this once: tierpilot cannot show it again."
+      footer={
+        <Button variant="primary" onClick={onClose}>
+          I have stored the secret
+        </Button>
+      }
+    >
+      {secret ? (
+        <div className="new-secret" data-testid="new-secret">
+          <CopyField label="Access key ID" value={secret.access_key_id} />
+          <CopyField label="Secret access key" value={secret.secret_access_key} secret />
+          <CopyField label="S3 gateway endpoint" value={secret.gateway_url} />
+          <div className="ui-copyfield">
+            <span className="ui-field__label">Shell environment (AWS CLI, boto3, rclone)</span>
+            <pre className="snippet">{envSnippet(secret)}</pre>
+            <div>
+              <CopyButton value={envSnippet(secret)} label="Copy snippet" />
+            </div>
+          </div>
+        </div>
+      ) : null}
+    </Dialog>
+  );
+}

@@ -1,0 +1,14 @@
+export { Badge, type BadgeTone } from "./Badge";
+export { Button, type ButtonProps } from "./Button";
+export { Card, Stat } from "./Card";
+export { ConfirmDialog } from "./ConfirmDialog";
+export { CopyButton, CopyField } from "./CopyButton";
+export { cx } from "./cx";
+export { Dialog } from "./Dialog";
+export { EmptyState } from "./EmptyState";
+export { ErrorBanner, errorText } from "./ErrorBanner";
+export { Checkbox, Field, Input, Select, type SelectOption } from "./Field";
+export { PageHeader } from "./PageHeader";
+export { ProgressBar } from "./ProgressBar";
+export { LoadingState, Spinner } from "./Spinner";
+export { type Column, Table } from "./Table";
