@@ -96,6 +96,9 @@ def create_app() -> FastAPI:
 def _include_domain_routers(app: FastAPI) -> None:
     """Routers of the domains; each line registers one domain's API."""
     routers: list[Any] = []
+    from tierpilot.tiers.router import router as tiers_router
+
+    routers.append(tiers_router)
     for router in routers:
         app.include_router(router, prefix="/api")
 

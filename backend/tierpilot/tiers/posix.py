@@ -300,6 +300,9 @@ class PosixDriver(TierDriver):
 
     # reads ---------------------------------------------------------------------------------------------
 
+    def _missing(self, locator: str) -> Exception:
+        return BlobNotFound(locator)
+
     def _readable_path(self, locator: str) -> Path:
         """The file to read for a blob; archive tiers answer with the restored copy or NotRestored."""
         return self.blob_path(locator)
@@ -312,7 +315,7 @@ class PosixDriver(TierDriver):
         try:
             fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
         except FileNotFoundError:
-            raise BlobNotFound(locator) from None
+            raise self._missing(locator) from None
         size = os.fstat(fd).st_size
         last = size - 1 if end is None else min(end, size - 1)
         return RangeReader(fd, start, last)

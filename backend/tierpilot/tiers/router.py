@@ -1,0 +1,51 @@
+"""/api/tiers: everyone signed in lists tiers with their usage; admins manage them."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, status
+
+from tierpilot.auth.deps import AdminUser, CurrentUser, SessionDep
+from tierpilot.tiers import service
+from tierpilot.tiers.schemas import TierCreate, TierOut, TierUpdate
+
+router = APIRouter(prefix="/tiers", tags=["tiers"])
+
+
+def _out(usage: service.TierUsage, admin: bool) -> TierOut:
+    tier = usage.tier
+    return TierOut(
+        id=tier.id, name=tier.name, driver=tier.driver, location=service.location(tier),
+        config=service.public_config(tier) if admin else None, has_secret=service.has_secret(tier),
+        storage_classes=list(tier.storage_classes), offline=tier.offline,
+        restore_delays=dict(tier.restore_delays or {}), price_ref=dict(tier.price_ref or {}),
+        capacity_bytes=tier.capacity_bytes, min_storage_days=tier.min_storage_days,
+        created_at=tier.created_at, used_bytes=usage.used_bytes, object_count=usage.object_count,
+        bucket_count=usage.bucket_count,
+    )
+
+
+@router.get("", response_model=list[TierOut])
+def list_tiers(session: SessionDep, user: CurrentUser) -> list[TierOut]:
+    return [_out(u, user.is_admin) for u in service.list_with_usage(session)]
+
+
+@router.get("/{tier_id}", response_model=TierOut)
+def get_tier(tier_id: int, session: SessionDep, user: CurrentUser) -> TierOut:
+    return _out(service.get_with_usage(session, tier_id), user.is_admin)
+
+
+@router.post("", response_model=TierOut, status_code=status.HTTP_201_CREATED)
+def create_tier(body: TierCreate, session: SessionDep, admin: AdminUser) -> TierOut:
+    tier = service.create(session, body)
+    return _out(service.TierUsage(tier, 0, 0, 0), admin=True)
+
+
+@router.patch("/{tier_id}", response_model=TierOut)
+def update_tier(tier_id: int, body: TierUpdate, session: SessionDep, admin: AdminUser) -> TierOut:
+    service.update(session, tier_id, body)
+    return _out(service.get_with_usage(session, tier_id), admin=True)
+
+
+@router.delete("/{tier_id}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_tier(tier_id: int, session: SessionDep, admin: AdminUser) -> None:
+    service.delete(session, tier_id)

@@ -1,0 +1,125 @@
+"""API shapes of tiers. Secrets go in, never out."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+STORAGE_CLASS_PATTERN = r"^[A-Z][A-Z0-9_]{0,31}$"
+S3_ARCHIVE_CLASSES = frozenset({"GLACIER", "DEEP_ARCHIVE"})
+MIN_PART_SIZE = 8 << 20
+MAX_PART_SIZE = 64 << 20
+
+
+class RestoreDelays(BaseModel):
+    """Seconds from a restore request until the restored copy is readable, per speed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    expedited: float = Field(5, ge=0, le=30 * 86400)
+    standard: float = Field(30, ge=0, le=30 * 86400)
+    bulk: float = Field(60, ge=0, le=30 * 86400)
+
+
+class PosixConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(min_length=1, max_length=1024,
+                      description="absolute directory, or relative to the data dir's tiers/ directory")
+
+
+class S3Config(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    endpoint_url: str = Field(min_length=1, max_length=512, pattern=r"^https?://[^\s/]+(/[^\s]*)?$",
+                              description="e.g. https://s3.eu-central-1.amazonaws.com or http://127.0.0.1:9000")
+    region: str = Field("us-east-1", min_length=1, max_length=64)
+    bucket: str = Field(min_length=3, max_length=63, pattern=r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+    prefix: str = Field("", max_length=256, description="key prefix of every blob in the bucket")
+    access_key_id: str | None = Field(None, max_length=128)
+    secret_access_key: str | None = Field(None, max_length=256, description="write-only; stored encrypted")
+    storage_class: str = Field("STANDARD", pattern=STORAGE_CLASS_PATTERN,
+                               description="class of new objects unless a PUT asks for another")
+    addressing_style: Literal["path", "virtual", "auto"] = "path"
+    max_pool_connections: int = Field(32, ge=1, le=1024)
+    part_size: int = Field(16 << 20, ge=MIN_PART_SIZE, le=MAX_PART_SIZE, description="multipart part size, bytes")
+    max_concurrency: int = Field(4, ge=1, le=32, description="parts in flight per upload")
+
+    @field_validator("prefix")
+    @classmethod
+    def _prefix_is_a_folder(cls, value: str) -> str:
+        if value and not value.endswith("/"):
+            value += "/"
+        if value.startswith("/") or "//" in value:
+            raise ValueError("prefix must not start with '/' or contain '//'")
+        return value
+
+
+class TierCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    driver: Literal["posix", "s3"]
+    config: dict[str, Any]
+    storage_classes: list[str] = Field(default_factory=lambda: ["STANDARD"], min_length=1, max_length=16)
+    offline: bool = Field(False, description="archive semantics: reads need a restore first")
+    restore_delays: RestoreDelays | None = None
+    price_ref: dict[str, str] = Field(default_factory=dict)
+    capacity_bytes: int | None = Field(None, ge=0)
+    min_storage_days: int = Field(0, ge=0, le=3650)
+
+    @field_validator("storage_classes")
+    @classmethod
+    def _classes(cls, value: list[str]) -> list[str]:
+        return _check_classes(value)
+
+
+class TierUpdate(BaseModel):
+    """Fields to change; ``config`` keys are merged (an omitted secret keeps the stored one)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = Field(None, min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    config: dict[str, Any] | None = None
+    storage_classes: list[str] | None = Field(None, min_length=1, max_length=16)
+    offline: bool | None = None
+    restore_delays: RestoreDelays | None = None
+    price_ref: dict[str, str] | None = None
+    capacity_bytes: int | None = Field(None, ge=0)
+    min_storage_days: int | None = Field(None, ge=0, le=3650)
+
+    @field_validator("storage_classes")
+    @classmethod
+    def _classes(cls, value: list[str] | None) -> list[str] | None:
+        return None if value is None else _check_classes(value)
+
+
+def _check_classes(value: list[str]) -> list[str]:
+    for name in value:
+        if not re.match(STORAGE_CLASS_PATTERN, name):
+            raise ValueError(f"storage class {name!r} must be upper-case letters, digits or '_'")
+    if len(set(value)) != len(value):
+        raise ValueError("storage classes must be distinct")
+    return value
+
+
+class TierOut(BaseModel):
+    id: int
+    name: str
+    driver: str
+    location: str = Field(description="directory, or s3 endpoint/bucket/prefix")
+    config: dict[str, Any] | None = Field(description="driver settings without secrets; admins only")
+    has_secret: bool
+    storage_classes: list[str]
+    offline: bool
+    restore_delays: dict[str, float]
+    price_ref: dict[str, str]
+    capacity_bytes: int | None
+    min_storage_days: int
+    created_at: datetime
+    used_bytes: int
+    object_count: int
+    bucket_count: int

@@ -1,0 +1,220 @@
+"""Tier management: validate driver settings, keep secrets encrypted, refuse unsafe changes.
+
+Services flush; the caller commits.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy.orm import Session
+
+from tierpilot.kit.crypto import encrypt
+from tierpilot.kit.errors import Conflict, Invalid, NotFound
+from tierpilot.settings import get_settings
+from tierpilot.tiers import registry, repository
+from tierpilot.tiers.models import Tier
+from tierpilot.tiers.schemas import (
+    S3_ARCHIVE_CLASSES,
+    PosixConfig,
+    RestoreDelays,
+    S3Config,
+    TierCreate,
+    TierUpdate,
+)
+
+_SECRET = "secret_access_key"
+_SECRET_ENC = "secret_access_key_enc"
+
+
+@dataclass(frozen=True)
+class TierUsage:
+    tier: Tier
+    used_bytes: int
+    object_count: int
+    bucket_count: int
+
+
+def list_with_usage(session: Session) -> list[TierUsage]:
+    """Every tier with the bytes and objects the catalog holds on it."""
+    usage = repository.object_usage(session)
+    buckets = repository.bucket_counts(session)
+    return [
+        TierUsage(t, *usage.get(t.id, (0, 0)), bucket_count=buckets.get(t.id, 0))
+        for t in repository.list_tiers(session)
+    ]
+
+
+def get(session: Session, tier_id: int) -> Tier:
+    tier = repository.get(session, tier_id)
+    if tier is None:
+        raise NotFound(f"tier {tier_id} not found")
+    return tier
+
+
+def get_with_usage(session: Session, tier_id: int) -> TierUsage:
+    tier = get(session, tier_id)
+    objects_bytes = repository.object_usage(session).get(tier_id, (0, 0))
+    return TierUsage(tier, *objects_bytes, bucket_count=repository.bucket_counts(session).get(tier_id, 0))
+
+
+def public_config(tier: Tier) -> dict[str, Any]:
+    """Driver settings without secrets."""
+    return {k: v for k, v in (tier.config or {}).items() if k not in (_SECRET, _SECRET_ENC)}
+
+
+def has_secret(tier: Tier) -> bool:
+    config = tier.config or {}
+    return bool(config.get(_SECRET_ENC) or config.get(_SECRET))
+
+
+def location(tier: Tier) -> str:
+    config = tier.config or {}
+    if tier.driver == "posix":
+        return str(config.get("path", ""))
+    endpoint = str(config.get("endpoint_url", "")).rstrip("/")
+    return f"{endpoint}/{config.get('bucket', '')}/{config.get('prefix', '')}"
+
+
+def _location_key(driver: str, config: dict[str, Any]) -> tuple[str, ...]:
+    if driver == "posix":
+        return (driver, str(config.get("path")))
+    return (driver, str(config.get("endpoint_url")), str(config.get("bucket")), str(config.get("prefix", "")))
+
+
+def _validation_message(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:5]:
+        loc = ".".join(str(p) for p in err.get("loc", ()))
+        parts.append(f"config.{loc}: {err.get('msg')}" if loc else str(err.get("msg")))
+    return "; ".join(parts)
+
+
+def _posix_path(session: Session, raw: str, tier_id: int | None) -> str:
+    """Absolute path, or relative to the data dir's tiers/; no overlap with another tier's directory."""
+    settings = get_settings()
+    given = Path(raw)
+    path = (given if given.is_absolute() else settings.tiers_dir / given).resolve()
+    if not given.is_absolute() and not path.is_relative_to(settings.data_dir.resolve()):
+        raise Invalid("config.path: a relative path must stay inside the data directory")
+    if path == Path(path.anchor):
+        raise Invalid("config.path: the file system root cannot be a tier")
+    for other in repository.list_tiers(session):
+        if other.id == tier_id or other.driver != "posix" or "path" not in (other.config or {}):
+            continue
+        theirs = Path(other.config["path"]).resolve()
+        if path == theirs or path.is_relative_to(theirs) or theirs.is_relative_to(path):
+            raise Invalid(f"config.path: overlaps the directory of tier {other.name!r} ({theirs})")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise Invalid(f"config.path: cannot create {path}: {exc.strerror}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise Invalid(f"config.path: {path} is not writable")
+    return str(path)
+
+
+def _normalized_config(session: Session, driver: str, config: dict[str, Any],
+                       previous: dict[str, Any] | None, tier_id: int | None) -> dict[str, Any]:
+    """Validated driver settings as stored: posix path resolved, S3 secret encrypted."""
+    if driver == "posix":
+        try:
+            posix = PosixConfig.model_validate(config)
+        except ValidationError as exc:
+            raise Invalid(_validation_message(exc)) from None
+        return {"path": _posix_path(session, posix.path, tier_id)}
+    try:
+        s3 = S3Config.model_validate(config)
+    except ValidationError as exc:
+        raise Invalid(_validation_message(exc)) from None
+    stored = s3.model_dump(exclude={_SECRET})
+    if s3.secret_access_key:
+        stored[_SECRET_ENC] = encrypt(s3.secret_access_key)
+    elif _SECRET not in config and previous and previous.get(_SECRET_ENC):
+        stored[_SECRET_ENC] = previous[_SECRET_ENC]  # an update that does not mention the secret keeps it
+    if (s3.access_key_id is None) != (_SECRET_ENC not in stored):
+        raise Invalid("config: give both access_key_id and secret_access_key, or neither")
+    return stored
+
+
+def _offline_for(driver: str, config: dict[str, Any], offline: bool) -> bool:
+    # an S3 archive class cannot be read without a restore, whatever the form said
+    return offline or (driver == "s3" and config.get("storage_class") in S3_ARCHIVE_CLASSES)
+
+
+def _delays(offline: bool, delays: RestoreDelays | None, previous: dict[str, Any]) -> dict[str, Any]:
+    if delays is not None:
+        return delays.model_dump()
+    if previous:
+        return previous
+    return RestoreDelays().model_dump() if offline else {}
+
+
+def create(session: Session, data: TierCreate) -> Tier:
+    if repository.get_by_name(session, data.name) is not None:
+        raise Conflict(f"a tier named {data.name!r} exists")
+    config = _normalized_config(session, data.driver, data.config, None, None)
+    offline = _offline_for(data.driver, config, data.offline)
+    tier = Tier(
+        name=data.name, driver=data.driver, config=config, storage_classes=list(data.storage_classes),
+        offline=offline, restore_delays=_delays(offline, data.restore_delays, {}),
+        price_ref=dict(data.price_ref), capacity_bytes=data.capacity_bytes,
+        min_storage_days=data.min_storage_days,
+    )
+    session.add(tier)
+    session.flush()
+    return tier
+
+
+def update(session: Session, tier_id: int, data: TierUpdate) -> Tier:
+    """Change a tier; its location and archive semantics are fixed while anything is stored on it."""
+    tier = get(session, tier_id)
+    fields = data.model_fields_set
+    in_use = any(repository.references(session, tier_id))
+    if data.name is not None and data.name != tier.name:
+        if repository.get_by_name(session, data.name) is not None:
+            raise Conflict(f"a tier named {data.name!r} exists")
+        if tier.name == get_settings().default_tier:
+            raise Conflict(f"tier {tier.name!r} is the default tier of new buckets (TIERPILOT_DEFAULT_TIER)")
+        tier.name = data.name
+    config = tier.config
+    if data.config is not None:
+        merged = {**public_config(tier), **data.config}
+        config = _normalized_config(session, tier.driver, merged, tier.config, tier.id)
+        if in_use and _location_key(tier.driver, config) != _location_key(tier.driver, tier.config):
+            raise Conflict("the tier holds objects or buckets: its location cannot change")
+    offline = _offline_for(tier.driver, config, tier.offline if data.offline is None else data.offline)
+    if in_use and offline != tier.offline:
+        raise Conflict("the tier holds objects or buckets: it cannot switch between online and offline")
+    tier.config = config
+    tier.offline = offline
+    if data.storage_classes is not None:
+        tier.storage_classes = list(data.storage_classes)
+    if data.restore_delays is not None or offline:
+        tier.restore_delays = _delays(offline, data.restore_delays, tier.restore_delays)
+    if data.price_ref is not None:
+        tier.price_ref = dict(data.price_ref)
+    if "capacity_bytes" in fields:
+        tier.capacity_bytes = data.capacity_bytes
+    if data.min_storage_days is not None:
+        tier.min_storage_days = data.min_storage_days
+    session.flush()
+    return tier
+
+
+def delete(session: Session, tier_id: int) -> None:
+    """Remove an empty tier's row (its directory or bucket is left as it is)."""
+    tier = get(session, tier_id)
+    objects, buckets, uploads = repository.references(session, tier_id)
+    if objects or buckets or uploads:
+        raise Conflict(f"tier {tier.name!r} holds {objects} objects, {buckets} buckets and {uploads} uploads",
+                       objects=objects, buckets=buckets, uploads=uploads)
+    if tier.name == get_settings().default_tier:
+        raise Conflict(f"tier {tier.name!r} is the default tier of new buckets (TIERPILOT_DEFAULT_TIER)")
+    session.delete(tier)
+    session.flush()
+    registry.forget(tier_id)
