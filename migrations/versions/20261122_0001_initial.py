@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises:
-Create Date: 2026-11-22 02:34:25.885418
+Create Date: 2026-11-22 02:37:33.345194
 """
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-import tierpilot.kit.db
 from alembic import op
+
+import tierpilot.kit.db
 
 revision: str = "0001"
 down_revision: str | None = None
@@ -143,9 +144,7 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name=op.f("pk_reservations")),
     )
     with op.batch_alter_table("reservations", schema=None) as batch_op:
-        batch_op.create_index(
-            "ix_reservations_direction_start_end", ["direction", "start_at", "end_at"], unique=False
-        )
+        batch_op.create_index("ix_reservations_direction_start_end", ["direction", "start_at", "end_at"], unique=False)
         batch_op.create_index(batch_op.f("ix_reservations_owner_id"), ["owner_id"], unique=False)
         batch_op.create_index(batch_op.f("ix_reservations_state"), ["state"], unique=False)
 
@@ -165,11 +164,10 @@ def upgrade() -> None:
         sa.Column("locator", sa.String(length=2048), nullable=False),
         sa.Column("content_type", sa.String(length=255), nullable=False),
         sa.Column("user_metadata", sa.JSON(), nullable=False),
+        sa.Column("headers", sa.JSON(), nullable=False),
         sa.Column("checksum_algorithm", sa.String(length=16), nullable=True),
         sa.Column("initiated_at", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["bucket_id"], ["buckets.id"], name=op.f("fk_multipart_uploads_bucket_id_buckets")
-        ),
+        sa.ForeignKeyConstraint(["bucket_id"], ["buckets.id"], name=op.f("fk_multipart_uploads_bucket_id_buckets")),
         sa.ForeignKeyConstraint(["owner_id"], ["users.id"], name=op.f("fk_multipart_uploads_owner_id_users")),
         sa.ForeignKeyConstraint(["tier_id"], ["tiers.id"], name=op.f("fk_multipart_uploads_tier_id_tiers")),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_multipart_uploads")),
@@ -193,6 +191,7 @@ def upgrade() -> None:
         sa.Column("checksum_value", sa.String(length=128), nullable=True),
         sa.Column("content_type", sa.String(length=255), nullable=False),
         sa.Column("user_metadata", sa.JSON(), nullable=False),
+        sa.Column("headers", sa.JSON(), nullable=False),
         sa.Column("tags", sa.JSON(), nullable=False),
         sa.Column("tier_id", sa.Integer(), nullable=False),
         sa.Column("storage_class", sa.String(length=32), nullable=False),

@@ -21,6 +21,10 @@ class Bucket(Base):
     space_bytes: Mapped[int | None] = mapped_column(BigInteger, default=None)
     space_start: Mapped[datetime | None] = mapped_column(default=None)
     space_end: Mapped[datetime | None] = mapped_column(default=None)
+    # running totals kept in the same transaction as every object write, so the quota check and the
+    # dashboard never sum millions of rows
+    object_count: Mapped[int] = mapped_column(BigInteger, default=0)
+    used_bytes: Mapped[int] = mapped_column(BigInteger, default=0)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
@@ -41,7 +45,10 @@ class Object(Base):
     checksum_algorithm: Mapped[str | None] = mapped_column(String(16), default=None)
     checksum_value: Mapped[str | None] = mapped_column(String(128), default=None)
     content_type: Mapped[str] = mapped_column(String(255), default="binary/octet-stream")
+    # x-amz-meta-* (names lower-case, without the prefix), as boto3's Metadata shows them
     user_metadata: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    # other headers stored with the object: Content-Encoding, Content-Disposition, Cache-Control, …
+    headers: Mapped[dict[str, Any]] = mapped_column(default=dict)
     tags: Mapped[dict[str, Any]] = mapped_column(default=dict)
     tier_id: Mapped[int] = mapped_column(ForeignKey("tiers.id"))
     storage_class: Mapped[str] = mapped_column(String(32), default="STANDARD")
@@ -67,8 +74,11 @@ class MultipartUpload(Base):
     owner_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
     tier_id: Mapped[int] = mapped_column(ForeignKey("tiers.id"))
     storage_class: Mapped[str] = mapped_column(String(32), default="STANDARD")
+    # the driver-level name under which the tier keeps this upload's parts
+    locator: Mapped[str] = mapped_column(String(2048))
     content_type: Mapped[str] = mapped_column(String(255), default="binary/octet-stream")
     user_metadata: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    headers: Mapped[dict[str, Any]] = mapped_column(default=dict)
     checksum_algorithm: Mapped[str | None] = mapped_column(String(16), default=None)
     initiated_at: Mapped[datetime] = mapped_column(default=utcnow)
 
@@ -84,4 +94,6 @@ class UploadPart(Base):
     etag: Mapped[str] = mapped_column(String(80))
     checksum_value: Mapped[str | None] = mapped_column(String(128), default=None)
     locator: Mapped[str] = mapped_column(String(2048))
+    # driver data needed to join the part later (e.g. the remote part ETag of an s3 tier)
+    extra: Mapped[dict[str, Any]] = mapped_column(default=dict)
     last_modified: Mapped[datetime] = mapped_column(default=utcnow)

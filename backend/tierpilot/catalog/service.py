@@ -1,0 +1,508 @@
+"""Catalog rules: buckets, object records, listings and multipart bookkeeping.
+
+Services flush, never commit: the caller's ``transaction()`` (gateway, store) or the API's session
+dependency commits. Moving bytes to and from tiers is ``catalog.store``'s job.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import re
+import secrets
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from tierpilot.catalog import repository
+from tierpilot.catalog.errors import (
+    AccessDenied,
+    BucketAlreadyExists,
+    BucketAlreadyOwnedByYou,
+    BucketNotEmpty,
+    InvalidInput,
+    NoSuchBucket,
+    NoSuchKey,
+    NoSuchUpload,
+    PreconditionFailed,
+    QuotaExceeded,
+    invalid_bucket_name,
+    invalid_storage_class,
+)
+from tierpilot.catalog.models import Bucket, MultipartUpload, Object, UploadPart
+from tierpilot.kit.db import utcnow
+from tierpilot.settings import get_settings
+from tierpilot.tiers.models import Tier
+
+MAX_KEY_BYTES = 1024
+MIN_PART_SIZE = 5 * 1024 * 1024
+MAX_PARTS = 10000
+DEFAULT_STORAGE_CLASS = "STANDARD"
+_BUCKET_NAME = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
+
+
+@dataclass(frozen=True)
+class Blob:
+    """Bytes on a tier that the catalog no longer points at: delete them after the commit."""
+
+    tier_id: int
+    locator: str
+
+
+@dataclass
+class Listing:
+    """One page of a hierarchical listing; ``next_marker`` resumes it (a key or a common prefix)."""
+
+    objects: list[Object] = field(default_factory=list)
+    prefixes: list[str] = field(default_factory=list)
+    truncated: bool = False
+    next_marker: str | None = None
+
+
+# names -----------------------------------------------------------------------------------------------
+
+
+def validate_bucket_name(name: str) -> None:
+    if not _BUCKET_NAME.fullmatch(name):
+        raise invalid_bucket_name("Bucket names are 3-63 characters of lower-case letters, digits, '.' and '-', "
+                                  "starting and ending with a letter or digit")
+    if ".." in name or ".-" in name or "-." in name:
+        raise invalid_bucket_name("Bucket names must not contain '..', '.-' or '-.'")
+    try:
+        ipaddress.IPv4Address(name)
+    except ValueError:
+        return
+    raise invalid_bucket_name("Bucket names must not look like an IP address")
+
+
+def validate_key(key: str) -> None:
+    """Keys are any UTF-8 up to 1024 bytes, except NUL and '.'/'..' path segments (they cannot round-trip
+    through URL normalisation and file-system clients, so storing them would strand the object)."""
+    if not key:
+        raise InvalidInput("Object key must not be empty", "InvalidArgument")
+    if len(key.encode("utf-8", "surrogatepass")) > MAX_KEY_BYTES:
+        raise InvalidInput("Your key is too long", "KeyTooLongError", MaxSizeAllowed=str(MAX_KEY_BYTES))
+    if "\x00" in key:
+        raise InvalidInput("Object key must not contain the NUL character", "InvalidArgument")
+    if any(seg in (".", "..") for seg in key.split("/")):
+        raise InvalidInput("Object key must not contain '.' or '..' path segments", "InvalidArgument")
+    try:
+        key.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput("Object key must be valid UTF-8", "InvalidArgument") from None
+
+
+def new_locator(bucket: str, key: str) -> str:
+    """A fresh blob name for one write of ``key``; unique so an overwrite never touches live bytes."""
+    return f"{bucket}/{key}~{uuid.uuid4().hex}"
+
+
+def multipart_etag(part_md5_hexes: Sequence[str]) -> str:
+    """S3's ETag of a multipart object: MD5 of the parts' binary MD5s, then "-" and the part count."""
+    joined = b"".join(bytes.fromhex(h.strip('"')) for h in part_md5_hexes)
+    return f"{hashlib.md5(joined, usedforsecurity=False).hexdigest()}-{len(part_md5_hexes)}"
+
+
+def new_upload_id() -> str:
+    return secrets.token_urlsafe(36)
+
+
+# access ----------------------------------------------------------------------------------------------
+
+
+def require_access(bucket: Bucket, user_id: int, is_admin: bool) -> None:
+    """Only the owner and admins may touch a bucket."""
+    if bucket.owner_id != user_id and not is_admin:
+        raise AccessDenied("Access Denied")
+
+
+def space_open(space_bytes: int | None, start: datetime | None, end: datetime | None, now: datetime) -> bool:
+    return space_bytes is not None and (start is None or start <= now) and (end is None or now < end)
+
+
+def check_space(bucket: Bucket, used_bytes: int, incoming: int, now: datetime) -> None:
+    """Refuse a write that would take the bucket past its open space reservation."""
+    if incoming > 0 and space_open(bucket.space_bytes, bucket.space_start, bucket.space_end, now):
+        assert bucket.space_bytes is not None
+        if used_bytes + incoming > bucket.space_bytes:
+            raise QuotaExceeded(
+                f"The bucket's space reservation of {bucket.space_bytes} bytes would be exceeded "
+                f"({used_bytes} bytes used, {incoming} bytes more asked)",
+                SpaceBytes=str(bucket.space_bytes), UsedBytes=str(used_bytes),
+            )
+
+
+# buckets ---------------------------------------------------------------------------------------------
+
+
+def get_bucket(session: Session, name: str) -> Bucket:
+    bucket = repository.get_bucket_by_name(session, name)
+    if bucket is None:
+        raise NoSuchBucket("The specified bucket does not exist", BucketName=name)
+    return bucket
+
+
+def list_buckets(session: Session, user_id: int, is_admin: bool) -> list[Bucket]:
+    """Members see their own buckets, admins all."""
+    return repository.list_buckets(session, None if is_admin else user_id)
+
+
+def create_bucket(session: Session, *, owner_id: int, name: str, tier_name: str | None = None,
+                  region: str | None = None, space_bytes: int | None = None, space_start: datetime | None = None,
+                  space_end: datetime | None = None) -> Bucket:
+    """A bucket on a tier (default from settings), optionally with a space reservation."""
+    validate_bucket_name(name)
+    existing = repository.get_bucket_by_name(session, name)
+    if existing is not None:
+        if existing.owner_id == owner_id:
+            raise BucketAlreadyOwnedByYou("Your previous request to create the named bucket succeeded and you "
+                                          "already own it.", BucketName=name)
+        raise BucketAlreadyExists("The requested bucket name is not available. Please select a different name "
+                                  "and try again.", BucketName=name)
+    tier_name = tier_name or get_settings().default_tier
+    tier = repository.get_tier_by_name(session, tier_name)
+    if tier is None:
+        raise InvalidInput(f"There is no tier named {tier_name!r}", "InvalidArgument")
+    if space_bytes is not None and space_bytes < 0:
+        raise InvalidInput("x-tierpilot-space-bytes must be a non-negative number of bytes", "InvalidArgument")
+    if space_start and space_end and space_end <= space_start:
+        raise InvalidInput("x-tierpilot-space-end must be after x-tierpilot-space-start", "InvalidArgument")
+    if space_bytes is None and (space_start or space_end):
+        raise InvalidInput("a space window needs x-tierpilot-space-bytes", "InvalidArgument")
+    bucket = Bucket(name=name, owner_id=owner_id, tier_id=tier.id, region=region or get_settings().gateway_region,
+                    space_bytes=space_bytes, space_start=space_start, space_end=space_end,
+                    object_count=0, used_bytes=0)
+    session.add(bucket)
+    try:
+        with session.begin_nested():
+            session.flush()
+    except IntegrityError:  # created concurrently
+        raise BucketAlreadyExists("The requested bucket name is not available.", BucketName=name) from None
+    return bucket
+
+
+def delete_bucket(session: Session, bucket: Bucket) -> list[tuple[int, str]]:
+    """Delete an empty bucket; its unfinished uploads go too. Returns (tier id, upload locator) to clean."""
+    if repository.bucket_has_objects(session, bucket.id):
+        raise BucketNotEmpty("The bucket you tried to delete is not empty", BucketName=bucket.name)
+    uploads = repository.uploads_of_bucket(session, bucket.id)
+    for upload in uploads:
+        repository.delete_upload(session, upload.id)
+    repository.delete_bucket_row(session, bucket.id)
+    return [(u.tier_id, u.locator) for u in uploads]
+
+
+# tiers and storage classes ---------------------------------------------------------------------------
+
+
+def tier_for_class(tiers: Sequence[Tier], bucket_tier_id: int, storage_class: str | None) -> tuple[Tier, str]:
+    """The tier an object of ``storage_class`` lives on: the bucket's own tier unless the class is
+    another tier's; no class means the bucket's tier and its first class."""
+    by_id = {t.id: t for t in tiers}
+    home = by_id.get(bucket_tier_id)
+    if home is None:
+        raise InvalidInput("The bucket's tier no longer exists", "InvalidRequest")
+    if not storage_class:
+        classes = list(home.storage_classes or [])
+        return home, str(classes[0]) if classes else DEFAULT_STORAGE_CLASS
+    cls = storage_class.upper()
+    if cls in (home.storage_classes or []) or (not home.storage_classes and cls == DEFAULT_STORAGE_CLASS):
+        return home, cls
+    for tier in tiers:
+        if cls in (tier.storage_classes or []):
+            return tier, cls
+    raise invalid_storage_class(storage_class)
+
+
+# objects ---------------------------------------------------------------------------------------------
+
+
+def _etag_matches(etag: str, condition: str) -> bool:
+    wanted = [c.strip().strip('"') for c in condition.split(",")]
+    return "*" in wanted or etag.strip('"') in wanted
+
+
+def record_object(
+    session: Session,
+    bucket_id: int,
+    key: str,
+    *,
+    size: int,
+    etag: str,
+    tier_id: int,
+    storage_class: str,
+    locator: str,
+    content_type: str | None = None,
+    user_metadata: dict[str, Any] | None = None,
+    headers: dict[str, Any] | None = None,
+    checksum_algorithm: str | None = None,
+    checksum_value: str | None = None,
+    parts_count: int | None = None,
+    tags: dict[str, Any] | None = None,
+    if_match: str | None = None,
+    if_none_match: str | None = None,
+    now: datetime | None = None,
+) -> tuple[Object, Blob | None]:
+    """Make a new object version visible (insert or overwrite) and keep the bucket's totals and space
+    reservation; returns the row and the old blob to delete once committed."""
+    now = now or utcnow()
+    old = repository.get_object(session, bucket_id, key, for_update=True)
+    if if_none_match is not None and old is not None and _etag_matches(old.etag, if_none_match):
+        raise PreconditionFailed("At least one of the pre-conditions you specified did not hold",
+                                 Condition="If-None-Match")
+    if if_match is not None and (old is None or not _etag_matches(old.etag, if_match)):
+        if old is None:
+            raise NoSuchKey("The specified key does not exist.", Key=key)
+        raise PreconditionFailed("At least one of the pre-conditions you specified did not hold",
+                                 Condition="If-Match")
+    delta = size - (old.size if old is not None else 0)
+    totals = repository.add_usage(session, bucket_id, 0 if old is not None else 1, delta)
+    if totals is None:
+        raise NoSuchBucket("The specified bucket does not exist")
+    _count, used, space_bytes, space_start, space_end = totals
+    if delta > 0 and space_open(space_bytes, space_start, space_end, now) and used > space_bytes:
+        raise QuotaExceeded(
+            f"The bucket's space reservation of {space_bytes} bytes would be exceeded ({used - delta} bytes "
+            f"used, {delta} bytes more asked)", SpaceBytes=str(space_bytes), UsedBytes=str(used - delta))
+    values: dict[str, Any] = dict(
+        size=size, etag=etag, tier_id=tier_id, storage_class=storage_class, locator=locator,
+        content_type=content_type or "binary/octet-stream", user_metadata=user_metadata or {},
+        headers=headers or {}, checksum_algorithm=checksum_algorithm, checksum_value=checksum_value,
+        parts_count=parts_count, tags=tags or {}, created_at=now, last_modified=now, last_access_at=None,
+        restore_state=None, restore_speed=None, restore_expiry=None,
+    )
+    if old is not None:
+        replaced = Blob(old.tier_id, old.locator)
+        for name, value in values.items():
+            setattr(old, name, value)
+        session.flush()
+        return old, replaced
+    obj = Object(bucket_id=bucket_id, key=key, **values)
+    try:
+        with session.begin_nested():
+            session.add(obj)
+            session.flush()
+    except IntegrityError:
+        # PostgreSQL: a concurrent writer inserted the key first; overwrite its row instead
+        raced = repository.get_object(session, bucket_id, key, for_update=True)
+        if raced is None:
+            raise
+        repository.add_usage(session, bucket_id, -1, -raced.size)
+        replaced = Blob(raced.tier_id, raced.locator)
+        for name, value in values.items():
+            setattr(raced, name, value)
+        session.flush()
+        return raced, replaced
+    return obj, None
+
+
+def remove_objects(session: Session, bucket_id: int, keys: Sequence[str]) -> list[Blob]:
+    """Delete object records (missing keys are fine, as S3); returns their blobs to delete after commit."""
+    rows = repository.get_objects(session, bucket_id, list(dict.fromkeys(keys)))
+    if not rows:
+        return []
+    repository.delete_object_rows(session, [r.id for r in rows])
+    repository.add_usage(session, bucket_id, -len(rows), -sum(r.size for r in rows))
+    return [Blob(r.tier_id, r.locator) for r in rows]
+
+
+def list_objects(session: Session, bucket_id: int, prefix: str = "", delimiter: str = "", marker: str = "",
+                 max_keys: int = 1000) -> Listing:
+    """Keys and common prefixes after ``marker``, answered by seeks of the (bucket_id, key) index.
+
+    A common prefix is emitted once and then skipped with one seek past it, so a delimiter listing
+    costs one query per folder shown rather than one row per key below it. Common prefixes not
+    greater than ``marker`` are not repeated, so a listing resumes from a prefix it returned.
+    """
+    out = Listing()
+    if max_keys <= 0:
+        return out
+    upper = repository.prefix_end(prefix) if prefix else None
+    lower, inclusive = (prefix, True) if prefix and prefix > marker else (marker or None, False)
+    if delimiter and marker.startswith(prefix):
+        cut = marker.find(delimiter, len(prefix))
+        if cut >= 0:  # the marker is inside (or is) a common prefix already returned: skip past it
+            after = repository.prefix_end(marker[: cut + len(delimiter)])
+            if after is None:
+                return out
+            lower, inclusive = after, True
+    if lower is None and prefix:
+        lower, inclusive = prefix, True
+    skip_limit = 16  # rows of one folder read in a batch before seeking past it instead
+    while True:
+        remaining = max_keys - len(out.objects) - len(out.prefixes)
+        batch = min(1000, max(32, remaining + 1))
+        rows = repository.scan_keys(session, bucket_id, lower, inclusive, upper, batch)
+        if not rows:
+            return out
+        current_prefix: str | None = None
+        skipped = 0
+        reseek: str | None = None
+        for row in rows:
+            key = row.key
+            if current_prefix is not None and key.startswith(current_prefix):
+                skipped += 1
+                if skipped >= skip_limit:
+                    reseek = current_prefix
+                    break
+                continue
+            current_prefix = None
+            common = None
+            if delimiter:
+                cut = key.find(delimiter, len(prefix))
+                if cut >= 0:
+                    common = key[: cut + len(delimiter)]
+            if len(out.objects) + len(out.prefixes) >= max_keys:
+                out.truncated = True
+                return out
+            if common is not None:
+                out.prefixes.append(common)
+                out.next_marker = common
+                current_prefix, skipped = common, 0
+            else:
+                out.objects.append(row)
+                out.next_marker = key
+        if reseek is None and current_prefix is not None:
+            if len(rows) < batch:
+                return out
+            reseek = current_prefix
+        if reseek is not None:
+            after = repository.prefix_end(reseek)
+            if after is None:
+                return out
+            lower, inclusive = after, True
+            continue
+        if len(rows) < batch:
+            return out
+        lower, inclusive = rows[-1].key, False
+
+
+# multipart -------------------------------------------------------------------------------------------
+
+
+def create_upload(session: Session, bucket: Bucket, key: str, *, owner_id: int, tier_id: int, storage_class: str,
+                  content_type: str | None, user_metadata: dict[str, Any], headers: dict[str, Any],
+                  checksum_algorithm: str | None) -> MultipartUpload:
+    upload_id = new_upload_id()
+    upload = MultipartUpload(
+        upload_id=upload_id, bucket_id=bucket.id, key=key, owner_id=owner_id, tier_id=tier_id,
+        storage_class=storage_class, locator=f"{bucket.name}/{key}~mpu-{upload_id}",
+        content_type=content_type or "binary/octet-stream", user_metadata=user_metadata, headers=headers,
+        checksum_algorithm=checksum_algorithm, initiated_at=utcnow(),
+    )
+    session.add(upload)
+    session.flush()
+    return upload
+
+
+def get_upload(session: Session, bucket: Bucket, key: str, upload_id: str, for_update: bool = False
+               ) -> MultipartUpload:
+    upload = repository.get_upload(session, upload_id, for_update=for_update)
+    if upload is None or upload.bucket_id != bucket.id or upload.key != key:
+        raise NoSuchUpload("The specified upload does not exist.", UploadId=upload_id)
+    return upload
+
+
+def check_part_space(session: Session, bucket: Bucket, upload: MultipartUpload, incoming: int, now: datetime
+                     ) -> None:
+    """A part may not take the bucket (with this upload's parts so far) past its space reservation."""
+    if space_open(bucket.space_bytes, bucket.space_start, bucket.space_end, now):
+        used = repository.usage(session, bucket.id)[1] + repository.parts_size(session, upload.id)
+        check_space(bucket, used, incoming, now)
+
+
+def record_part(session: Session, upload_pk: int, part_number: int, *, size: int, etag: str,
+                checksum_value: str | None, locator: str, extra: dict[str, Any]) -> str | None:
+    """Record a stored part (replacing an earlier upload of the same number); returns the replaced
+    part's locator, or raises NoSuchUpload when the upload ended meanwhile."""
+    upload = session.get(MultipartUpload, upload_pk, with_for_update=True)
+    if upload is None:
+        raise NoSuchUpload("The specified upload does not exist.")
+    old = repository.get_part(session, upload_pk, part_number)
+    if old is not None:
+        replaced = old.locator
+        old.size, old.etag, old.checksum_value = size, etag, checksum_value
+        old.locator, old.extra, old.last_modified = locator, extra, utcnow()
+        session.flush()
+        return replaced if replaced != locator else None
+    session.add(UploadPart(upload_id=upload_pk, part_number=part_number, size=size, etag=etag,
+                           checksum_value=checksum_value, locator=locator, extra=extra, last_modified=utcnow()))
+    session.flush()
+    return None
+
+
+@dataclass(frozen=True)
+class RequestedPart:
+    part_number: int
+    etag: str
+    checksum: str | None = None
+
+
+def plan_complete(session: Session, upload: MultipartUpload, requested: Sequence[RequestedPart]) -> list[UploadPart]:
+    """The stored parts a CompleteMultipartUpload names, checked as S3 checks them."""
+    if not requested:
+        raise InvalidInput("You must specify at least one part", "MalformedXML")
+    numbers = [p.part_number for p in requested]
+    if any(b <= a for a, b in zip(numbers, numbers[1:], strict=False)):
+        raise InvalidInput("The list of parts was not in ascending order. The parts list must be specified in "
+                           "order by part number.", "InvalidPartOrder")
+    stored = {p.part_number: p for p in repository.list_parts(session, upload.id)}
+    chosen: list[UploadPart] = []
+    for req in requested:
+        part = stored.get(req.part_number)
+        if part is None or part.etag.strip('"') != req.etag.strip().strip('"'):
+            raise InvalidInput("One or more of the specified parts could not be found. The part may not have been "
+                               "uploaded, or the specified entity tag may not match the part's entity tag.",
+                               "InvalidPart", PartNumber=str(req.part_number), ETag=req.etag)
+        if req.checksum is not None and part.checksum_value is not None and req.checksum != part.checksum_value:
+            raise InvalidInput(f"The checksum of part {req.part_number} does not match the uploaded part",
+                               "InvalidPart", PartNumber=str(req.part_number))
+        chosen.append(part)
+    for part in chosen[:-1]:
+        if part.size < MIN_PART_SIZE:
+            raise InvalidInput("Your proposed upload is smaller than the minimum allowed object size.",
+                               "EntityTooSmall", ProposedSize=str(part.size), MinSizeAllowed=str(MIN_PART_SIZE),
+                               PartNumber=str(part.part_number), ETag=part.etag)
+    return chosen
+
+
+def end_upload(session: Session, upload_id: str) -> MultipartUpload:
+    """Remove an upload's records (complete or abort); NoSuchUpload when another call ended it first."""
+    upload = repository.get_upload(session, upload_id, for_update=True)
+    if upload is None:
+        raise NoSuchUpload("The specified upload does not exist.", UploadId=upload_id)
+    repository.delete_upload(session, upload.id)
+    return upload
+
+
+def list_uploads(session: Session, bucket: Bucket, prefix: str, delimiter: str, key_marker: str,
+                 upload_id_marker: str, max_uploads: int) -> tuple[list[MultipartUpload], list[str], bool]:
+    """Uploads in progress (and common prefixes of their keys); the bool says the list is truncated."""
+    rows = repository.list_uploads(session, bucket.id, prefix, key_marker, upload_id_marker, max_uploads + 1)
+    uploads: list[MultipartUpload] = []
+    prefixes: list[str] = []
+    for row in rows:
+        if delimiter:
+            cut = row.key.find(delimiter, len(prefix))
+            if cut >= 0:
+                common = row.key[: cut + len(delimiter)]
+                if common not in prefixes:
+                    if len(uploads) + len(prefixes) >= max_uploads:
+                        return uploads, prefixes, True
+                    prefixes.append(common)
+                continue
+        if len(uploads) + len(prefixes) >= max_uploads:
+            return uploads, prefixes, True
+        uploads.append(row)
+    return uploads, prefixes, False
+
+
+def list_parts(session: Session, upload: MultipartUpload, marker: int, max_parts: int
+               ) -> tuple[list[UploadPart], bool]:
+    rows = repository.list_parts(session, upload.id, after=marker, limit=max_parts + 1)
+    return rows[:max_parts], len(rows) > max_parts

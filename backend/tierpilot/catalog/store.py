@@ -1,0 +1,299 @@
+"""Object writes and reads that span a tier and the catalog (used by the gateway and the API).
+
+Every write follows one order, so the catalog is never ahead of the data: the bytes go to a new,
+unique locator on the tier; one transaction makes the catalog point at them; only after the commit
+is the replaced blob deleted. A crash in between leaves an orphan blob (fsck removes it), never a
+catalog row without bytes. These functions block (the gateway runs them in worker threads) and own
+their transactions: they are the commit points of the data path.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from tierpilot.catalog import repository, service
+from tierpilot.catalog.errors import InvalidObjectState, NoSuchKey
+from tierpilot.catalog.models import Bucket, MultipartUpload, Object, UploadPart
+from tierpilot.catalog.service import Blob, RequestedPart
+from tierpilot.kit.db import transaction, utcnow
+from tierpilot.tiers.base import BlobNotFound, ChecksumAlgorithm, NotRestored, PartInfo, PutResult, TierDriver
+from tierpilot.tiers.models import Tier
+from tierpilot.tiers.registry import driver_for
+
+log = logging.getLogger(__name__)
+
+Verify = Callable[[PutResult], None]
+
+
+class TierCache:
+    """Tier rows, reloaded at most every ``ttl`` seconds: the hot path does not query them per request."""
+
+    def __init__(self, ttl: float = 2.0) -> None:
+        self.ttl = ttl
+        self._lock = threading.Lock()
+        self._loaded = -1e9
+        self._tiers: list[Tier] = []
+
+    def all(self) -> list[Tier]:
+        now = time.monotonic()
+        if now - self._loaded > self.ttl:
+            with self._lock:
+                if now - self._loaded > self.ttl:
+                    with transaction() as session:
+                        tiers = repository.list_tiers(session)
+                        for t in tiers:
+                            session.expunge(t)
+                    self._tiers, self._loaded = tiers, time.monotonic()
+        return self._tiers
+
+    def get(self, tier_id: int) -> Tier:
+        for tier in self.all():
+            if tier.id == tier_id:
+                return tier
+        self.invalidate()
+        for tier in self.all():
+            if tier.id == tier_id:
+                return tier
+        raise LookupError(f"tier {tier_id} does not exist")
+
+    def invalidate(self) -> None:
+        with self._lock:
+            self._loaded = -1e9
+
+
+tiers = TierCache()
+
+
+def driver(tier_id: int) -> TierDriver:
+    return driver_for(tiers.get(tier_id))
+
+
+def discard(blobs: Sequence[Blob]) -> None:
+    """Delete blobs the catalog no longer references; failures leave orphans for fsck, never errors."""
+    for blob in blobs:
+        try:
+            driver(blob.tier_id).delete(blob.locator)
+        except Exception:
+            log.warning("could not delete replaced blob %s on tier %s", blob.locator, blob.tier_id, exc_info=True)
+
+
+def _check_space_before(bucket: Bucket, incoming: int | None, now: datetime, upload: MultipartUpload | None = None
+                        ) -> None:
+    if incoming is None or not service.space_open(bucket.space_bytes, bucket.space_start, bucket.space_end, now):
+        return
+    with transaction() as session:
+        if upload is not None:
+            service.check_part_space(session, bucket, upload, incoming, now)
+        else:
+            service.check_space(bucket, repository.usage(session, bucket.id)[1], incoming, now)
+
+
+@dataclass(frozen=True)
+class NewObject:
+    """What a PUT, copy or multipart completion stores besides the bytes."""
+
+    tier: Tier
+    storage_class: str
+    content_type: str | None = None
+    user_metadata: dict[str, Any] | None = None
+    headers: dict[str, Any] | None = None
+    tags: dict[str, Any] | None = None
+    checksum_algorithm: ChecksumAlgorithm | None = None
+
+
+def _record(bucket: Bucket, key: str, spec: NewObject, locator: str, *, size: int, etag: str,
+            checksum_value: str | None, checksum_algorithm: str | None, parts_count: int | None = None,
+            if_match: str | None = None, if_none_match: str | None = None,
+            end_upload: str | None = None) -> Object:
+    """One transaction that makes the new blob the object's bytes; deletes the replaced blob after it."""
+    with transaction(write=True) as session:
+        if end_upload is not None:
+            service.end_upload(session, end_upload)
+        obj, replaced = service.record_object(
+            session, bucket.id, key, size=size, etag=etag, tier_id=spec.tier.id, storage_class=spec.storage_class,
+            locator=locator, content_type=spec.content_type, user_metadata=spec.user_metadata,
+            headers=spec.headers, checksum_algorithm=checksum_algorithm, checksum_value=checksum_value,
+            parts_count=parts_count, tags=spec.tags, if_match=if_match, if_none_match=if_none_match,
+        )
+    if replaced is not None:
+        discard([replaced])
+    return obj
+
+
+def put_object(bucket: Bucket, key: str, chunks: Iterator[bytes], spec: NewObject, *,
+               expected_size: int | None = None, verify: Verify | None = None,
+               if_match: str | None = None, if_none_match: str | None = None) -> Object:
+    """Store a whole object from a stream; ``verify`` may reject the written bytes (nothing becomes visible)."""
+    _check_space_before(bucket, expected_size, utcnow())
+    locator = service.new_locator(bucket.name, key)
+    drv = driver_for(spec.tier)
+    result = drv.put(locator, chunks, checksum_algorithm=spec.checksum_algorithm, storage_class=spec.storage_class)
+    try:
+        if verify is not None:
+            verify(result)
+        return _record(bucket, key, spec, locator, size=result.size, etag=result.md5_hex,
+                       checksum_value=result.checksum_b64, checksum_algorithm=result.checksum_algorithm,
+                       if_match=if_match, if_none_match=if_none_match)
+    except BaseException:
+        drv.delete(locator)
+        raise
+
+
+def open_object(obj: Object, start: int = 0, end: int | None = None) -> Iterator[bytes]:
+    """The bytes of an object (or a range), or InvalidObjectState for an archived one not restored."""
+    try:
+        return driver(obj.tier_id).open(obj.locator, start, end)
+    except NotRestored:
+        raise InvalidObjectState("The operation is not valid for the object's storage class",
+                                 StorageClass=obj.storage_class) from None
+    except BlobNotFound:
+        log.error("catalog points at a missing blob: %s on tier %s", obj.locator, obj.tier_id)
+        raise NoSuchKey("The specified key does not exist.", Key=obj.key) from None
+
+
+def delete_objects(bucket: Bucket, keys: Sequence[str]) -> None:
+    """Delete records in one transaction, then their blobs."""
+    with transaction(write=True) as session:
+        blobs = service.remove_objects(session, bucket.id, keys)
+    discard(blobs)
+
+
+def copy_object(src: Object, bucket: Bucket, key: str, spec: NewObject, *, if_match: str | None = None,
+                if_none_match: str | None = None) -> Object:
+    """Copy an object's bytes (server side where the tiers allow) into a new version of ``key``."""
+    locator = service.new_locator(bucket.name, key)
+    dst = driver_for(spec.tier)
+    try:
+        result = dst.copy_from(driver(src.tier_id), src.locator, locator, storage_class=spec.storage_class)
+    except NotRestored:
+        raise InvalidObjectState("The source object of the COPY action is not in the active tier and is only "
+                                 "stored in Amazon S3 Glacier.") from None
+    except BlobNotFound:
+        raise NoSuchKey("The specified key does not exist.", Key=src.key) from None
+    try:
+        return _record(bucket, key, spec, locator, size=result.size, etag=result.md5_hex or src.etag,
+                       checksum_value=src.checksum_value, checksum_algorithm=src.checksum_algorithm,
+                       parts_count=src.parts_count if not result.md5_hex else None,
+                       if_match=if_match, if_none_match=if_none_match)
+    except BaseException:
+        dst.delete(locator)
+        raise
+
+
+# multipart -------------------------------------------------------------------------------------------
+
+
+def upload_part(bucket: Bucket, upload: MultipartUpload, part_number: int, chunks: Iterator[bytes], *,
+                expected_size: int | None = None, verify: Verify | None = None) -> tuple[UploadPart, PutResult]:
+    """Store one part straight on the upload's tier; parts of one upload are written in parallel."""
+    _check_space_before(bucket, expected_size, utcnow(), upload)
+    drv = driver(upload.tier_id)
+    alg: Any = upload.checksum_algorithm
+    info, result = drv.put_part(upload.locator, part_number, chunks, checksum_algorithm=alg)
+    # a rejected or superseded part stays among the upload's stored parts until complete/abort removes them
+    if verify is not None:
+        verify(result)
+    with transaction(write=True) as session:
+        service.record_part(session, upload.id, part_number, size=result.size, etag=result.md5_hex,
+                            checksum_value=result.checksum_b64, locator=info.locator, extra=dict(info.extra))
+        part = repository.get_part(session, upload.id, part_number)
+        assert part is not None
+    return part, result
+
+
+def copy_part(bucket: Bucket, upload: MultipartUpload, part_number: int, src: Object, start: int, end: int
+              ) -> tuple[UploadPart, PutResult]:
+    """UploadPartCopy: a byte range of an existing object becomes a part."""
+    stream = open_object(src, start, end)
+    try:
+        return upload_part(bucket, upload, part_number, stream, expected_size=end - start + 1)
+    finally:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()
+
+
+def complete_upload(bucket: Bucket, upload: MultipartUpload, requested: Sequence[RequestedPart],
+                    checksum: Callable[[list[UploadPart]], tuple[str | None, str | None]] | None = None,
+                    if_match: str | None = None, if_none_match: str | None = None) -> Object:
+    """Join the named parts into the object; the upload's records go in the same transaction."""
+    with transaction() as session:
+        parts = service.plan_complete(session, upload, requested)
+    total = sum(p.size for p in parts)
+    _check_space_before(bucket, total, utcnow())
+    tier = tiers.get(upload.tier_id)
+    drv = driver_for(tier)
+    locator = service.new_locator(bucket.name, upload.key)
+    infos = [PartInfo(p.part_number, p.locator, p.size, dict(p.extra or {})) for p in parts]
+    size = drv.complete_multipart(upload.locator, locator, infos, storage_class=upload.storage_class)
+    alg, value = checksum(parts) if checksum is not None else (None, None)
+    spec = NewObject(tier=tier, storage_class=upload.storage_class, content_type=upload.content_type,
+                     user_metadata=dict(upload.user_metadata or {}), headers=dict(upload.headers or {}))
+    try:
+        etag = service.multipart_etag([p.etag for p in parts])
+        obj = _record(bucket, upload.key, spec, locator, size=size, etag=etag,
+                      checksum_value=value, checksum_algorithm=alg, parts_count=len(parts),
+                      if_match=if_match, if_none_match=if_none_match, end_upload=upload.upload_id)
+    except BaseException:
+        drv.delete(locator)
+        raise
+    _abort_parts(upload.tier_id, upload.locator)
+    return obj
+
+
+def abort_upload(bucket: Bucket, key: str, upload_id: str) -> None:
+    with transaction(write=True) as session:
+        upload = service.get_upload(session, bucket, key, upload_id, for_update=True)
+        service.end_upload(session, upload.upload_id)
+    _abort_parts(upload.tier_id, upload.locator)
+
+
+def _abort_parts(tier_id: int, upload_locator: str) -> None:
+    try:
+        driver(tier_id).abort_multipart(upload_locator)
+    except Exception:
+        log.warning("could not remove parts of %s on tier %s", upload_locator, tier_id, exc_info=True)
+
+
+def delete_bucket(bucket: Bucket) -> None:
+    with transaction(write=True) as session:
+        row = repository.get_bucket(session, bucket.id)
+        if row is None:
+            return
+        uploads = service.delete_bucket(session, row)
+    for tier_id, upload_locator in uploads:
+        _abort_parts(tier_id, upload_locator)
+
+
+# last access -----------------------------------------------------------------------------------------
+
+
+class AccessLog:
+    """Last-access times noted in memory and written in batches: a GET never waits for a DB write."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pending: dict[int, datetime] = {}
+
+    def note(self, object_id: int) -> None:
+        now = utcnow().replace(microsecond=0)
+        with self._lock:
+            self._pending[object_id] = now
+
+    def flush(self) -> int:
+        with self._lock:
+            pending, self._pending = self._pending, {}
+        if not pending:
+            return 0
+        with transaction(write=True) as session:
+            repository.touch_objects(session, pending)
+        return len(pending)
+
+
+access_log = AccessLog()
