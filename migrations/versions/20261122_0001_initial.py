@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises:
-Create Date: 2026-11-22 02:37:33.345194
+Create Date: 2026-11-22 02:37:44.525647
 """
 
 from __future__ import annotations
@@ -122,6 +122,32 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f("ix_buckets_tier_id"), ["tier_id"], unique=False)
 
     op.create_table(
+        "notifications",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("user_id", sa.Integer(), nullable=False),
+        sa.Column("kind", sa.String(length=64), nullable=False),
+        sa.Column("title", sa.String(length=300), nullable=False),
+        sa.Column("body", sa.Text(), nullable=False),
+        sa.Column("link", sa.String(length=500), nullable=True),
+        sa.Column("payload", sa.JSON(), nullable=False),
+        sa.Column("created_at", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("read_at", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("webhook_url", sa.String(length=2048), nullable=True),
+        sa.Column("webhook_state", sa.String(length=16), nullable=False),
+        sa.Column("webhook_attempts", sa.Integer(), nullable=False),
+        sa.Column("webhook_next_at", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("webhook_last_error", sa.Text(), nullable=True),
+        sa.Column("webhook_delivered_at", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=True),
+        sa.ForeignKeyConstraint(
+            ["user_id"], ["users.id"], name=op.f("fk_notifications_user_id_users"), ondelete="CASCADE"
+        ),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_notifications")),
+    )
+    with op.batch_alter_table("notifications", schema=None) as batch_op:
+        batch_op.create_index("ix_notifications_user_id_created_at", ["user_id", "created_at"], unique=False)
+        batch_op.create_index("ix_notifications_webhook_next_at", ["webhook_next_at"], unique=False)
+
+    op.create_table(
         "reservations",
         sa.Column("id", sa.String(length=40), nullable=False),
         sa.Column("owner_id", sa.Integer(), nullable=False),
@@ -148,6 +174,45 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f("ix_reservations_owner_id"), ["owner_id"], unique=False)
         batch_op.create_index(batch_op.f("ix_reservations_state"), ["state"], unique=False)
 
+    op.create_table(
+        "restore_batches",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("owner_id", sa.Integer(), nullable=False),
+        sa.Column("name", sa.String(length=200), nullable=False),
+        sa.Column("speed", sa.String(length=16), nullable=False),
+        sa.Column("days", sa.Integer(), nullable=False),
+        sa.Column("state", sa.String(length=16), nullable=False),
+        sa.Column("source", sa.JSON(), nullable=False),
+        sa.Column("object_count", sa.BigInteger(), nullable=False),
+        sa.Column("total_bytes", sa.BigInteger(), nullable=False),
+        sa.Column("cost_estimate", sa.Numeric(precision=18, scale=6), nullable=True),
+        sa.Column("created_at", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("submitted_at", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("estimated_ready_at", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("ready_at", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("expires_at", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("error", sa.Text(), nullable=True),
+        sa.Column("updated_at", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["owner_id"], ["users.id"], name=op.f("fk_restore_batches_owner_id_users"), ondelete="CASCADE"
+        ),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_restore_batches")),
+    )
+    with op.batch_alter_table("restore_batches", schema=None) as batch_op:
+        batch_op.create_index("ix_restore_batches_owner_id_created_at", ["owner_id", "created_at"], unique=False)
+        batch_op.create_index("ix_restore_batches_state_created_at", ["state", "created_at"], unique=False)
+        batch_op.create_index(batch_op.f("ix_restore_batches_updated_at"), ["updated_at"], unique=False)
+
+    op.create_table(
+        "restore_schedules",
+        sa.Column("tier_id", sa.Integer(), nullable=False),
+        sa.Column("speeds", sa.JSON(), nullable=False),
+        sa.Column("updated_at", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["tier_id"], ["tiers.id"], name=op.f("fk_restore_schedules_tier_id_tiers"), ondelete="CASCADE"
+        ),
+        sa.PrimaryKeyConstraint("tier_id", name=op.f("pk_restore_schedules")),
+    )
     op.create_table(
         "multipart_uploads",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -225,6 +290,79 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("reservation_id", "second", name=op.f("pk_reservation_samples")),
     )
     op.create_table(
+        "restore_batch_tiers",
+        sa.Column("batch_id", sa.Integer(), nullable=False),
+        sa.Column("tier_id", sa.Integer(), nullable=False),
+        sa.Column("objects", sa.BigInteger(), nullable=False),
+        sa.Column("bytes", sa.BigInteger(), nullable=False),
+        sa.Column("pending", sa.BigInteger(), nullable=False),
+        sa.Column("ongoing", sa.BigInteger(), nullable=False),
+        sa.Column("ready", sa.BigInteger(), nullable=False),
+        sa.Column("ready_bytes", sa.BigInteger(), nullable=False),
+        sa.Column("failed", sa.BigInteger(), nullable=False),
+        sa.Column("expired", sa.BigInteger(), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["batch_id"],
+            ["restore_batches.id"],
+            name=op.f("fk_restore_batch_tiers_batch_id_restore_batches"),
+            ondelete="CASCADE",
+        ),
+        sa.ForeignKeyConstraint(
+            ["tier_id"], ["tiers.id"], name=op.f("fk_restore_batch_tiers_tier_id_tiers"), ondelete="CASCADE"
+        ),
+        sa.PrimaryKeyConstraint("batch_id", "tier_id", name=op.f("pk_restore_batch_tiers")),
+    )
+    op.create_table(
+        "restore_items",
+        sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), nullable=False),
+        sa.Column("batch_id", sa.Integer(), nullable=True),
+        sa.Column("owner_id", sa.Integer(), nullable=False),
+        sa.Column("object_id", sa.Integer(), nullable=True),
+        sa.Column("bucket", sa.String(length=63), nullable=False),
+        sa.Column(
+            "key",
+            sa.String(length=1024).with_variant(sa.String(length=1024, collation="C"), "postgresql"),
+            nullable=False,
+        ),
+        sa.Column("size", sa.BigInteger(), nullable=False),
+        sa.Column("tier_id", sa.Integer(), nullable=False),
+        sa.Column("locator", sa.String(length=2048), nullable=False),
+        sa.Column("speed", sa.String(length=16), nullable=False),
+        sa.Column("days", sa.Integer(), nullable=False),
+        sa.Column("state", sa.String(length=16), nullable=False),
+        sa.Column("requested_at", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("next_poll_at", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("claim_token", sa.String(length=32), nullable=True),
+        sa.Column("poll_count", sa.Integer(), nullable=False),
+        sa.Column("attempts", sa.Integer(), nullable=False),
+        sa.Column("last_error", sa.Text(), nullable=True),
+        sa.Column("expected_ready_at", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("ready_at", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("expires_at", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=True),
+        sa.ForeignKeyConstraint(
+            ["batch_id"],
+            ["restore_batches.id"],
+            name=op.f("fk_restore_items_batch_id_restore_batches"),
+            ondelete="CASCADE",
+        ),
+        sa.ForeignKeyConstraint(
+            ["object_id"], ["objects.id"], name=op.f("fk_restore_items_object_id_objects"), ondelete="SET NULL"
+        ),
+        sa.ForeignKeyConstraint(
+            ["owner_id"], ["users.id"], name=op.f("fk_restore_items_owner_id_users"), ondelete="CASCADE"
+        ),
+        sa.ForeignKeyConstraint(
+            ["tier_id"], ["tiers.id"], name=op.f("fk_restore_items_tier_id_tiers"), ondelete="CASCADE"
+        ),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_restore_items")),
+    )
+    with op.batch_alter_table("restore_items", schema=None) as batch_op:
+        batch_op.create_index("ix_restore_items_batch_id_state", ["batch_id", "state"], unique=False)
+        batch_op.create_index("ix_restore_items_next_poll_at", ["next_poll_at"], unique=False)
+        batch_op.create_index("ix_restore_items_object_id", ["object_id"], unique=False)
+        batch_op.create_index("ix_restore_items_state_expires_at", ["state", "expires_at"], unique=False)
+
+    op.create_table(
         "upload_parts",
         sa.Column("id", sa.Integer(), nullable=False),
         sa.Column("upload_id", sa.Integer(), nullable=False),
@@ -250,6 +388,14 @@ def upgrade() -> None:
 def downgrade() -> None:
     # ### commands auto generated by Alembic - please adjust! ###
     op.drop_table("upload_parts")
+    with op.batch_alter_table("restore_items", schema=None) as batch_op:
+        batch_op.drop_index("ix_restore_items_state_expires_at")
+        batch_op.drop_index("ix_restore_items_object_id")
+        batch_op.drop_index("ix_restore_items_next_poll_at")
+        batch_op.drop_index("ix_restore_items_batch_id_state")
+
+    op.drop_table("restore_items")
+    op.drop_table("restore_batch_tiers")
     op.drop_table("reservation_samples")
     with op.batch_alter_table("objects", schema=None) as batch_op:
         batch_op.drop_index("ix_objects_tier_id")
@@ -259,12 +405,24 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f("ix_multipart_uploads_bucket_id"))
 
     op.drop_table("multipart_uploads")
+    op.drop_table("restore_schedules")
+    with op.batch_alter_table("restore_batches", schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f("ix_restore_batches_updated_at"))
+        batch_op.drop_index("ix_restore_batches_state_created_at")
+        batch_op.drop_index("ix_restore_batches_owner_id_created_at")
+
+    op.drop_table("restore_batches")
     with op.batch_alter_table("reservations", schema=None) as batch_op:
         batch_op.drop_index(batch_op.f("ix_reservations_state"))
         batch_op.drop_index(batch_op.f("ix_reservations_owner_id"))
         batch_op.drop_index("ix_reservations_direction_start_end")
 
     op.drop_table("reservations")
+    with op.batch_alter_table("notifications", schema=None) as batch_op:
+        batch_op.drop_index("ix_notifications_webhook_next_at")
+        batch_op.drop_index("ix_notifications_user_id_created_at")
+
+    op.drop_table("notifications")
     with op.batch_alter_table("buckets", schema=None) as batch_op:
         batch_op.drop_index(batch_op.f("ix_buckets_tier_id"))
         batch_op.drop_index(batch_op.f("ix_buckets_owner_id"))

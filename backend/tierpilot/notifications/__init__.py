@@ -1,0 +1,1 @@
+"""In-app notifications and their optional webhook delivery."""

@@ -1,0 +1,1 @@
+"""Restore batches of archived objects: submit, poll on a schedule, notify, expire."""
