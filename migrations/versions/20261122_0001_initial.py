@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises:
-Create Date: 2026-11-22 02:37:44.525647
+Create Date: 2026-11-22 02:38:00.001787
 """
 
 from __future__ import annotations
@@ -146,6 +146,35 @@ def upgrade() -> None:
     with op.batch_alter_table("notifications", schema=None) as batch_op:
         batch_op.create_index("ix_notifications_user_id_created_at", ["user_id", "created_at"], unique=False)
         batch_op.create_index("ix_notifications_webhook_next_at", ["webhook_next_at"], unique=False)
+
+    op.create_table(
+        "price_catalogs",
+        sa.Column("id", sa.String(length=80), nullable=False),
+        sa.Column("body", sa.JSON(), nullable=False),
+        sa.Column("created_by", sa.Integer(), nullable=True),
+        sa.Column("created_at", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["created_by"], ["users.id"], name=op.f("fk_price_catalogs_created_by_users"), ondelete="SET NULL"
+        ),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_price_catalogs")),
+    )
+    op.create_table(
+        "pricing_scenarios",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("owner_id", sa.Integer(), nullable=False),
+        sa.Column("name", sa.String(length=120), nullable=False),
+        sa.Column("body", sa.JSON(), nullable=False),
+        sa.Column("share_token", sa.String(length=64), nullable=True),
+        sa.Column("created_at", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("updated_at", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["owner_id"], ["users.id"], name=op.f("fk_pricing_scenarios_owner_id_users"), ondelete="CASCADE"
+        ),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_pricing_scenarios")),
+        sa.UniqueConstraint("share_token", name=op.f("uq_pricing_scenarios_share_token")),
+    )
+    with op.batch_alter_table("pricing_scenarios", schema=None) as batch_op:
+        batch_op.create_index(batch_op.f("ix_pricing_scenarios_owner_id"), ["owner_id"], unique=False)
 
     op.create_table(
         "reservations",
@@ -418,6 +447,11 @@ def downgrade() -> None:
         batch_op.drop_index("ix_reservations_direction_start_end")
 
     op.drop_table("reservations")
+    with op.batch_alter_table("pricing_scenarios", schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f("ix_pricing_scenarios_owner_id"))
+
+    op.drop_table("pricing_scenarios")
+    op.drop_table("price_catalogs")
     with op.batch_alter_table("notifications", schema=None) as batch_op:
         batch_op.drop_index("ix_notifications_webhook_next_at")
         batch_op.drop_index("ix_notifications_user_id_created_at")

@@ -14,8 +14,8 @@ import math
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from functools import partial
 from decimal import Decimal
+from functools import partial
 from typing import Any
 
 from pydantic import ValidationError
