@@ -112,7 +112,11 @@ def map_locator(locator: str) -> BlobPath:
 
 
 def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    """Persist a directory's entries; a directory pruned meanwhile (it was empty) needs nothing."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return
     try:
         os.fsync(fd)
     finally:

@@ -1,0 +1,336 @@
+"""The posix driver: crash safety, key mapping, ranges, checksums, multipart, deletes, copies."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import zlib
+from pathlib import Path
+
+import google_crc32c
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.tiers.crash_writer import expected
+from tierpilot.tiers.base import BlobNotFound, PartInfo, TierError
+from tierpilot.tiers.checksums import checksum_b64
+from tierpilot.tiers.posix import CHUNK, PosixDriver, map_locator
+
+ROOT = Path(__file__).resolve().parents[2]
+MiB = 1 << 20
+
+
+@pytest.fixture
+def driver(tmp_path: Path) -> PosixDriver:
+    return PosixDriver(tmp_path / "tier", name="hot")
+
+
+def _read(driver: PosixDriver, locator: str, start: int = 0, end: int | None = None) -> bytes:
+    return b"".join(driver.open(locator, start, end))
+
+
+# crash safety ---------------------------------------------------------------------------------------------
+
+def _writer(root: Path, mode: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "tests.tiers.crash_writer", str(root), mode], cwd=ROOT,
+                            stdout=subprocess.PIPE, text=True)
+
+
+def test_killed_writer_leaves_acknowledged_blobs_intact_and_no_partial_blob(tmp_path: Path) -> None:
+    root = tmp_path / "tier"
+    proc = _writer(root, "put")
+    assert proc.stdout is not None
+    acked: list[int] = []
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline().split()
+        if line[0] == "ack":
+            acked.append(int(line[1]))
+        elif len(acked) >= 3:  # "start n": blob n is being written now
+            time.sleep(0.05)
+            break
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    assert len(acked) >= 3
+
+    driver = PosixDriver(root)
+    partial = len(acked)
+    leftovers = list((root / "tmp").iterdir())
+    assert len(leftovers) == 1 and 0 < leftovers[0].stat().st_size < len(expected(partial))  # killed mid-write
+    for i in acked:
+        assert _read(driver, f"bucket/dir/key{i}~w{i}") == expected(i)
+    with pytest.raises(BlobNotFound):
+        driver.open(f"bucket/dir/key{partial}~w{partial}")
+    assert sorted(b.locator for b in driver.list()) == sorted(f"bucket/dir/key{i}~w{i}" for i in acked)
+    assert driver.sweep_tmp(max_age_s=0) == 1 and not list((root / "tmp").iterdir())
+
+
+def test_killed_multipart_join_never_shows_a_partial_blob(tmp_path: Path) -> None:
+    root = tmp_path / "tier"
+    proc = _writer(root, "join")
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "parts"
+    acked = 0
+    while acked < 3:
+        acked += proc.stdout.readline().startswith("ack")
+    time.sleep(0.013)  # somewhere inside a later join
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+
+    driver = PosixDriver(root)
+    blobs = list(driver.list("bucket/mp~"))
+    assert len(blobs) >= acked
+    want = hashlib.md5(b"".join(bytes([n]) * (8 << 20) for n in (1, 2, 3))).hexdigest()
+    for blob in blobs:  # every visible blob is whole
+        assert blob.size == 24 << 20
+        digest = hashlib.md5()
+        for chunk in driver.open(blob.locator):
+            digest.update(chunk)
+        assert digest.hexdigest() == want
+
+
+# key mapping ----------------------------------------------------------------------------------------------
+
+_TRICKY = st.sampled_from(["/", "//", ".", "..", "../", "%", "%2F", "#", "\x00", "\n", "\\", "a", "a/b", "~", " ",
+                           "é", "日本", "\U0001f600", "d_", "f_", "l_", "x" * 120, "é" * 90])
+KEYS = st.one_of(
+    st.text(max_size=300),
+    st.lists(_TRICKY, max_size=40).map("".join),
+    st.lists(st.sampled_from(["a", "ab", "..", "", "é" * 200]), min_size=1, max_size=400).map("/".join),
+).filter(lambda k: len(k.encode("utf-8")) <= 1024)
+
+
+def _locator(key: str) -> str:
+    return f"bucket/{key}~0123abcd"
+
+
+@given(key=KEYS)
+@settings(max_examples=400, deadline=None)
+def test_mapped_paths_stay_under_root_and_are_valid_names(key: str) -> None:
+    bp = map_locator(_locator(key))
+    parts = [*bp.dirs, bp.name]
+    for part in parts:
+        assert part not in ("", ".", "..") and "/" not in part and "\x00" not in part
+        assert len(part.encode("utf-8")) <= 255 - 0  # NAME_MAX
+    root = "/srv/tier/blobs"
+    joined = os.path.normpath(os.path.join(root, *parts))
+    assert joined.startswith(root + "/")
+    assert len(joined.encode("utf-8")) < 4096
+    assert all(d.startswith("d_") for d in bp.dirs) and bp.name.startswith("f_")
+
+
+@given(keys=st.lists(KEYS, min_size=2, max_size=12, unique=True))
+@settings(max_examples=200, deadline=None)
+def test_distinct_keys_never_share_a_file_or_a_file_and_directory(keys: list[str]) -> None:
+    files = {}
+    dirs = set()
+    for key in keys:
+        bp = map_locator(_locator(key))
+        files[bp.dirs + (bp.name,)] = key
+        for i in range(1, len(bp.dirs) + 1):
+            dirs.add(bp.dirs[:i])
+    assert len(files) == len(keys)
+    assert not set(files) & dirs
+
+
+@given(keys=st.lists(KEYS, min_size=1, max_size=8, unique=True))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_any_utf8_key_round_trips_through_put_list_open_delete(driver: PosixDriver, keys: list[str]) -> None:
+    for key in keys:
+        driver.put(_locator(key), iter([key.encode("utf-8"), b"!"]))
+    assert sorted(b.locator for b in driver.list()) == sorted(_locator(k) for k in keys)
+    assert sorted(b.locator for b in driver.list("bucket/")) == sorted(_locator(k) for k in keys)
+    for key in keys:
+        assert _read(driver, _locator(key)) == key.encode("utf-8") + b"!"
+        assert driver.head(_locator(key)).size == len(key.encode("utf-8")) + 1
+    for key in keys:
+        driver.delete(_locator(key))
+    assert list(driver.list()) == []
+    assert list(driver.blobs.iterdir()) == []  # empty directories pruned
+
+
+def test_key_and_directory_of_the_same_name_coexist(driver: PosixDriver) -> None:
+    for locator in ("b/a", "b/a/b", "b/a/b/c", "b/a/", "b//a", "b/../a"):
+        driver.put(locator, iter([locator.encode()]))
+    for locator in ("b/a", "b/a/b", "b/a/b/c", "b/a/", "b//a", "b/../a"):
+        assert _read(driver, locator) == locator.encode()
+    assert sorted(b.locator for b in driver.list("b/a")) == ["b/a", "b/a/", "b/a/b", "b/a/b/c"]
+    assert not (driver.root.parent / "a").exists()
+
+
+def test_prefix_listing_finds_hashed_and_very_long_locators(driver: PosixDriver) -> None:
+    long_segment = "s" * 600
+    deep = "/".join(["日本語"] * 300)  # longer than the path limit once encoded: the flat area
+    for locator in (f"b/{long_segment}/x", f"b/{deep}", "b/plain", "c/other"):
+        driver.put(locator, iter([b"1"]))
+    assert sorted(b.locator for b in driver.list("b/")) == sorted([f"b/{long_segment}/x", f"b/{deep}", "b/plain"])
+    assert [b.locator for b in driver.list(f"b/{long_segment}/")] == [f"b/{long_segment}/x"]
+    assert [b.locator for b in driver.list("b/日本語/")] == [f"b/{deep}"]
+
+
+def test_bad_locators_are_refused(driver: PosixDriver) -> None:
+    with pytest.raises(ValueError):
+        driver.put("", iter([b"x"]))
+    with pytest.raises(ValueError):
+        driver.put("bucket/\ud800", iter([b"x"]))
+
+
+# reads ----------------------------------------------------------------------------------------------------
+
+def test_ranges_are_inclusive_clamped_and_read_in_bounded_chunks(driver: PosixDriver) -> None:
+    data = os.urandom(3 * MiB + 12345)
+    driver.put("b/r", iter([data[i:i + 100_000] for i in range(0, len(data), 100_000)]))
+    cases = [(0, None), (0, 0), (len(data) - 1, None), (MiB - 1, MiB + 1), (5, 2 * MiB + 7), (100, 10**12)]
+    for start, end in cases:
+        chunks = list(driver.open("b/r", start, end))
+        assert all(len(c) <= CHUNK for c in chunks)
+        stop = len(data) if end is None else min(end + 1, len(data))
+        assert b"".join(chunks) == data[start:stop]
+    assert _read(driver, "b/r", len(data), None) == b""
+    driver.put("b/empty", iter([]))
+    assert _read(driver, "b/empty") == b"" and driver.head("b/empty").size == 0
+    with pytest.raises(BlobNotFound):
+        driver.open("b/missing")
+    with pytest.raises(BlobNotFound):
+        driver.head("b/missing")
+
+
+def test_open_checks_before_the_first_chunk_and_close_releases_the_file(driver: PosixDriver) -> None:
+    driver.put("b/x", iter([b"a" * (3 * MiB)]))
+    fds = len(os.listdir("/proc/self/fd"))
+    stream = driver.open("b/x")
+    assert len(os.listdir("/proc/self/fd")) == fds + 1
+    next(stream)
+    stream.close()  # type: ignore[attr-defined]
+    assert len(os.listdir("/proc/self/fd")) == fds
+
+
+def test_put_returns_size_md5_and_each_s3_checksum(driver: PosixDriver) -> None:
+    body = b"123456789"
+    # standard check values of the CRC catalogue
+    assert base64.b64decode(checksum_b64("CRC32", body)) == (0xCBF43926).to_bytes(4, "big")
+    assert base64.b64decode(checksum_b64("CRC32C", body)) == (0xE3069283).to_bytes(4, "big")
+    data = os.urandom(5 * MiB + 3)
+    chunks = [data[i:i + 65536] for i in range(0, len(data), 65536)]
+    want = {
+        "CRC32": zlib.crc32(data).to_bytes(4, "big"),
+        "CRC32C": google_crc32c.value(data).to_bytes(4, "big"),
+        "SHA1": hashlib.sha1(data).digest(),
+        "SHA256": hashlib.sha256(data).digest(),
+    }
+    for algorithm, digest in want.items():
+        result = driver.put(f"b/{algorithm}", iter(chunks), algorithm)  # type: ignore[arg-type]
+        assert result.size == len(data) and result.md5_hex == hashlib.md5(data).hexdigest()
+        assert result.checksum_algorithm == algorithm
+        assert result.checksum_b64 == base64.b64encode(digest).decode()
+    assert driver.put("b/none", iter(chunks)).checksum_b64 is None
+
+
+def test_a_failing_body_stores_nothing(driver: PosixDriver) -> None:
+    def body():  # type: ignore[no-untyped-def]
+        yield b"x" * MiB
+        raise ConnectionError("client went away")
+
+    with pytest.raises(ConnectionError):
+        driver.put("b/broken", body())
+    assert list(driver.list()) == [] and list(driver.tmp.iterdir()) == []
+
+
+# multipart ------------------------------------------------------------------------------------------------
+
+def test_parallel_out_of_order_parts_join_in_order(driver: PosixDriver) -> None:
+    parts: dict[int, PartInfo] = {}
+    payloads = {n: os.urandom(MiB + n) for n in range(1, 9)}
+
+    def upload(n: int) -> None:
+        info, result = driver.put_part("up-1", n, iter([payloads[n]]), "CRC32")
+        assert result.md5_hex == hashlib.md5(payloads[n]).hexdigest()
+        parts[n] = info
+
+    threads = [threading.Thread(target=upload, args=(n,)) for n in reversed(range(1, 9))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    # a part uploaded again gets its own locator; the caller picks the one that counts
+    redo, _ = driver.put_part("up-1", 3, iter([b"new part three"]))
+    assert redo.locator != parts[3].locator
+    parts[3] = redo
+    payloads[3] = b"new part three"
+
+    ordered = [parts[n] for n in range(1, 9)]
+    size = driver.complete_multipart("up-1", "b/joined~1", ordered)
+    whole = b"".join(payloads[n] for n in range(1, 9))
+    assert size == len(whole) and _read(driver, "b/joined~1") == whole
+    assert _read(driver, "b/joined~1", MiB - 2, MiB + 5) == whole[MiB - 2:MiB + 6]
+    assert [u for u, _ in driver.list_uploads()] == ["up-1"]  # parts stay until abort
+    driver.abort_multipart("up-1")
+    driver.abort_multipart("up-1")
+    assert list(driver.list_uploads()) == [] and list(driver.parts.iterdir()) == []
+    assert _read(driver, "b/joined~1") == whole
+
+
+def test_complete_with_a_missing_or_wrong_part_creates_nothing(driver: PosixDriver) -> None:
+    one, _ = driver.put_part("up-2", 1, iter([b"a" * 10]))
+    with pytest.raises(BlobNotFound):
+        driver.complete_multipart("up-2", "b/x", [one, PartInfo(2, "00002." + "0" * 32, 10)])
+    with pytest.raises(TierError):
+        driver.complete_multipart("up-2", "b/x", [PartInfo(1, one.locator, 11)])
+    with pytest.raises(TierError):
+        driver.complete_multipart("up-2", "b/x", [PartInfo(1, "../../blobs/f_x", 10)])
+    assert list(driver.list()) == [] and list(driver.tmp.iterdir()) == []
+    with pytest.raises(ValueError):
+        driver.put_part("up-2", 10001, iter([b""]))
+
+
+# deletes and copies ---------------------------------------------------------------------------------------
+
+def test_delete_is_idempotent_and_prunes_only_empty_directories(driver: PosixDriver) -> None:
+    driver.put("b/d1/d2/x", iter([b"x"]))
+    driver.put("b/d1/y", iter([b"y"]))
+    driver.delete("b/d1/d2/x")
+    driver.delete("b/d1/d2/x")
+    driver.delete("b/never/was")
+    assert [b.locator for b in driver.list()] == ["b/d1/y"]
+    assert not driver.blob_path("b/d1/d2/x").parent.exists() and driver.blob_path("b/d1/y").exists()
+
+
+def test_concurrent_writes_and_deletes_in_shared_directories_never_fail(driver: PosixDriver) -> None:
+    errors: list[BaseException] = []
+
+    def churn(worker: int) -> None:
+        try:
+            for i in range(150):
+                locator = f"b/shared/sub/k{worker}-{i}"
+                driver.put(locator, iter([b"v"]))
+                if i % 2 == 0:
+                    driver.delete(locator)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=churn, args=(w,)) for w in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert len(list(driver.list())) == 6 * 75
+
+
+def test_copy_between_posix_tiers_links_and_keeps_the_source(driver: PosixDriver, tmp_path: Path) -> None:
+    other = PosixDriver(tmp_path / "other")
+    driver.put("b/src", iter([b"payload"]))
+    result = other.copy_from(driver, "b/src", "b/dst~2")
+    assert result.size == 7 and result.md5_hex == ""  # hard link: bytes not read
+    assert os.stat(other.blob_path("b/dst~2")).st_ino == os.stat(driver.blob_path("b/src")).st_ino
+    driver.delete("b/src")
+    assert _read(other, "b/dst~2") == b"payload"
+    with pytest.raises(BlobNotFound):
+        other.copy_from(driver, "b/src", "b/dst~3")
