@@ -3,12 +3,14 @@
 from tierpilot.auth.models import AccessKey, ApiToken, User
 from tierpilot.catalog.models import Bucket, MultipartUpload, Object, UploadPart
 from tierpilot.kit.db import Base
+from tierpilot.lifecycle.models import LifecycleConfiguration, LifecycleMeter, LifecycleMove
 from tierpilot.notifications.models import Notification
 from tierpilot.pricing.models import PriceCatalog, Scenario
 from tierpilot.reservations.models import CapacityPool, Reservation, ReservationSample
 from tierpilot.restores.models import RestoreBatch, RestoreBatchTier, RestoreItem, RestoreSchedule
 from tierpilot.tiers.models import Tier
 
-__all__ = ["AccessKey", "ApiToken", "Base", "Bucket", "CapacityPool", "MultipartUpload", "Notification", "Object",
+__all__ = ["AccessKey", "ApiToken", "Base", "Bucket", "CapacityPool", "LifecycleConfiguration", "LifecycleMeter",
+           "LifecycleMove", "MultipartUpload", "Notification", "Object",
            "PriceCatalog", "Reservation", "ReservationSample", "RestoreBatch", "RestoreBatchTier", "RestoreItem",
            "RestoreSchedule", "Scenario", "Tier", "UploadPart", "User"]

@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises:
-Create Date: 2026-11-22 02:38:00.001787
+Create Date: 2026-11-22 02:39:48.866160
 """
 
 from __future__ import annotations
@@ -35,6 +35,20 @@ def upgrade() -> None:
         sa.Column("updated_at", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_capacity_pools")),
         sa.UniqueConstraint("name", name=op.f("uq_capacity_pools_name")),
+    )
+    op.create_table(
+        "lifecycle_meter",
+        sa.Column("day", sa.String(length=10), nullable=False),
+        sa.Column("action", sa.String(length=16), nullable=False),
+        sa.Column("src_tier_id", sa.Integer(), nullable=False),
+        sa.Column("dst_tier_id", sa.Integer(), nullable=False),
+        sa.Column("objects", sa.BigInteger(), nullable=False),
+        sa.Column("bytes", sa.BigInteger(), nullable=False),
+        sa.Column("transition_requests", sa.BigInteger(), nullable=False),
+        sa.Column("early_deletion_nanousd", sa.BigInteger(), nullable=False),
+        sa.Column("early_deletions", sa.BigInteger(), nullable=False),
+        sa.Column("failures", sa.BigInteger(), nullable=False),
+        sa.PrimaryKeyConstraint("day", "action", "src_tier_id", "dst_tier_id", name=op.f("pk_lifecycle_meter")),
     )
     op.create_table(
         "tiers",
@@ -243,6 +257,67 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("tier_id", name=op.f("pk_restore_schedules")),
     )
     op.create_table(
+        "lifecycle_configurations",
+        sa.Column("bucket_id", sa.Integer(), nullable=False),
+        sa.Column("rules", sa.JSON(), nullable=False),
+        sa.Column("transition_default_minimum_object_size", sa.String(length=32), nullable=False),
+        sa.Column("updated_at", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("updated_by", sa.String(length=64), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["bucket_id"],
+            ["buckets.id"],
+            name=op.f("fk_lifecycle_configurations_bucket_id_buckets"),
+            ondelete="CASCADE",
+        ),
+        sa.PrimaryKeyConstraint("bucket_id", name=op.f("pk_lifecycle_configurations")),
+    )
+    op.create_table(
+        "lifecycle_moves",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("dedup_key", sa.String(length=64), nullable=False),
+        sa.Column("action", sa.String(length=16), nullable=False),
+        sa.Column("rule_id", sa.String(length=255), nullable=False),
+        sa.Column("bucket_id", sa.Integer(), nullable=False),
+        sa.Column(
+            "key",
+            sa.String(length=1024).with_variant(sa.String(length=1024, collation="C"), "postgresql"),
+            nullable=False,
+        ),
+        sa.Column("object_id", sa.BigInteger(), nullable=True),
+        sa.Column("upload_id", sa.String(length=64), nullable=True),
+        sa.Column("src_tier_id", sa.Integer(), nullable=False),
+        sa.Column("dst_tier_id", sa.Integer(), nullable=True),
+        sa.Column("src_class", sa.String(length=32), nullable=False),
+        sa.Column("dst_class", sa.String(length=32), nullable=True),
+        sa.Column("src_locator", sa.String(length=2048), nullable=False),
+        sa.Column("dst_locator", sa.String(length=2048), nullable=True),
+        sa.Column("size", sa.BigInteger(), nullable=False),
+        sa.Column("etag", sa.String(length=80), nullable=False),
+        sa.Column("state", sa.String(length=16), nullable=False),
+        sa.Column("attempts", sa.Integer(), nullable=False),
+        sa.Column("error", sa.Text(), nullable=True),
+        sa.Column("next_attempt_at", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("lease_owner", sa.String(length=128), nullable=True),
+        sa.Column("lease_until", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("created_at", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("started_at", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("switched_at", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("finished_at", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("copy_seconds", sa.Float(), nullable=True),
+        sa.Column("bytes_moved", sa.BigInteger(), nullable=False),
+        sa.Column("early_deletion_nanousd", sa.BigInteger(), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["bucket_id"], ["buckets.id"], name=op.f("fk_lifecycle_moves_bucket_id_buckets"), ondelete="CASCADE"
+        ),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_lifecycle_moves")),
+        sa.UniqueConstraint("dedup_key", name=op.f("uq_lifecycle_moves_dedup_key")),
+    )
+    with op.batch_alter_table("lifecycle_moves", schema=None) as batch_op:
+        batch_op.create_index("ix_lifecycle_moves_bucket_id_created_at", ["bucket_id", "created_at"], unique=False)
+        batch_op.create_index(batch_op.f("ix_lifecycle_moves_object_id"), ["object_id"], unique=False)
+        batch_op.create_index("ix_lifecycle_moves_state_next_attempt_at", ["state", "next_attempt_at"], unique=False)
+
+    op.create_table(
         "multipart_uploads",
         sa.Column("id", sa.Integer(), nullable=False),
         sa.Column("upload_id", sa.String(length=64), nullable=False),
@@ -303,6 +378,7 @@ def upgrade() -> None:
         sa.UniqueConstraint("bucket_id", "key", name="uq_objects_bucket_key"),
     )
     with op.batch_alter_table("objects", schema=None) as batch_op:
+        batch_op.create_index("ix_objects_bucket_tier_created", ["bucket_id", "tier_id", "created_at"], unique=False)
         batch_op.create_index("ix_objects_tier_id", ["tier_id"], unique=False)
 
     op.create_table(
@@ -428,12 +504,20 @@ def downgrade() -> None:
     op.drop_table("reservation_samples")
     with op.batch_alter_table("objects", schema=None) as batch_op:
         batch_op.drop_index("ix_objects_tier_id")
+        batch_op.drop_index("ix_objects_bucket_tier_created")
 
     op.drop_table("objects")
     with op.batch_alter_table("multipart_uploads", schema=None) as batch_op:
         batch_op.drop_index(batch_op.f("ix_multipart_uploads_bucket_id"))
 
     op.drop_table("multipart_uploads")
+    with op.batch_alter_table("lifecycle_moves", schema=None) as batch_op:
+        batch_op.drop_index("ix_lifecycle_moves_state_next_attempt_at")
+        batch_op.drop_index(batch_op.f("ix_lifecycle_moves_object_id"))
+        batch_op.drop_index("ix_lifecycle_moves_bucket_id_created_at")
+
+    op.drop_table("lifecycle_moves")
+    op.drop_table("lifecycle_configurations")
     op.drop_table("restore_schedules")
     with op.batch_alter_table("restore_batches", schema=None) as batch_op:
         batch_op.drop_index(batch_op.f("ix_restore_batches_updated_at"))
@@ -472,5 +556,6 @@ def downgrade() -> None:
     op.drop_table("access_keys")
     op.drop_table("users")
     op.drop_table("tiers")
+    op.drop_table("lifecycle_meter")
     op.drop_table("capacity_pools")
     # ### end Alembic commands ###

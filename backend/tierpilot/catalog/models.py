@@ -35,6 +35,7 @@ class Object(Base):
     __table_args__ = (
         UniqueConstraint("bucket_id", "key", name="uq_objects_bucket_key"),
         Index("ix_objects_tier_id", "tier_id"),
+        Index("ix_objects_bucket_tier_created", "bucket_id", "tier_id", "created_at"),  # lifecycle due scans
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
