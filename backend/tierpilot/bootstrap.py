@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import random
 
 from sqlalchemy import select
 
@@ -46,6 +47,14 @@ def demo_tiers() -> list[Tier]:
     ]
 
 
+DEMO_BUCKETS = (
+    # bucket, tier index, storage class, key prefix, objects, bytes each
+    ("belle2-raw", 0, "STANDARD", "run-2026-11/detector-", 12, 768 * 1024),
+    ("belle2-processed", 1, "STANDARD_IA", "skim/v3/mdst-", 8, 512 * 1024),
+    ("telescope-archive", 2, "GLACIER", "survey-2019/field-", 10, 256 * 1024),
+)
+
+
 def seed_demo() -> bool:
     """On an empty database: demo admin, three tiers, sample buckets with objects. Returns True if seeded."""
     with transaction(write=True) as session:
@@ -55,16 +64,29 @@ def seed_demo() -> bool:
         tiers = demo_tiers()
         session.add_all(tiers)
         session.flush()
-        for name, tier in (("belle2-raw", tiers[0]), ("telescope-archive", tiers[2])):
-            session.add(Bucket(name=name, owner_id=user.id, tier_id=tier.id, region=get_settings().gateway_region))
-    _seed_objects()
+        buckets = [
+            Bucket(name=name, owner_id=user.id, tier_id=tiers[tier_index].id, region=get_settings().gateway_region)
+            for name, tier_index, *_ in DEMO_BUCKETS
+        ]
+        session.add_all(buckets)
+        session.flush()
+        for b in buckets:
+            session.expunge(b)
+        for t in tiers:
+            session.expunge(t)
+    _seed_objects(buckets, tiers)
     return True
 
 
-def _seed_objects() -> None:
-    """Sample objects written through the catalog service, so tiers show real bytes."""
-    try:
-        from tierpilot.catalog.seed import seed_sample_objects
-    except ImportError:  # the catalog service arrives with the gateway
-        return
-    seed_sample_objects()
+def _seed_objects(buckets: list[Bucket], tiers: list[Tier]) -> None:
+    """Sample objects written through the data path (tier blob + catalog row), so tiers show real bytes."""
+    from tierpilot.catalog.store import NewObject, put_object
+
+    rng = random.Random(20261122)
+    for bucket, (_name, tier_index, storage_class, prefix, count, size) in zip(buckets, DEMO_BUCKETS, strict=True):
+        spec = NewObject(tier=tiers[tier_index], storage_class=storage_class, content_type="application/octet-stream",
+                         user_metadata={"experiment": bucket.name.split("-")[0]})
+        for i in range(count):
+            data = rng.randbytes(size + rng.randrange(0, size))
+            put_object(bucket, f"{prefix}{i:04d}.root", iter([data]), spec)
+    log.info("demo seeded: %d buckets", len(buckets))

@@ -8,6 +8,7 @@ import sys
 
 import typer
 
+from tierpilot.pricing.cli import plan
 from tierpilot.settings import get_settings
 
 app = typer.Typer(help="tierpilot: dashboard, S3 gateway and cost planner for tiered cold storage.",
@@ -16,6 +17,7 @@ db_app = typer.Typer(help="Database schema.", no_args_is_help=True)
 users_app = typer.Typer(help="Users and their S3 keys.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
 app.add_typer(users_app, name="users")
+app.command("plan")(plan)
 
 
 @db_app.command("upgrade")
@@ -23,7 +25,6 @@ def db_upgrade(revision: str = typer.Argument("head")) -> None:
     """Apply migrations up to REVISION (default: head)."""
     from tierpilot.kit.migrate import upgrade
 
-    get_settings().data_dir.mkdir(parents=True, exist_ok=True)
     upgrade(revision=revision)
     typer.echo(f"database at {revision}")
 

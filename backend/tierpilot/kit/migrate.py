@@ -19,4 +19,11 @@ def alembic_config(url: str | None = None) -> Config:
 
 
 def upgrade(url: str | None = None, revision: str = "head") -> None:
+    from sqlalchemy.engine import make_url
+
+    from tierpilot.settings import get_settings
+
+    target = make_url(url or get_settings().sqlalchemy_url)
+    if target.get_backend_name() == "sqlite" and target.database:
+        Path(target.database).parent.mkdir(parents=True, exist_ok=True)
     command.upgrade(alembic_config(url), revision)
