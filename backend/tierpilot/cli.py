@@ -8,6 +8,7 @@ import sys
 
 import typer
 
+from tierpilot.gateway.cli import gateway_app
 from tierpilot.pricing.cli import plan
 from tierpilot.settings import get_settings
 
@@ -17,6 +18,7 @@ db_app = typer.Typer(help="Database schema.", no_args_is_help=True)
 users_app = typer.Typer(help="Users and their S3 keys.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
 app.add_typer(users_app, name="users")
+app.add_typer(gateway_app, name="gateway")
 app.command("plan")(plan)
 
 

@@ -26,6 +26,9 @@ class Settings(BaseSettings):
     gateway_host: str = "127.0.0.1"
     gateway_port: int = 9000
     gateway_region: str = "us-east-1"
+    gateway_threads: int = Field(128, description="worker threads per gateway process for DB and tier I/O")
+    gateway_cache_s: float = Field(2.0, description="how long a gateway reuses S3 keys, buckets and tiers it read")
+    gateway_domain: str = Field("", description="base domain of virtual-hosted-style bucket URLs (bucket.domain)")
     public_gateway_url: str = Field("", description="URL clients use for the gateway; empty = http://host:port")
     default_tier: str = Field("hot-disk", description="tier of new buckets when none is asked for")
     cookie_secure: bool = Field(False, description="set the session cookie's Secure flag (behind HTTPS)")

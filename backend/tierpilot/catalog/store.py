@@ -52,6 +52,10 @@ class TierCache:
                     self._tiers, self._loaded = tiers, time.monotonic()
         return self._tiers
 
+    def fresh(self) -> bool:
+        """True when ``all()`` answers from memory (callers on an event loop then skip the thread)."""
+        return time.monotonic() - self._loaded <= self.ttl
+
     def get(self, tier_id: int) -> Tier:
         for tier in self.all():
             if tier.id == tier_id:
@@ -83,15 +87,22 @@ def discard(blobs: Sequence[Blob]) -> None:
             log.warning("could not delete replaced blob %s on tier %s", blob.locator, blob.tier_id, exc_info=True)
 
 
-def _check_space_before(bucket: Bucket, incoming: int | None, now: datetime, upload: MultipartUpload | None = None
-                        ) -> None:
+def check_space(bucket: Bucket, incoming: int | None, upload: MultipartUpload | None = None,
+                key: str | None = None, now: datetime | None = None) -> None:
+    """Refuse early (before any byte is read) a write that would exceed the bucket's space reservation;
+    the commit checks again, so concurrent writers cannot overrun it either. ``key``: the object the
+    write replaces, whose bytes are freed."""
+    now = now or utcnow()
     if incoming is None or not service.space_open(bucket.space_bytes, bucket.space_start, bucket.space_end, now):
         return
     with transaction() as session:
         if upload is not None:
             service.check_part_space(session, bucket, upload, incoming, now)
-        else:
-            service.check_space(bucket, repository.usage(session, bucket.id)[1], incoming, now)
+            return
+        if key is not None:
+            old = repository.get_object(session, bucket.id, key)
+            incoming -= old.size if old is not None else 0
+        service.check_space(bucket, repository.usage(session, bucket.id)[1], incoming, now)
 
 
 @dataclass(frozen=True)
@@ -127,10 +138,11 @@ def _record(bucket: Bucket, key: str, spec: NewObject, locator: str, *, size: in
 
 
 def put_object(bucket: Bucket, key: str, chunks: Iterator[bytes], spec: NewObject, *,
-               expected_size: int | None = None, verify: Verify | None = None,
-               if_match: str | None = None, if_none_match: str | None = None) -> Object:
-    """Store a whole object from a stream; ``verify`` may reject the written bytes (nothing becomes visible)."""
-    _check_space_before(bucket, expected_size, utcnow())
+               verify: Verify | None = None, if_match: str | None = None, if_none_match: str | None = None) -> Object:
+    """Store a whole object from a stream; ``verify`` may reject the written bytes (nothing becomes visible).
+
+    Call ``check_space`` first when the size is known, before the body is read.
+    """
     locator = service.new_locator(bucket.name, key)
     drv = driver_for(spec.tier)
     result = drv.put(locator, chunks, checksum_algorithm=spec.checksum_algorithm, storage_class=spec.storage_class)
@@ -167,6 +179,7 @@ def delete_objects(bucket: Bucket, keys: Sequence[str]) -> None:
 def copy_object(src: Object, bucket: Bucket, key: str, spec: NewObject, *, if_match: str | None = None,
                 if_none_match: str | None = None) -> Object:
     """Copy an object's bytes (server side where the tiers allow) into a new version of ``key``."""
+    check_space(bucket, src.size, key=key)
     locator = service.new_locator(bucket.name, key)
     dst = driver_for(spec.tier)
     try:
@@ -189,10 +202,12 @@ def copy_object(src: Object, bucket: Bucket, key: str, spec: NewObject, *, if_ma
 # multipart -------------------------------------------------------------------------------------------
 
 
-def upload_part(bucket: Bucket, upload: MultipartUpload, part_number: int, chunks: Iterator[bytes], *,
-                expected_size: int | None = None, verify: Verify | None = None) -> tuple[UploadPart, PutResult]:
-    """Store one part straight on the upload's tier; parts of one upload are written in parallel."""
-    _check_space_before(bucket, expected_size, utcnow(), upload)
+def upload_part(upload: MultipartUpload, part_number: int, chunks: Iterator[bytes], *,
+                verify: Verify | None = None) -> tuple[UploadPart, PutResult]:
+    """Store one part straight on the upload's tier; parts of one upload are written in parallel.
+
+    Call ``check_space(bucket, size, upload)`` first when the size is known.
+    """
     drv = driver(upload.tier_id)
     alg: Any = upload.checksum_algorithm
     info, result = drv.put_part(upload.locator, part_number, chunks, checksum_algorithm=alg)
@@ -210,9 +225,10 @@ def upload_part(bucket: Bucket, upload: MultipartUpload, part_number: int, chunk
 def copy_part(bucket: Bucket, upload: MultipartUpload, part_number: int, src: Object, start: int, end: int
               ) -> tuple[UploadPart, PutResult]:
     """UploadPartCopy: a byte range of an existing object becomes a part."""
+    check_space(bucket, end - start + 1, upload)
     stream = open_object(src, start, end)
     try:
-        return upload_part(bucket, upload, part_number, stream, expected_size=end - start + 1)
+        return upload_part(upload, part_number, stream)
     finally:
         close = getattr(stream, "close", None)
         if close is not None:
@@ -225,8 +241,7 @@ def complete_upload(bucket: Bucket, upload: MultipartUpload, requested: Sequence
     """Join the named parts into the object; the upload's records go in the same transaction."""
     with transaction() as session:
         parts = service.plan_complete(session, upload, requested)
-    total = sum(p.size for p in parts)
-    _check_space_before(bucket, total, utcnow())
+    check_space(bucket, sum(p.size for p in parts), key=upload.key)
     tier = tiers.get(upload.tier_id)
     drv = driver_for(tier)
     locator = service.new_locator(bucket.name, upload.key)

@@ -1,0 +1,242 @@
+"""The gateway's ASGI application: parse, authenticate, route, answer S3 errors as XML.
+
+A raw ASGI app (no framework) keeps the per-request overhead to what S3 needs. Served by uvicorn
+(``tierpilot gateway``); each process runs one event loop plus worker threads for DB and tier I/O.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import json
+import logging
+import os
+import time
+from typing import Any
+from urllib.parse import quote, unquote, unquote_to_bytes
+
+from tierpilot.catalog import store
+from tierpilot.catalog.errors import CatalogError
+from tierpilot.gateway import (  # noqa: F401  (importing the operation modules registers their routes)
+    ops_buckets,
+    ops_multipart,
+    ops_objects,
+)
+from tierpilot.gateway.auth import authenticate
+from tierpilot.gateway.errors import S3Error
+from tierpilot.gateway.http import Request
+from tierpilot.gateway.routes import EXTENSIONS, Level, find
+from tierpilot.gateway.streams import ClientDisconnected, Receive, Send, run
+from tierpilot.kit.errors import DomainError
+from tierpilot.settings import get_settings
+from tierpilot.tiers.base import TierError
+
+log = logging.getLogger("tierpilot.gateway")
+access = logging.getLogger("tierpilot.gateway.access")
+
+MAX_HEADER_BYTES = 8192  # S3's limit for the request header section
+HEALTH_PATH = "/_tierpilot/health"
+ACCESS_FLUSH_S = 5.0
+
+
+def _request_id() -> str:
+    return os.urandom(8).hex().upper()
+
+
+def _split_query(raw: bytes) -> list[tuple[str, str]]:
+    pairs: list[tuple[str, str]] = []
+    if not raw:
+        return pairs
+    for item in raw.decode("latin-1").split("&"):
+        if not item:
+            continue
+        name, _, value = item.partition("=")
+        pairs.append((unquote(name), unquote(value)))
+    return pairs
+
+
+def _headers(raw: list[tuple[bytes, bytes]]) -> tuple[dict[str, str], int]:
+    out: dict[str, str] = {}
+    size = 0
+    for name, value in raw:
+        size += len(name) + len(value) + 4
+        n, v = name.decode("latin-1").lower(), value.decode("latin-1")
+        out[n] = f"{out[n]},{v}" if n in out else v
+    return out, size
+
+
+def _locate(path: str, host: str, domain: str) -> tuple[str, str]:
+    """(bucket, key) from a virtual-hosted ``bucket.domain`` host or a path-style ``/bucket/key`` path."""
+    hostname = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+    if domain and hostname.endswith("." + domain):
+        return hostname[: -len(domain) - 1], path[1:]
+    bucket, _, key = path[1:].partition("/")
+    return bucket, key
+
+
+class Gateway:
+    """The S3 gateway as an ASGI callable."""
+
+    def __init__(self) -> None:
+        settings = get_settings()
+        self.domain = settings.gateway_domain
+        self._extensions: list[Any] = []
+        self._flusher: asyncio.Task[None] | None = None
+
+    async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            await self._http(scope, receive, send)
+        elif scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+
+    # lifespan ------------------------------------------------------------------------------------------
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    await self.startup()
+                except Exception as exc:
+                    log.exception("gateway start-up failed")
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.shutdown()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def startup(self) -> None:
+        for name in EXTENSIONS:
+            try:
+                module = importlib.import_module(name)
+            except ModuleNotFoundError as exc:
+                if exc.name and name.startswith(exc.name):
+                    continue  # that domain has no gateway extension (yet)
+                raise
+            self._extensions.append(module)
+            hook = getattr(module, "startup", None)
+            if hook is not None:
+                await hook()
+        self._flusher = asyncio.ensure_future(self._flush_access_times())
+
+    async def shutdown(self) -> None:
+        if self._flusher is not None:
+            self._flusher.cancel()
+            with contextlib.suppress(BaseException):
+                await self._flusher
+        for module in reversed(self._extensions):
+            hook = getattr(module, "shutdown", None)
+            if hook is not None:
+                with contextlib.suppress(Exception):
+                    await hook()
+        with contextlib.suppress(Exception):
+            await run(store.access_log.flush)
+
+    async def _flush_access_times(self) -> None:
+        while True:
+            await asyncio.sleep(ACCESS_FLUSH_S)
+            try:
+                await run(store.access_log.flush)
+            except Exception:
+                log.warning("could not record last-access times", exc_info=True)
+
+    # requests ------------------------------------------------------------------------------------------
+
+    def _parse(self, scope: dict[str, Any], receive: Receive, send: Send) -> Request:
+        raw_path_b: bytes | None = scope.get("raw_path")
+        raw_path = raw_path_b.decode("latin-1") if raw_path_b else quote(scope.get("path", "/"))
+        raw_path = raw_path.partition("?")[0] or "/"
+        pairs = _split_query(scope.get("query_string", b""))
+        headers, header_bytes = _headers(scope.get("headers", []))
+        req = Request(scope=scope, receive=receive, send=send, method=scope["method"], raw_path=raw_path,
+                      bucket="", key="", query=dict(reversed(pairs)), query_pairs=pairs, headers=headers,
+                      request_id=_request_id())
+        if header_bytes > MAX_HEADER_BYTES:
+            raise S3Error("RequestHeaderSectionTooLarge", "Your request header section exceeds the maximum allowed "
+                          "size.", 400, MaxSizeAllowed=str(MAX_HEADER_BYTES))
+        try:
+            path = unquote_to_bytes(raw_path).decode("utf-8")
+        except UnicodeDecodeError:
+            raise S3Error("InvalidURI", "Couldn't parse the specified URI.", 400) from None
+        req.bucket, req.key = _locate(path, headers.get("host", ""), self.domain)
+        return req
+
+    async def _http(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        if scope.get("path") == HEALTH_PATH:
+            await _health(send)
+            return
+        req: Request | None = None
+        op = "-"
+        try:
+            req = self._parse(scope, receive, send)
+            level: Level = "object" if req.key else ("bucket" if req.bucket else "service")
+            handler, sub = find(req.method, level, req.query)
+            op = f"{req.method} {level}{'?' + sub if sub else ''}"
+            await authenticate(req)
+            if handler is None:
+                if sub:
+                    raise S3Error("NotImplemented", f"The {sub} sub-resource is not implemented by this gateway",
+                                  501)
+                raise S3Error("MethodNotAllowed", "The specified method is not allowed against this resource.", 405,
+                              Method=req.method, ResourceType=level.upper())
+            await handler(req)
+        except ClientDisconnected:
+            return
+        except Exception as exc:
+            if req is None:
+                req = Request(scope=scope, receive=receive, send=send, method=scope.get("method", "GET"),
+                              raw_path="/", bucket="", key="", query={}, query_pairs=[], headers={},
+                              request_id=_request_id())
+            await self._fail(req, exc)
+        finally:
+            if req is not None:
+                for flow in req.flows:
+                    with contextlib.suppress(Exception):
+                        await flow.close()
+                if access.isEnabledFor(logging.INFO):
+                    user = req.caller.username if req.caller else "-"
+                    access.info("%s %s %s %s %s %d in=%d out=%d %.1fms", req.request_id, user, op,
+                                req.raw_path[:200], req.bucket or "-", req.status, req.bytes_in, req.bytes_out,
+                                (time.monotonic() - req.started) * 1000)
+
+    async def _fail(self, req: Request, exc: Exception) -> None:
+        err = _as_s3_error(exc, req)
+        if req.status:  # the response is under way: all we can do is cut the connection
+            log.error("request %s failed after the response started: %s", req.request_id, exc)
+            raise exc
+        with contextlib.suppress(OSError, RuntimeError):
+            await req.respond_error(err)
+
+
+def _as_s3_error(exc: Exception, req: Request) -> S3Error:
+    if isinstance(exc, S3Error):
+        return exc
+    if isinstance(exc, CatalogError):
+        fields = {k: str(v) for k, v in exc.extra.items()}
+        if exc.s3_code == "NoSuchBucket":
+            fields.setdefault("BucketName", req.bucket)
+        if exc.s3_code == "NoSuchKey":
+            fields.setdefault("Key", req.key)
+        return S3Error(exc.s3_code, exc.message, exc.s3_status, **fields)
+    if isinstance(exc, DomainError):
+        return S3Error("InvalidRequest", exc.message, exc.status_code if exc.status_code < 500 else 400)
+    if isinstance(exc, TierError):
+        log.error("tier error in request %s: %s", req.request_id, exc, exc_info=True)
+        return S3Error("InternalError", "The storage tier failed to complete the request. Please try again.", 500)
+    log.exception("request %s failed", req.request_id)
+    return S3Error("InternalError", "We encountered an internal error. Please try again.", 500)
+
+
+async def _health(send: Send) -> None:
+    body = json.dumps({"status": "ok", "service": "gateway"}).encode()
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def create_app() -> Gateway:
+    """The gateway ASGI app (uvicorn factory)."""
+    return Gateway()

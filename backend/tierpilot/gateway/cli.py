@@ -1,0 +1,29 @@
+"""`tierpilot gateway`: serve the S3 gateway (sub-commands such as `calibrate` hang off the same group)."""
+
+from __future__ import annotations
+
+import typer
+
+from tierpilot.settings import get_settings
+
+gateway_app = typer.Typer(help="The S3 gateway.", invoke_without_command=True)
+
+
+@gateway_app.callback()
+def gateway(
+    ctx: typer.Context,
+    host: str | None = typer.Option(None, help="listen address (default: TIERPILOT_GATEWAY_HOST)"),
+    port: int | None = typer.Option(None, help="listen port (default: TIERPILOT_GATEWAY_PORT)"),
+    workers: int = typer.Option(1, help="gateway processes sharing the port"),
+    log_level: str = typer.Option("info", help="uvicorn log level; 'warning' drops the per-request access log"),
+) -> None:
+    """Serve the S3-compatible gateway (without a sub-command)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    import uvicorn
+
+    s = get_settings()
+    uvicorn.run("tierpilot.gateway.app:create_app", factory=True, host=host or s.gateway_host,
+                port=port or s.gateway_port, workers=workers, http="httptools", loop="uvloop",
+                log_level=log_level, access_log=False, server_header=False, backlog=4096,
+                timeout_keep_alive=30)

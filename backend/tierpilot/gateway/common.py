@@ -1,0 +1,156 @@
+"""Pieces several S3 operations share: flows, tiers, metadata, object headers, copy sources."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import unquote, unquote_plus
+
+from tierpilot.catalog import service as catalog
+from tierpilot.catalog import store
+from tierpilot.catalog.models import Bucket, Object
+from tierpilot.gateway import checksums
+from tierpilot.gateway.errors import S3Error, invalid_argument, not_implemented
+from tierpilot.gateway.flow import RESERVATION_HEADER, Direction, Flow, FlowRequest, get_policy
+from tierpilot.gateway.http import Headers, Request, http_date
+from tierpilot.gateway.streams import run
+from tierpilot.tiers.models import Tier
+
+MAX_METADATA_BYTES = 2048
+# headers S3 stores with an object and returns on GET/HEAD
+STORED_HEADERS = ("content-encoding", "content-disposition", "cache-control", "content-language", "expires",
+                  "x-amz-website-redirect-location")
+PRIVATE_ACLS = {"private", "bucket-owner-full-control", "bucket-owner-read"}
+
+
+async def open_flow(req: Request, bucket: Bucket, direction: Direction, expected: int | None) -> Flow:
+    """The request's flow through the reservation policy (best-effort unless a reservation applies)."""
+    flow = await get_policy().open(FlowRequest(
+        reservation_id=req.header(RESERVATION_HEADER), user_id=req.user.user_id, is_admin=req.user.is_admin,
+        bucket=bucket.name, bucket_id=bucket.id, direction=direction, expected_bytes=expected,
+    ))
+    req.flows.append(flow)
+    return flow
+
+
+async def all_tiers() -> list[Tier]:
+    return store.tiers.all() if store.tiers.fresh() else await run(store.tiers.all)
+
+
+async def placement(bucket: Bucket, storage_class: str | None) -> tuple[Tier, str]:
+    """The tier and class a new object of ``storage_class`` (x-amz-storage-class) goes to."""
+    return catalog.tier_for_class(await all_tiers(), bucket.tier_id, storage_class)
+
+
+def check_acl(req: Request) -> None:
+    """Objects and buckets are private; canned ACLs that say so are accepted, others refused."""
+    acl = req.header("x-amz-acl")
+    if acl is not None and acl.strip() not in PRIVATE_ACLS:
+        raise not_implemented(f"The ACL {acl.strip()!r} (only private ACLs are supported)")
+    if any(h.startswith("x-amz-grant-") for h in req.headers):
+        raise not_implemented("x-amz-grant-* headers (only private ACLs are supported)")
+
+
+def user_metadata(req: Request) -> dict[str, Any]:
+    meta = {name[11:]: value for name, value in req.headers.items() if name.startswith("x-amz-meta-")}
+    if sum(len(k) + len(v) for k, v in meta.items()) > MAX_METADATA_BYTES:
+        raise S3Error("MetadataTooLarge", "Your metadata headers exceed the maximum allowed metadata size.", 400,
+                      MaxSizeAllowed=str(MAX_METADATA_BYTES))
+    return meta
+
+
+def stored_headers(req: Request) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name in STORED_HEADERS:
+        value = req.header(name)
+        if value is None:
+            continue
+        if name == "content-encoding":  # aws-chunked describes the transfer, not the object
+            value = ",".join(v.strip() for v in value.split(",") if v.strip() and v.strip() != "aws-chunked")
+            if not value:
+                continue
+        out[name] = value
+    return out
+
+
+def tags_from_header(value: str | None) -> dict[str, Any] | None:
+    """x-amz-tagging: URL-encoded ``k1=v1&k2=v2``."""
+    if value is None:
+        return None
+    tags: dict[str, Any] = {}
+    for pair in value.split("&"):
+        if not pair:
+            continue
+        k, _, v = pair.partition("=")
+        tags[unquote_plus(k)] = unquote_plus(v)
+    validate_tags(tags)
+    return tags
+
+
+def validate_tags(tags: dict[str, Any]) -> None:
+    if len(tags) > 10:
+        raise S3Error("BadRequest", "Object tags cannot be greater than 10", 400)
+    for k, v in tags.items():
+        if not k or len(k) > 128 or len(str(v)) > 256:
+            raise S3Error("InvalidTag", "The TagKey/TagValue you have provided is invalid", 400)
+
+
+def etag(obj_etag: str) -> str:
+    return f'"{obj_etag.strip(chr(34))}"'
+
+
+def checksum_headers(algorithm: str | None, value: str | None) -> Headers:
+    if not algorithm or not value:
+        return []
+    kind = b"COMPOSITE" if "-" in value else b"FULL_OBJECT"
+    return [(checksums.HEADERS[algorithm].encode(), value.encode()), (b"x-amz-checksum-type", kind)]
+
+
+def restore_header(obj: Object, tier: Tier | None) -> Headers:
+    """x-amz-restore for archived objects, as S3 words it."""
+    if tier is None or not tier.offline or obj.restore_state is None:
+        return []
+    if obj.restore_state == "ongoing":
+        return [(b"x-amz-restore", b'ongoing-request="true"')]
+    if obj.restore_state == "restored" and obj.restore_expiry is not None:
+        return [(b"x-amz-restore", f'ongoing-request="false", expiry-date="{http_date(obj.restore_expiry)}"'.encode())]
+    return []
+
+
+def object_headers(obj: Object, tier: Tier | None = None) -> Headers:
+    """What GET and HEAD say about an object besides length and range."""
+    out: Headers = [
+        (b"etag", etag(obj.etag).encode()),
+        (b"last-modified", http_date(obj.last_modified).encode()),
+        (b"accept-ranges", b"bytes"),
+        (b"content-type", obj.content_type.encode("latin-1", "replace")),
+        (b"x-amz-storage-class", obj.storage_class.encode()),
+    ]
+    for name, value in (obj.headers or {}).items():
+        out.append((name.encode(), str(value).encode("latin-1", "replace")))
+    for name, value in (obj.user_metadata or {}).items():
+        out.append((f"x-amz-meta-{name}".encode("latin-1", "replace"), str(value).encode("latin-1", "replace")))
+    if obj.tags:
+        out.append((b"x-amz-tagging-count", str(len(obj.tags)).encode()))
+    if obj.parts_count:
+        out.append((b"x-amz-mp-parts-count", str(obj.parts_count).encode()))
+    out.extend(restore_header(obj, tier))
+    return out
+
+
+def copy_source(req: Request) -> tuple[str, str]:
+    """(bucket, key) of x-amz-copy-source (``/bucket/key`` or ``bucket/key``, URL-encoded)."""
+    raw = req.header("x-amz-copy-source") or ""
+    path, _, query = raw.partition("?")
+    if query:
+        version = query.partition("versionId=")[2].split("&")[0]
+        if version and version != "null":
+            raise S3Error("NoSuchVersion", "The specified version does not exist.", 404, VersionId=version)
+    try:
+        decoded = unquote(path, errors="strict").lstrip("/")
+    except UnicodeDecodeError:
+        raise invalid_argument("Invalid copy source encoding", "x-amz-copy-source", raw[:200]) from None
+    bucket, _, key = decoded.partition("/")
+    if not bucket or not key:
+        raise invalid_argument("Copy Source must mention the source bucket and key: sourcebucket/sourcekey",
+                               "x-amz-copy-source", raw[:200])
+    return bucket, key

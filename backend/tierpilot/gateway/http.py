@@ -1,0 +1,95 @@
+"""One S3 request as the handlers see it, and the ways to answer it."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email.utils import format_datetime, parsedate_to_datetime
+from typing import Any
+
+from tierpilot.auth.service import Credential
+from tierpilot.gateway.errors import S3Error
+from tierpilot.gateway.flow import Flow
+from tierpilot.gateway.sigv4 import SignedRequest
+from tierpilot.gateway.streams import Receive, Send
+from tierpilot.gateway.xmlio import error_document
+
+Headers = list[tuple[bytes, bytes]]
+
+
+@dataclass(slots=True)
+class Request:
+    scope: dict[str, Any]
+    receive: Receive
+    send: Send
+    method: str
+    raw_path: str
+    bucket: str
+    key: str
+    query: dict[str, str]
+    query_pairs: list[tuple[str, str]]
+    headers: dict[str, str]
+    request_id: str
+    started: float = field(default_factory=time.monotonic)
+    caller: Credential | None = None
+    signed: SignedRequest | None = None
+    signing_key: bytes | None = None
+    status: int = 0
+    flows: list[Flow] = field(default_factory=list)
+    bytes_in: int = 0
+    bytes_out: int = 0
+
+    @property
+    def user(self) -> Credential:
+        assert self.caller is not None, "handler ran before authentication"
+        return self.caller
+
+    def header(self, name: str, default: str | None = None) -> str | None:
+        return self.headers.get(name, default)
+
+    @property
+    def resource(self) -> str:
+        return "/" + self.bucket + ("/" + self.key if self.key else "")
+
+    def base_headers(self) -> Headers:
+        return [(b"x-amz-request-id", self.request_id.encode()), (b"x-amz-id-2", self.request_id.encode()),
+                (b"server", b"tierpilot")]
+
+    async def start(self, status: int, headers: Headers, content_length: int | None = None) -> None:
+        """Send the status line and headers (the body follows with ``body`` or a stream)."""
+        out = self.base_headers()
+        for flow in self.flows:
+            out.extend(flow.headers)
+        out.extend(headers)
+        if content_length is not None:
+            out.append((b"content-length", str(content_length).encode()))
+        self.status = status
+        await self.send({"type": "http.response.start", "status": status, "headers": out})
+
+    async def respond(self, status: int = 200, body: bytes = b"", headers: Headers | None = None,
+                      content_type: bytes | None = b"application/xml") -> None:
+        hdrs = list(headers or [])
+        if body and content_type:
+            hdrs.append((b"content-type", content_type))
+        await self.start(status, hdrs, content_length=len(body))
+        await self.send({"type": "http.response.body", "body": b"" if self.method == "HEAD" else body})
+        self.bytes_out += len(body)
+
+    async def respond_error(self, err: S3Error) -> None:
+        body = b"" if self.method == "HEAD" else error_document(err, self.resource, self.request_id)
+        await self.respond(err.status, body, err.headers)
+
+
+def http_date(moment: datetime) -> str:
+    return format_datetime(moment.astimezone(UTC).replace(microsecond=0), usegmt=True)
+
+
+def parse_http_date(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        parsed = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)

@@ -1,0 +1,306 @@
+"""Bucket operations: ListBuckets, CreateBucket, HeadBucket, DeleteBucket, GetBucketLocation, listings."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from datetime import datetime
+from typing import Any
+
+from tierpilot.catalog import service as catalog
+from tierpilot.catalog import store
+from tierpilot.catalog.models import Bucket, Object
+from tierpilot.gateway import auth, xmlio
+from tierpilot.gateway.auth import bucket_of
+from tierpilot.gateway.common import check_acl, etag
+from tierpilot.gateway.errors import S3Error, invalid_argument
+from tierpilot.gateway.http import Request
+from tierpilot.gateway.ops_objects import acl_document
+from tierpilot.gateway.routes import route
+from tierpilot.gateway.streams import read_all, run
+from tierpilot.kit.db import transaction
+
+SPACE_HEADERS = ("x-tierpilot-space-bytes", "x-tierpilot-space-start", "x-tierpilot-space-end")
+TIER_HEADER = "x-tierpilot-tier"
+MAX_KEYS = 1000
+
+
+def _owner(bucket: Bucket, req: Request) -> str:
+    name = req.user.username if bucket.owner_id == req.user.user_id else str(bucket.owner_id)
+    return f"<Owner>{xmlio.el('ID', bucket.owner_id)}{xmlio.el('DisplayName', name)}</Owner>"
+
+
+# buckets ---------------------------------------------------------------------------------------------
+
+
+def _list_buckets(user_id: int, is_admin: bool) -> list[Bucket]:
+    with transaction() as session:
+        return catalog.list_buckets(session, user_id, is_admin)
+
+
+@route("GET", "service")
+async def list_buckets(req: Request) -> None:
+    rows = await run(_list_buckets, req.user.user_id, req.user.is_admin)
+    items = "".join(
+        f"<Bucket>{xmlio.el('Name', b.name)}{xmlio.el('CreationDate', xmlio.iso(b.created_at))}"
+        f"{xmlio.el('BucketRegion', b.region)}</Bucket>"
+        for b in rows
+    )
+    owner = f"<Owner>{xmlio.el('ID', req.user.user_id)}{xmlio.el('DisplayName', req.user.username)}</Owner>"
+    await req.respond(200, xmlio.document("ListAllMyBucketsResult", [owner, f"<Buckets>{items}</Buckets>"]))
+
+
+def _space_time(req: Request, name: str) -> datetime | None:
+    value = req.header(name)
+    if value is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise invalid_argument(f"{name} must be an ISO 8601 time, e.g. 2026-12-01T00:00:00Z", name, value) from None
+    if moment.tzinfo is None:
+        raise invalid_argument(f"{name} must carry a time zone (Z for UTC)", name, value)
+    return moment
+
+
+def _create_bucket(owner_id: int, name: str, tier: str | None, region: str | None, space: dict[str, Any]) -> Bucket:
+    with transaction(write=True) as session:
+        return catalog.create_bucket(session, owner_id=owner_id, name=name, tier_name=tier, region=region, **space)
+
+
+@route("PUT", "bucket")
+async def create_bucket(req: Request) -> None:
+    check_acl(req)
+    body = await read_all(req.receive, 64 * 1024)
+    region = None
+    if body.strip():
+        doc = xmlio.parse(body, "CreateBucketConfiguration")
+        region = (xmlio.child_text(doc, "LocationConstraint") or "").strip() or None
+    raw_bytes = req.header(SPACE_HEADERS[0])
+    if raw_bytes is not None and not raw_bytes.strip().isdigit():
+        raise invalid_argument("x-tierpilot-space-bytes must be a number of bytes", SPACE_HEADERS[0], raw_bytes)
+    space = {"space_bytes": int(raw_bytes) if raw_bytes is not None else None,
+             "space_start": _space_time(req, SPACE_HEADERS[1]), "space_end": _space_time(req, SPACE_HEADERS[2])}
+    bucket = await run(_create_bucket, req.user.user_id, req.bucket, req.header(TIER_HEADER), region, space)
+    auth.buckets.put(bucket.name, bucket)
+    await req.respond(200, headers=[(b"location", f"/{bucket.name}".encode())], content_type=None)
+
+
+@route("HEAD", "bucket")
+async def head_bucket(req: Request) -> None:
+    bucket = await bucket_of(req)
+    await req.respond(200, headers=[(b"x-amz-bucket-region", bucket.region.encode())], content_type=None)
+
+
+@route("DELETE", "bucket")
+async def delete_bucket(req: Request) -> None:
+    bucket = await bucket_of(req)
+    try:
+        await run(store.delete_bucket, bucket)
+    finally:
+        auth.buckets.drop(bucket.name)
+    await req.respond(204, content_type=None)
+
+
+@route("GET", "bucket", "location")
+async def get_bucket_location(req: Request) -> None:
+    bucket = await bucket_of(req)
+    region = "" if bucket.region == "us-east-1" else bucket.region
+    await req.respond(200, f'{xmlio.DECLARATION}<LocationConstraint xmlns="{xmlio.NS}">{xmlio.esc(region)}'
+                           "</LocationConstraint>".encode())
+
+
+@route("GET", "bucket", "versioning")
+async def get_bucket_versioning(req: Request) -> None:
+    await bucket_of(req)
+    await req.respond(200, xmlio.document("VersioningConfiguration", []))
+
+
+@route("GET", "bucket", "acl")
+async def get_bucket_acl(req: Request) -> None:
+    bucket = await bucket_of(req)
+    name = req.user.username if bucket.owner_id == req.user.user_id else str(bucket.owner_id)
+    await req.respond(200, acl_document(bucket.owner_id, name))
+
+
+@route("PUT", "bucket", "acl")
+async def put_bucket_acl(req: Request) -> None:
+    await bucket_of(req)
+    check_acl(req)
+    await read_all(req.receive, 64 * 1024)
+    await req.respond(200, content_type=None)
+
+
+# configurations tierpilot does not keep: answered as S3 answers a bucket without them
+_ABSENT = {
+    "policy": ("NoSuchBucketPolicy", "The bucket policy does not exist"),
+    "cors": ("NoSuchCORSConfiguration", "The CORS configuration does not exist"),
+    "tagging": ("NoSuchTagSet", "The TagSet does not exist"),
+    "encryption": ("ServerSideEncryptionConfigurationNotFoundError",
+                   "The server side encryption configuration was not found"),
+    "lifecycle": ("NoSuchLifecycleConfiguration", "The lifecycle configuration does not exist"),
+    "object-lock": ("ObjectLockConfigurationNotFoundError", "Object Lock configuration does not exist for this bucket"),
+    "website": ("NoSuchWebsiteConfiguration", "The specified bucket does not have a website configuration"),
+    "ownershipControls": ("OwnershipControlsNotFoundError", "The bucket ownership controls were not found"),
+    "publicAccessBlock": ("NoSuchPublicAccessBlockConfiguration", "The public access block configuration was not "
+                          "found"),
+    "replication": ("ReplicationConfigurationNotFoundError", "The replication configuration was not found"),
+}
+_EMPTY = {
+    "logging": ("BucketLoggingStatus", []),
+    "notification": ("NotificationConfiguration", []),
+    "requestPayment": ("RequestPaymentConfiguration", ["<Payer>BucketOwner</Payer>"]),
+    "accelerate": ("AccelerateConfiguration", []),
+}
+
+
+def _absent_handler(code: str, message: str) -> Any:
+    async def handler(req: Request) -> None:
+        await bucket_of(req)
+        raise S3Error(code, message, 404, BucketName=req.bucket)
+
+    return handler
+
+
+def _empty_handler(root: str, children: list[str]) -> Any:
+    async def handler(req: Request) -> None:
+        await bucket_of(req)
+        await req.respond(200, xmlio.document(root, children))
+
+    return handler
+
+
+for _sub, (_code, _message) in _ABSENT.items():
+    route("GET", "bucket", _sub)(_absent_handler(_code, _message))
+for _sub, (_root, _children) in _EMPTY.items():
+    route("GET", "bucket", _sub)(_empty_handler(_root, _children))
+
+
+# listings --------------------------------------------------------------------------------------------
+
+
+def _max_keys(req: Request, name: str = "max-keys") -> int:
+    raw = req.query.get(name)
+    if raw is None or raw == "":
+        return MAX_KEYS
+    try:
+        value = int(raw)
+    except ValueError:
+        raise invalid_argument("Provided max-keys not an integer or within integer range", name, raw) from None
+    if value < 0:
+        raise invalid_argument("Argument max-keys must be an integer between 0 and 2147483647", name, raw)
+    return min(value, MAX_KEYS)
+
+
+def _encoder(req: Request) -> Any:
+    enc = req.query.get("encoding-type")
+    if enc is None:
+        return str
+    if enc.lower() != "url":
+        raise invalid_argument("Invalid Encoding Method specified in Request", "encoding-type", enc)
+    return xmlio.url_encode
+
+
+def _list(bucket_id: int, prefix: str, delimiter: str, marker: str, max_keys: int) -> catalog.Listing:
+    with transaction() as session:
+        return catalog.list_objects(session, bucket_id, prefix, delimiter, marker, max_keys)
+
+
+def _contents(o: Object, enc: Any, owner: str | None) -> str:
+    return (f"<Contents>{xmlio.el('Key', enc(o.key))}{xmlio.el('LastModified', xmlio.iso(o.last_modified))}"
+            f"{xmlio.el('ETag', etag(o.etag))}{xmlio.el('Size', o.size)}"
+            f"{xmlio.el('StorageClass', o.storage_class)}{owner or ''}</Contents>")
+
+
+def _prefixes(listing: catalog.Listing, enc: Any) -> list[str]:
+    return [f"<CommonPrefixes>{xmlio.el('Prefix', enc(p))}</CommonPrefixes>" for p in listing.prefixes]
+
+
+def encode_token(marker: str) -> str:
+    return base64.urlsafe_b64encode(b"1:" + marker.encode("utf-8")).decode()
+
+
+def decode_token(token: str) -> str:
+    try:
+        raw = base64.urlsafe_b64decode(token.encode() + b"=" * (-len(token) % 4))
+        if not raw.startswith(b"1:"):
+            raise ValueError
+        return raw[2:].decode("utf-8")
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise invalid_argument("The continuation token provided is incorrect", "continuation-token",
+                               token[:200]) from None
+
+
+@route("GET", "bucket")
+async def list_objects(req: Request) -> None:
+    bucket = await bucket_of(req)
+    q = req.query
+    enc = _encoder(req)
+    prefix, delimiter = q.get("prefix", ""), q.get("delimiter", "")
+    max_keys = _max_keys(req)
+    v2 = q.get("list-type") == "2"
+    if "list-type" in q and not v2:
+        raise invalid_argument("Invalid List Type specified in Request", "list-type", q["list-type"])
+    if v2:
+        token = q.get("continuation-token")
+        start_after = q.get("start-after", "")
+        marker = decode_token(token) if token is not None else start_after
+    else:
+        marker = q.get("marker", "")
+    listing = await run(_list, bucket.id, prefix, delimiter, marker, max_keys)
+    head = [xmlio.el("Name", bucket.name), xmlio.el("Prefix", enc(prefix))]
+    body: list[str]
+    if v2:
+        owner = _owner(bucket, req) if q.get("fetch-owner") == "true" else None
+        head += [xmlio.el("KeyCount", len(listing.objects) + len(listing.prefixes)), xmlio.el("MaxKeys", max_keys)]
+        if delimiter:
+            head.append(xmlio.el("Delimiter", enc(delimiter)))
+        head.append(xmlio.el("IsTruncated", str(listing.truncated).lower()))
+        if "continuation-token" in q:
+            head.append(xmlio.el("ContinuationToken", q["continuation-token"]))
+        if listing.truncated and listing.next_marker is not None:
+            head.append(xmlio.el("NextContinuationToken", encode_token(listing.next_marker)))
+        if "start-after" in q:
+            head.append(xmlio.el("StartAfter", enc(q["start-after"])))
+    else:
+        owner = _owner(bucket, req)
+        head += [xmlio.el("Marker", enc(marker)), xmlio.el("MaxKeys", max_keys)]
+        if delimiter:
+            head.append(xmlio.el("Delimiter", enc(delimiter)))
+        head.append(xmlio.el("IsTruncated", str(listing.truncated).lower()))
+        if listing.truncated and delimiter and listing.next_marker is not None:
+            head.append(xmlio.el("NextMarker", enc(listing.next_marker)))
+    if "encoding-type" in q:
+        head.append(xmlio.el("EncodingType", "url"))
+    body = head + [_contents(o, enc, owner) for o in listing.objects] + _prefixes(listing, enc)
+    await req.respond(200, xmlio.document("ListBucketResult", body))
+
+
+@route("GET", "bucket", "versions")
+async def list_object_versions(req: Request) -> None:
+    """Buckets are unversioned: every object is its own latest ``null`` version."""
+    bucket = await bucket_of(req)
+    q = req.query
+    enc = _encoder(req)
+    prefix, delimiter = q.get("prefix", ""), q.get("delimiter", "")
+    key_marker = q.get("key-marker", "")
+    max_keys = _max_keys(req)
+    listing = await run(_list, bucket.id, prefix, delimiter, key_marker, max_keys)
+    owner = _owner(bucket, req)
+    head = [xmlio.el("Name", bucket.name), xmlio.el("Prefix", enc(prefix)), xmlio.el("KeyMarker", enc(key_marker)),
+            xmlio.el("VersionIdMarker", q.get("version-id-marker", "")), xmlio.el("MaxKeys", max_keys)]
+    if delimiter:
+        head.append(xmlio.el("Delimiter", enc(delimiter)))
+    head.append(xmlio.el("IsTruncated", str(listing.truncated).lower()))
+    if listing.truncated and listing.next_marker is not None:
+        head += [xmlio.el("NextKeyMarker", enc(listing.next_marker)), xmlio.el("NextVersionIdMarker", "null")]
+    if "encoding-type" in q:
+        head.append(xmlio.el("EncodingType", "url"))
+    versions = [
+        f"<Version>{xmlio.el('Key', enc(o.key))}<VersionId>null</VersionId><IsLatest>true</IsLatest>"
+        f"{xmlio.el('LastModified', xmlio.iso(o.last_modified))}{xmlio.el('ETag', etag(o.etag))}"
+        f"{xmlio.el('Size', o.size)}{owner}{xmlio.el('StorageClass', o.storage_class)}</Version>"
+        for o in listing.objects
+    ]
+    await req.respond(200, xmlio.document("ListVersionsResult", head + versions + _prefixes(listing, enc)))
+

@@ -1,0 +1,261 @@
+"""Multipart uploads: Create, UploadPart, UploadPartCopy, Complete, Abort, ListParts, ListMultipartUploads.
+
+Each part streams straight to the upload's tier from the request that carries it, and is recorded in
+its own short transaction: parallel parts never wait for each other except for that commit.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Callable
+
+from tierpilot.catalog import service as catalog
+from tierpilot.catalog import store
+from tierpilot.catalog.models import Bucket, MultipartUpload, UploadPart
+from tierpilot.gateway import checksums, xmlio
+from tierpilot.gateway.auth import bucket_of
+from tierpilot.gateway.common import (
+    check_acl,
+    checksum_headers,
+    etag,
+    open_flow,
+    placement,
+    stored_headers,
+    user_metadata,
+)
+from tierpilot.gateway.errors import invalid_argument, invalid_request, malformed_xml
+from tierpilot.gateway.http import Headers, Request
+from tierpilot.gateway.ops_buckets import _encoder
+from tierpilot.gateway.ops_objects import key_of, parse_range, read_xml_body, source_object
+from tierpilot.gateway.payload import Payload
+from tierpilot.gateway.routes import route
+from tierpilot.gateway.streams import Inbound, run
+from tierpilot.kit.db import transaction
+
+MAX_LIST = 1000
+
+
+def _get_upload(bucket: Bucket, key: str, upload_id: str) -> MultipartUpload:
+    with transaction() as session:
+        return catalog.get_upload(session, bucket, key, upload_id)
+
+
+def _owner(req: Request, upload: MultipartUpload) -> str:
+    name = req.user.username if upload.owner_id == req.user.user_id else str(upload.owner_id)
+    ident = f"{xmlio.el('ID', upload.owner_id)}{xmlio.el('DisplayName', name)}"
+    return f"<Initiator>{ident}</Initiator><Owner>{ident}</Owner>"
+
+
+@route("POST", "object", "uploads")
+async def create_upload(req: Request) -> None:
+    key = key_of(req)
+    check_acl(req)
+    bucket = await bucket_of(req)
+    tier, storage_class = await placement(bucket, req.header("x-amz-storage-class"))
+    alg_header = req.header("x-amz-checksum-algorithm")
+    algorithm = checksums.normalise_algorithm(alg_header) if alg_header else None
+    kind = (req.header("x-amz-checksum-type") or "COMPOSITE").upper()
+    if kind != "COMPOSITE":
+        raise invalid_request(f"x-amz-checksum-type {kind} is not supported; this gateway keeps COMPOSITE "
+                              "multipart checksums")
+    meta, headers = user_metadata(req), stored_headers(req)
+
+    def create() -> MultipartUpload:
+        with transaction(write=True) as session:
+            return catalog.create_upload(session, bucket, key, owner_id=req.user.user_id, tier_id=tier.id,
+                                         storage_class=storage_class, content_type=req.header("content-type"),
+                                         user_metadata=meta, headers=headers, checksum_algorithm=algorithm)
+
+    upload = await run(create)
+    out: Headers = [(b"x-amz-checksum-algorithm", algorithm.encode())] if algorithm else []
+    if algorithm:
+        out.append((b"x-amz-checksum-type", b"COMPOSITE"))
+    body = xmlio.document("InitiateMultipartUploadResult", [
+        xmlio.el("Bucket", bucket.name), xmlio.el("Key", key), xmlio.el("UploadId", upload.upload_id)])
+    await req.respond(200, body, out)
+
+
+def _part_number(req: Request) -> int:
+    raw = req.query.get("partNumber", "")
+    if not raw.isdigit() or not 1 <= int(raw) <= catalog.MAX_PARTS:
+        raise invalid_argument("Part number must be an integer between 1 and 10000, inclusive", "partNumber", raw)
+    return int(raw)
+
+
+@route("PUT", "object", "uploadId")
+async def upload_part(req: Request) -> None:
+    key = key_of(req)
+    if "partNumber" not in req.query:
+        raise invalid_request("UploadPart needs partNumber")
+    number = _part_number(req)
+    bucket = await bucket_of(req)
+    upload = await run(_get_upload, bucket, key, req.query["uploadId"])
+    if "x-amz-copy-source" in req.headers:
+        await _upload_part_copy(req, bucket, upload, number)
+        return
+    flow = await open_flow(req, bucket, "write", None)
+    inbound = Inbound(req.receive, flow)
+    payload = Payload(req, inbound, stored_algorithm=upload.checksum_algorithm)
+    if upload.checksum_algorithm and payload.algorithm not in (None, upload.checksum_algorithm):
+        raise invalid_request(f"Checksum Type mismatch occurred, expected checksum Type: "
+                              f"{upload.checksum_algorithm.lower()}, actual checksum Type: "
+                              f"{(payload.algorithm or '').lower()}")
+    await run(store.check_space, bucket, payload.expected_size, upload)
+    part, result = await inbound.drive(store.upload_part, upload, number, payload.chunks(), verify=payload.verify)
+    req.bytes_in = part.size
+    out: Headers = [(b"etag", etag(part.etag).encode())]
+    if payload.algorithm:
+        value = payload.checksum(result)
+        if value:
+            out.append((checksums.HEADERS[payload.algorithm].encode(), value.encode()))
+    await req.respond(200, headers=out, content_type=None)
+
+
+async def _upload_part_copy(req: Request, bucket: Bucket, upload: MultipartUpload, number: int) -> None:
+    _src_bucket, src = await source_object(req)
+    rng_header = req.header("x-amz-copy-source-range")
+    if rng_header:
+        if src.size == 0:
+            raise invalid_argument("The x-amz-copy-source-range value must be of the form bytes=first-last where "
+                                   "first and last are the zero-based offsets of the first and last bytes to copy",
+                                   "x-amz-copy-source-range", rng_header)
+        rng = parse_range(rng_header, src.size)
+        if rng is None or not rng_header.strip().startswith("bytes=") or rng_header.strip().startswith("bytes=-"):
+            raise invalid_argument("The x-amz-copy-source-range value must be of the form bytes=first-last",
+                                   "x-amz-copy-source-range", rng_header)
+        start, end = rng
+    else:
+        start, end = 0, src.size - 1
+    part, _result = await run(store.copy_part, bucket, upload, number, src, start, end)
+    body = xmlio.document("CopyPartResult", [xmlio.el("LastModified", xmlio.iso(part.last_modified)),
+                                             xmlio.el("ETag", etag(part.etag))])
+    await req.respond(200, body)
+
+
+def _requested_parts(body: bytes, algorithm: str | None) -> list[catalog.RequestedPart]:
+    doc = xmlio.parse(body, "CompleteMultipartUpload")
+    parts: list[catalog.RequestedPart] = []
+    tag = f"Checksum{algorithm}" if algorithm else None
+    for node in xmlio.children(doc, "Part"):
+        number = (xmlio.child_text(node, "PartNumber") or "").strip()
+        tag_value = xmlio.child_text(node, "ETag")
+        if not number.isdigit() or tag_value is None:
+            raise malformed_xml()
+        checksum = xmlio.child_text(node, tag) if tag else None
+        parts.append(catalog.RequestedPart(int(number), tag_value, checksum.strip() if checksum else None))
+    return parts
+
+
+def _composite(algorithm: str | None) -> Callable[[list[UploadPart]], tuple[str | None, str | None]]:
+    def compute(parts: list[UploadPart]) -> tuple[str | None, str | None]:
+        if not algorithm or any(not p.checksum_value for p in parts):
+            return None, None
+        try:
+            raw = [base64.b64decode(p.checksum_value or "") for p in parts]
+        except (binascii.Error, ValueError):
+            return None, None
+        return algorithm, checksums.composite(raw, algorithm)
+
+    return compute
+
+
+@route("POST", "object", "uploadId")
+async def complete_upload(req: Request) -> None:
+    key = key_of(req)
+    bucket = await bucket_of(req)
+    upload = await run(_get_upload, bucket, key, req.query["uploadId"])
+    requested = _requested_parts(await read_xml_body(req), upload.checksum_algorithm)
+    obj = await run(store.complete_upload, bucket, upload, requested, _composite(upload.checksum_algorithm),
+                    if_match=req.header("if-match"), if_none_match=req.header("if-none-match"))
+    host = req.header("host", "")
+    children = [xmlio.el("Location", f"http://{host}/{bucket.name}/{key}"), xmlio.el("Bucket", bucket.name),
+                xmlio.el("Key", key), xmlio.el("ETag", etag(obj.etag))]
+    if obj.checksum_algorithm and obj.checksum_value:
+        children.append(xmlio.el(f"Checksum{obj.checksum_algorithm}", obj.checksum_value))
+        children.append(xmlio.el("ChecksumType", "COMPOSITE"))
+    await req.respond(200, xmlio.document("CompleteMultipartUploadResult", children),
+                      checksum_headers(obj.checksum_algorithm, obj.checksum_value))
+
+
+@route("DELETE", "object", "uploadId")
+async def abort_upload(req: Request) -> None:
+    key = key_of(req)
+    bucket = await bucket_of(req)
+    await run(store.abort_upload, bucket, key, req.query["uploadId"])
+    await req.respond(204, content_type=None)
+
+
+def _int_query(req: Request, name: str, default: int, low: int = 0) -> int:
+    raw = req.query.get(name)
+    if raw is None or raw == "":
+        return default
+    if not raw.isdigit() or int(raw) < low:
+        raise invalid_argument(f"Argument {name} must be an integer between {low} and 2147483647", name, raw)
+    return int(raw)
+
+
+@route("GET", "object", "uploadId")
+async def list_parts(req: Request) -> None:
+    key = key_of(req)
+    bucket = await bucket_of(req)
+    upload_id = req.query["uploadId"]
+    marker = _int_query(req, "part-number-marker", 0)
+    max_parts = min(_int_query(req, "max-parts", MAX_LIST), MAX_LIST)
+
+    def load() -> tuple[MultipartUpload, list[UploadPart], bool]:
+        with transaction() as session:
+            upload = catalog.get_upload(session, bucket, key, upload_id)
+            parts, truncated = catalog.list_parts(session, upload, marker, max_parts)
+            return upload, parts, truncated
+
+    upload, parts, truncated = await run(load)
+    alg = upload.checksum_algorithm
+    items = []
+    for p in parts:
+        checksum = xmlio.el(f"Checksum{alg}", p.checksum_value) if alg and p.checksum_value else ""
+        items.append(f"<Part>{xmlio.el('PartNumber', p.part_number)}"
+                     f"{xmlio.el('LastModified', xmlio.iso(p.last_modified))}{xmlio.el('ETag', etag(p.etag))}"
+                     f"{xmlio.el('Size', p.size)}{checksum}</Part>")
+    head = [xmlio.el("Bucket", bucket.name), xmlio.el("Key", key), xmlio.el("UploadId", upload_id), _owner(req, upload),
+            xmlio.el("StorageClass", upload.storage_class), xmlio.el("PartNumberMarker", marker)]
+    if parts:
+        head.append(xmlio.el("NextPartNumberMarker", parts[-1].part_number))
+    head += [xmlio.el("MaxParts", max_parts), xmlio.el("IsTruncated", str(truncated).lower())]
+    if alg:
+        head += [xmlio.el("ChecksumAlgorithm", alg), xmlio.el("ChecksumType", "COMPOSITE")]
+    await req.respond(200, xmlio.document("ListPartsResult", head + items))
+
+
+@route("GET", "bucket", "uploads")
+async def list_uploads(req: Request) -> None:
+    bucket = await bucket_of(req)
+    q = req.query
+    enc = _encoder(req)
+    prefix, delimiter = q.get("prefix", ""), q.get("delimiter", "")
+    key_marker, id_marker = q.get("key-marker", ""), q.get("upload-id-marker", "")
+    max_uploads = min(_int_query(req, "max-uploads", MAX_LIST), MAX_LIST)
+
+    def load() -> tuple[list[MultipartUpload], list[str], bool]:
+        with transaction() as session:
+            return catalog.list_uploads(session, bucket, prefix, delimiter, key_marker, id_marker, max_uploads)
+
+    uploads, prefixes, truncated = await run(load)
+    head = [xmlio.el("Bucket", bucket.name), xmlio.el("KeyMarker", enc(key_marker)),
+            xmlio.el("UploadIdMarker", id_marker)]
+    if truncated and uploads:
+        head += [xmlio.el("NextKeyMarker", enc(uploads[-1].key)), xmlio.el("NextUploadIdMarker", uploads[-1].upload_id)]
+    if delimiter:
+        head.append(xmlio.el("Delimiter", enc(delimiter)))
+    head += [xmlio.el("Prefix", enc(prefix)), xmlio.el("MaxUploads", max_uploads),
+             xmlio.el("IsTruncated", str(truncated).lower())]
+    if "encoding-type" in q:
+        head.append(xmlio.el("EncodingType", "url"))
+    items = [
+        f"<Upload>{xmlio.el('Key', enc(u.key))}{xmlio.el('UploadId', u.upload_id)}{_owner(req, u)}"
+        f"{xmlio.el('StorageClass', u.storage_class)}{xmlio.el('Initiated', xmlio.iso(u.initiated_at))}</Upload>"
+        for u in uploads
+    ]
+    common = [f"<CommonPrefixes>{xmlio.el('Prefix', enc(p))}</CommonPrefixes>" for p in prefixes]
+    await req.respond(200, xmlio.document("ListMultipartUploadsResult", head + items + common))
+

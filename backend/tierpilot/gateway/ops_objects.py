@@ -1,0 +1,422 @@
+"""Object operations: PutObject, GetObject, HeadObject, DeleteObject, DeleteObjects, CopyObject, tagging, ACL."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from tierpilot.catalog import repository, store
+from tierpilot.catalog import service as catalog
+from tierpilot.catalog.errors import NoSuchKey
+from tierpilot.catalog.models import Bucket, Object
+from tierpilot.gateway import checksums, xmlio
+from tierpilot.gateway.auth import bucket_of
+from tierpilot.gateway.common import (
+    check_acl,
+    checksum_headers,
+    copy_source,
+    etag,
+    object_headers,
+    open_flow,
+    placement,
+    stored_headers,
+    tags_from_header,
+    user_metadata,
+    validate_tags,
+)
+from tierpilot.gateway.errors import S3Error, bad_digest, invalid_argument, invalid_request, malformed_xml
+from tierpilot.gateway.http import Headers, Request, parse_http_date
+from tierpilot.gateway.payload import MAX_OBJECT_SIZE, Payload
+from tierpilot.gateway.routes import route
+from tierpilot.gateway.sigv4 import UNSIGNED_PAYLOAD
+from tierpilot.gateway.streams import Inbound, read_all, run, send_stream
+from tierpilot.kit.db import transaction
+from tierpilot.tiers.models import Tier
+
+_RANGE = re.compile(r"\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*")
+MAX_DELETE_KEYS = 1000
+XML_BODY_LIMIT = 2 * 1024 * 1024
+RESPONSE_OVERRIDES = {
+    "response-content-type": b"content-type", "response-content-language": b"content-language",
+    "response-expires": b"expires", "response-cache-control": b"cache-control",
+    "response-content-disposition": b"content-disposition", "response-content-encoding": b"content-encoding",
+}
+
+
+def key_of(req: Request) -> str:
+    catalog.validate_key(req.key)
+    return req.key
+
+
+def _lookup(bucket_id: int, key: str) -> Object:
+    with transaction() as session:
+        obj = repository.get_object(session, bucket_id, key)
+    if obj is None:
+        raise NoSuchKey("The specified key does not exist.", Key=key)
+    return obj
+
+
+# conditions and ranges -------------------------------------------------------------------------------
+
+
+def _etag_in(obj_etag: str, header: str) -> bool:
+    wanted = [t.strip().removeprefix("W/").strip('"') for t in header.split(",")]
+    return "*" in wanted or obj_etag.strip('"') in wanted
+
+
+def _seconds(moment: datetime) -> datetime:
+    return moment.replace(microsecond=0)
+
+
+def evaluate_conditions(obj: Object, if_match: str | None, if_none_match: str | None, if_modified: str | None,
+                        if_unmodified: str | None, read: bool = True) -> int:
+    """S3's order of precondition checks: 412, 304 (reads only) or 0 when the request proceeds."""
+    modified = _seconds(obj.last_modified)
+    if if_match is not None:
+        if not _etag_in(obj.etag, if_match):
+            return 412
+    else:
+        unmodified_since = parse_http_date(if_unmodified)
+        if unmodified_since is not None and modified > unmodified_since:
+            return 412
+    if if_none_match is not None:
+        if _etag_in(obj.etag, if_none_match):
+            return 304 if read else 412
+    else:
+        modified_since = parse_http_date(if_modified)
+        if modified_since is not None and modified <= modified_since:
+            return 304 if read else 412
+    return 0
+
+
+def parse_range(value: str | None, size: int) -> tuple[int, int] | None:
+    """(start, end) inclusive of a single byte range; None when absent or ignorable; 416 when unsatisfiable."""
+    if not value:
+        return None
+    m = _RANGE.fullmatch(value)
+    if m is None:
+        return None  # several ranges or garbage: ignored, the whole object is sent (as S3)
+    first, last = m.group(1), m.group(2)
+    if not first and not last:
+        return None
+    if not first:
+        length = int(last)
+        if length == 0 or size == 0:
+            raise _invalid_range(value, size)
+        return max(0, size - length), size - 1
+    start = int(first)
+    end = int(last) if last else size - 1
+    if last and end < start:
+        return None
+    if start >= size:
+        raise _invalid_range(value, size)
+    return start, min(end, size - 1)
+
+
+def _invalid_range(value: str, size: int) -> S3Error:
+    err = S3Error("InvalidRange", "The requested range is not satisfiable", 416, RangeRequested=value,
+                  ActualObjectSize=str(size))
+    err.headers.append((b"content-range", f"bytes */{size}".encode()))
+    return err
+
+
+# PutObject -------------------------------------------------------------------------------------------
+
+
+@route("PUT", "object")
+async def put_object(req: Request) -> None:
+    if "x-amz-copy-source" in req.headers:
+        await copy_object(req)
+        return
+    key = key_of(req)
+    check_acl(req)
+    bucket = await bucket_of(req)
+    tier, storage_class = await placement(bucket, req.header("x-amz-storage-class"))
+    meta, headers, tags = user_metadata(req), stored_headers(req), tags_from_header(req.header("x-amz-tagging"))
+    flow = await open_flow(req, bucket, "write", None)
+    inbound = Inbound(req.receive, flow)
+    payload = Payload(req, inbound)
+    await run(store.check_space, bucket, payload.expected_size, None, key)
+    spec = store.NewObject(tier=tier, storage_class=storage_class, content_type=req.header("content-type"),
+                           user_metadata=meta, headers=headers, tags=tags,
+                           checksum_algorithm=payload.algorithm)  # type: ignore[arg-type]
+    obj = await inbound.drive(store.put_object, bucket, key, payload.chunks(), spec, verify=payload.verify,
+                              if_match=req.header("if-match"), if_none_match=req.header("if-none-match"))
+    req.bytes_in = obj.size
+    out: Headers = [(b"etag", etag(obj.etag).encode())]
+    out += checksum_headers(obj.checksum_algorithm, obj.checksum_value)
+    await req.respond(200, headers=out)
+
+
+# GetObject / HeadObject ------------------------------------------------------------------------------
+
+
+@dataclass
+class _Read:
+    obj: Object
+    tier: Tier
+    status: int
+    start: int = 0
+    end: int = -1
+    chunks: Iterator[bytes] | None = None
+    first: bytes | None = None
+
+
+def _prepare_read(bucket_id: int, key: str, headers: dict[str, str], method: str, part: str | None) -> _Read:
+    """One worker-thread visit: look the object up, check conditions and range, open and read the first block."""
+    obj = _lookup(bucket_id, key)
+    tier = store.tiers.get(obj.tier_id)
+    status = evaluate_conditions(obj, headers.get("if-match"), headers.get("if-none-match"),
+                                 headers.get("if-modified-since"), headers.get("if-unmodified-since"))
+    if status:
+        return _Read(obj, tier, status)
+    rng = parse_range(headers.get("range"), obj.size)
+    if part is not None:
+        if part != "1" or obj.parts_count not in (None, 1):
+            raise invalid_argument("Only partNumber=1 of objects uploaded in one part can be read by part number",
+                                   "partNumber", part)
+        rng = None
+    start, end = rng if rng is not None else (0, obj.size - 1)
+    read = _Read(obj, tier, 206 if rng is not None else 200, start, end)
+    if method == "GET":
+        chunks = store.open_object(obj, start, end) if obj.size else iter(())
+        read.chunks = chunks
+        read.first = next(chunks, None)
+    return read
+
+
+@route("GET", "object")
+@route("HEAD", "object")
+async def get_object(req: Request) -> None:
+    key = key_of(req)
+    bucket = await bucket_of(req)
+    read = await run(_prepare_read, bucket.id, key, req.headers, req.method, req.query.get("partNumber"))
+    obj = read.obj
+    if read.status == 412:
+        raise S3Error("PreconditionFailed", "At least one of the pre-conditions you specified did not hold", 412,
+                      Condition="If-Match" if req.header("if-match") else "If-Unmodified-Since")
+    headers = object_headers(obj, read.tier)
+    if read.status == 304:
+        await req.respond(304, headers=[h for h in headers if h[0] in (b"etag", b"last-modified")],
+                          content_type=None)
+        return
+    if (req.header("x-amz-checksum-mode") or "").upper() == "ENABLED" and read.status == 200:
+        headers += checksum_headers(obj.checksum_algorithm, obj.checksum_value)
+    length = read.end - read.start + 1
+    if read.status == 206:
+        headers.append((b"content-range", f"bytes {read.start}-{read.end}/{obj.size}".encode()))
+    if req.method == "GET":
+        overrides = {RESPONSE_OVERRIDES[q]: v for q, v in req.query.items() if q in RESPONSE_OVERRIDES}
+        if overrides:
+            headers = [h for h in headers if h[0] not in overrides]
+            headers += [(k, v.encode("latin-1", "replace")) for k, v in overrides.items()]
+    if req.method == "HEAD":
+        await req.start(read.status, headers, content_length=length)
+        await req.send({"type": "http.response.body", "body": b""})
+        return
+    store.access_log.note(obj.id)
+    assert read.chunks is not None
+    try:
+        flow = await open_flow(req, bucket, "read", length)
+        await req.start(read.status, headers, content_length=length)
+        req.bytes_out = await send_stream(req.send, read.chunks, flow, first=read.first or b"")
+    finally:
+        close = getattr(read.chunks, "close", None)
+        if close is not None:
+            close()
+
+
+# DeleteObject / DeleteObjects ------------------------------------------------------------------------
+
+
+@route("DELETE", "object")
+async def delete_object(req: Request) -> None:
+    key = key_of(req)
+    bucket = await bucket_of(req)
+    await run(store.delete_objects, bucket, [key])
+    await req.respond(204, content_type=None)
+
+
+def _check_body_digest(req: Request, body: bytes) -> None:
+    md5 = req.header("content-md5")
+    if md5 is not None and checksums.decode_b64(md5.strip(), 16, "Content-MD5") != hashlib.md5(body).digest():
+        raise bad_digest()
+    for alg, name in checksums.HEADERS.items():
+        claimed = req.header(name)
+        if claimed is not None:
+            d = checksums.new(alg)
+            d.update(body)
+            if checksums.b64(d.digest()) != claimed.strip():
+                raise bad_digest(f"The {alg} you specified did not match the calculated checksum.")
+
+
+async def read_xml_body(req: Request) -> bytes:
+    body = await read_all(req.receive, XML_BODY_LIMIT)
+    signed = req.signed
+    if signed is not None and signed.payload_hash != UNSIGNED_PAYLOAD and not signed.streaming:
+        if hashlib.sha256(body).hexdigest() != signed.payload_hash:
+            raise S3Error("XAmzContentSHA256Mismatch", "The provided 'x-amz-content-sha256' header does not match "
+                          "what was computed.", 400)
+    elif signed is not None and signed.streaming:
+        raise invalid_request("aws-chunked bodies are accepted for object data only")
+    _check_body_digest(req, body)
+    return body
+
+
+@route("POST", "bucket", "delete")
+async def delete_objects(req: Request) -> None:
+    bucket = await bucket_of(req)
+    doc = xmlio.parse(await read_xml_body(req), "Delete")
+    quiet = (xmlio.child_text(doc, "Quiet") or "").strip().lower() == "true"
+    entries = xmlio.children(doc, "Object")
+    if not entries or len(entries) > MAX_DELETE_KEYS:
+        raise malformed_xml()
+    deleted: list[str] = []
+    errors: list[str] = []
+    keys: list[str] = []
+    for entry in entries:
+        key = xmlio.child_text(entry, "Key")
+        if key is None:
+            raise malformed_xml()
+        version = xmlio.child_text(entry, "VersionId")
+        if version not in (None, "null"):
+            errors.append(_delete_error(key, "NoSuchVersion", "The specified version does not exist."))
+            continue
+        try:
+            catalog.validate_key(key)
+        except catalog.InvalidInput as exc:
+            errors.append(_delete_error(key, exc.s3_code, exc.message))
+            continue
+        keys.append(key)
+        if not quiet:
+            deleted.append(f"<Deleted>{xmlio.el('Key', key)}</Deleted>")
+    if keys:
+        await run(store.delete_objects, bucket, keys)
+    await req.respond(200, xmlio.document("DeleteResult", deleted + errors))
+
+
+def _delete_error(key: str, code: str, message: str) -> str:
+    return f"<Error>{xmlio.el('Key', key)}{xmlio.el('Code', code)}{xmlio.el('Message', message)}</Error>"
+
+
+# CopyObject ------------------------------------------------------------------------------------------
+
+
+def copy_conditions(req: Request, src: Object) -> None:
+    status = evaluate_conditions(src, req.header("x-amz-copy-source-if-match"),
+                                 req.header("x-amz-copy-source-if-none-match"),
+                                 req.header("x-amz-copy-source-if-modified-since"),
+                                 req.header("x-amz-copy-source-if-unmodified-since"), read=False)
+    if status:
+        raise S3Error("PreconditionFailed", "At least one of the pre-conditions you specified did not hold", 412)
+
+
+async def source_object(req: Request) -> tuple[Bucket, Object]:
+    src_bucket_name, src_key = copy_source(req)
+    src_bucket = await bucket_of(req, src_bucket_name)
+    src = await run(_lookup, src_bucket.id, src_key)
+    copy_conditions(req, src)
+    return src_bucket, src
+
+
+async def copy_object(req: Request) -> None:
+    key = key_of(req)
+    check_acl(req)
+    bucket = await bucket_of(req)
+    src_bucket, src = await source_object(req)
+    if src.size > MAX_OBJECT_SIZE:
+        raise invalid_request(f"The specified copy source is larger than the maximum allowable size for a copy "
+                              f"source: {MAX_OBJECT_SIZE}")
+    directive = (req.header("x-amz-metadata-directive") or "COPY").upper()
+    tag_directive = (req.header("x-amz-tagging-directive") or "COPY").upper()
+    if directive not in ("COPY", "REPLACE") or tag_directive not in ("COPY", "REPLACE"):
+        raise invalid_argument("Unknown metadata directive.", "x-amz-metadata-directive", directive)
+    requested_class = req.header("x-amz-storage-class")
+    tier, storage_class = await placement(bucket, requested_class)
+    if (src_bucket.id == bucket.id and src.key == key and directive == "COPY"
+            and (requested_class is None or storage_class == src.storage_class)):
+        raise invalid_request("This copy request is illegal because it is trying to copy an object to itself "
+                              "without changing the object's metadata, storage class, website redirect location "
+                              "or encryption attributes.")
+    meta: dict[str, Any]
+    if directive == "REPLACE":
+        meta, headers, content_type = user_metadata(req), stored_headers(req), req.header("content-type")
+    else:
+        meta, headers, content_type = dict(src.user_metadata or {}), dict(src.headers or {}), src.content_type
+    tags = tags_from_header(req.header("x-amz-tagging")) if tag_directive == "REPLACE" else dict(src.tags or {})
+    spec = store.NewObject(tier=tier, storage_class=storage_class, content_type=content_type, user_metadata=meta,
+                           headers=headers, tags=tags)
+    obj = await run(store.copy_object, src, bucket, key, spec, if_match=req.header("if-match"),
+                    if_none_match=req.header("if-none-match"))
+    body = xmlio.document("CopyObjectResult", [xmlio.el("LastModified", xmlio.iso(obj.last_modified)),
+                                               xmlio.el("ETag", etag(obj.etag))])
+    await req.respond(200, body, checksum_headers(obj.checksum_algorithm, obj.checksum_value))
+
+
+# tagging and ACLs ------------------------------------------------------------------------------------
+
+
+def _set_tags(bucket_id: int, key: str, tags: dict[str, Any]) -> None:
+    with transaction(write=True) as session:
+        obj = repository.get_object(session, bucket_id, key, for_update=True)
+        if obj is None:
+            raise NoSuchKey("The specified key does not exist.", Key=key)
+        obj.tags = tags
+
+
+@route("GET", "object", "tagging")
+async def get_object_tagging(req: Request) -> None:
+    bucket = await bucket_of(req)
+    obj = await run(_lookup, bucket.id, key_of(req))
+    tags = "".join(f"<Tag>{xmlio.el('Key', k)}{xmlio.el('Value', v)}</Tag>" for k, v in (obj.tags or {}).items())
+    await req.respond(200, xmlio.document("Tagging", [f"<TagSet>{tags}</TagSet>"]))
+
+
+@route("PUT", "object", "tagging")
+async def put_object_tagging(req: Request) -> None:
+    bucket = await bucket_of(req)
+    key = key_of(req)
+    doc = xmlio.parse(await read_xml_body(req), "Tagging")
+    tags: dict[str, Any] = {}
+    for tag_set in xmlio.children(doc, "TagSet"):
+        for tag in xmlio.children(tag_set, "Tag"):
+            tags[xmlio.required_text(tag, "Key")] = xmlio.child_text(tag, "Value") or ""
+    validate_tags(tags)
+    await run(_set_tags, bucket.id, key, tags)
+    await req.respond(200, content_type=None)
+
+
+@route("DELETE", "object", "tagging")
+async def delete_object_tagging(req: Request) -> None:
+    bucket = await bucket_of(req)
+    await run(_set_tags, bucket.id, key_of(req), {})
+    await req.respond(204, content_type=None)
+
+
+def acl_document(owner_id: int, owner_name: str) -> bytes:
+    owner = f"<Owner>{xmlio.el('ID', owner_id)}{xmlio.el('DisplayName', owner_name)}</Owner>"
+    grant = ('<Grant><Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="CanonicalUser">'
+             f"{xmlio.el('ID', owner_id)}{xmlio.el('DisplayName', owner_name)}</Grantee>"
+             "<Permission>FULL_CONTROL</Permission></Grant>")
+    return xmlio.document("AccessControlPolicy", [owner, f"<AccessControlList>{grant}</AccessControlList>"])
+
+
+@route("GET", "object", "acl")
+async def get_object_acl(req: Request) -> None:
+    bucket = await bucket_of(req)
+    await run(_lookup, bucket.id, key_of(req))
+    await req.respond(200, acl_document(bucket.owner_id, req.user.username if bucket.owner_id == req.user.user_id
+                                        else str(bucket.owner_id)))
+
+
+@route("PUT", "object", "acl")
+async def put_object_acl(req: Request) -> None:
+    bucket = await bucket_of(req)
+    await run(_lookup, bucket.id, key_of(req))
+    check_acl(req)
+    await read_all(req.receive, XML_BODY_LIMIT)
+    await req.respond(200, content_type=None)

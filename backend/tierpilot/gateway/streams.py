@@ -1,0 +1,159 @@
+"""Bounded streaming between the event loop and worker threads (request bodies in, objects out)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import queue
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, TypeVar
+
+import anyio
+import anyio.to_thread
+
+from tierpilot.gateway.flow import Flow
+
+T = TypeVar("T")
+BLOCK = 1 << 20  # bytes handed to a worker thread at a time
+DEPTH = 4  # blocks in flight per request: memory per upload is bounded by DEPTH * BLOCK
+
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+_limiter: anyio.CapacityLimiter | None = None
+
+
+def limiter() -> anyio.CapacityLimiter:
+    """Worker threads for blocking DB and tier work, shared by all requests of this event loop."""
+    global _limiter
+    if _limiter is None:
+        from tierpilot.settings import get_settings
+
+        _limiter = anyio.CapacityLimiter(get_settings().gateway_threads)
+    return _limiter
+
+
+async def run(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run blocking work in a worker thread."""
+    return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs), limiter=limiter())
+
+
+class ClientDisconnected(Exception):
+    """The client went away before its request body was complete."""
+
+
+class Inbound:
+    """A request body moved from the event loop to one worker thread in blocks of ~1 MiB.
+
+    ``pump`` (event loop) reads ASGI messages, accounts them with the flow and hands blocks over;
+    at most DEPTH blocks wait for the thread, then ``pump`` stops reading, which stops the server
+    reading the socket: a slow tier slows the client instead of filling memory.
+    """
+
+    def __init__(self, receive: Receive, flow: Flow, block: int = BLOCK, depth: int = DEPTH) -> None:
+        self._receive = receive
+        self._flow = flow
+        self._block = block
+        self._queue: queue.SimpleQueue[bytes | Exception | None] = queue.SimpleQueue()
+        self._credit = asyncio.Semaphore(depth)
+        self._loop = asyncio.get_running_loop()
+        self.received = 0
+
+    async def pump(self) -> None:
+        try:
+            parts: list[bytes] = []
+            held = 0
+            more = True
+            while more:
+                message = await self._receive()
+                if message["type"] == "http.disconnect":
+                    raise ClientDisconnected("client disconnected")
+                body = message.get("body", b"")
+                more = bool(message.get("more_body", False))
+                if body:
+                    await self._flow.consume(len(body))
+                    self.received += len(body)
+                    parts.append(body)
+                    held += len(body)
+                if parts and (held >= self._block or not more):
+                    await self._credit.acquire()
+                    self._queue.put(parts[0] if len(parts) == 1 else b"".join(parts))
+                    parts, held = [], 0
+            self._queue.put(None)
+        except Exception as exc:
+            self._queue.put(exc)
+        except BaseException:
+            self._queue.put(ClientDisconnected("request cancelled"))
+            raise
+
+    def blocks(self) -> Iterator[bytes]:
+        """The body's blocks, in a worker thread; raises what ended the body abnormally."""
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            if isinstance(item, Exception):
+                raise item
+            self._loop.call_soon_threadsafe(self._credit.release)
+            yield item
+
+    async def drive(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run ``fn`` (which reads ``blocks()``) in a worker thread while pumping the body to it."""
+        task = asyncio.ensure_future(self.pump())
+        try:
+            return await run(fn, *args, **kwargs)
+        finally:
+            if not task.done():
+                task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+
+
+async def read_all(receive: Receive, limit: int) -> bytes:
+    """A small request body (XML documents) read whole; over ``limit`` bytes is an error."""
+    from tierpilot.gateway.errors import S3Error
+
+    parts: list[bytes] = []
+    size = 0
+    more = True
+    while more:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientDisconnected("client disconnected")
+        body = message.get("body", b"")
+        more = bool(message.get("more_body", False))
+        size += len(body)
+        if size > limit:
+            raise S3Error("MaxMessageLengthExceeded", "Your request was too big.", 400)
+        parts.append(body)
+    return b"".join(parts)
+
+
+async def send_stream(send: Send, chunks: Iterator[bytes], flow: Flow, first: bytes | None = None) -> int:
+    """Send an object's bytes as they are read in a worker thread, one read ahead of the socket."""
+    sent = 0
+
+    def pull() -> bytes | None:
+        return next(chunks, None)
+
+    pending: asyncio.Future[bytes | None] | None = None
+    try:
+        chunk = first if first is not None else await run(pull)
+        while chunk is not None:
+            pending = asyncio.ensure_future(run(pull))
+            if chunk:
+                await flow.consume(len(chunk))
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                sent += len(chunk)
+            chunk = await pending
+            pending = None
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        return sent
+    finally:
+        if pending is not None:
+            with contextlib.suppress(BaseException):
+                await pending
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()

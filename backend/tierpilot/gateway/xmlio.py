@@ -1,0 +1,96 @@
+"""S3's XML: documents rendered by hand (fast, exact element order) and request bodies parsed safely."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+from urllib.parse import quote
+from xml.etree.ElementTree import Element
+
+from defusedxml import ElementTree
+from defusedxml.common import DefusedXmlException
+
+from tierpilot.gateway.errors import S3Error, malformed_xml
+
+NS = "http://s3.amazonaws.com/doc/2006-03-01/"
+DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
+_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "\r": "&#13;"}
+_TO_ESCAPE = re.compile(r'[&<>"\r\x00-\x08\x0b\x0c\x0e-\x1f]')
+
+
+def esc(value: object) -> str:
+    """Escape text for an element; control characters become character references, as S3 sends them."""
+    text = str(value)
+    return _TO_ESCAPE.sub(lambda m: _ESCAPES.get(m.group(), f"&#x{ord(m.group()):x};"), text)
+
+
+def el(name: str, value: object) -> str:
+    return f"<{name}>{esc(value)}</{name}>"
+
+
+def iso(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def url_encode(value: str) -> str:
+    """encoding-type=url: what botocore decodes with unquote_plus."""
+    return quote(value, safe="/-_.~")
+
+
+def document(root: str, children: Iterable[str], ns: bool = True) -> bytes:
+    attrs = f' xmlns="{NS}"' if ns else ""
+    return f"{DECLARATION}<{root}{attrs}>{''.join(children)}</{root}>".encode()
+
+
+def error_document(err: S3Error, resource: str, request_id: str) -> bytes:
+    fields = "".join(el(k, v) for k, v in err.fields.items() if v is not None)
+    return (f"{DECLARATION}<Error>{el('Code', err.code)}{el('Message', err.message)}{fields}"
+            f"{el('Resource', resource)}{el('RequestId', request_id)}{el('HostId', request_id)}</Error>").encode()
+
+
+# parsing ---------------------------------------------------------------------------------------------
+
+
+def _local(tag: str) -> str:
+    return tag.rsplit("}", 1)[-1]
+
+
+def parse(body: bytes, root: str) -> Element:
+    """Parse a request document whose root element must be ``root`` (any namespace)."""
+    if not body.strip():
+        raise malformed_xml()
+    try:
+        tree: Element = ElementTree.fromstring(body)
+    except (ElementTree.ParseError, DefusedXmlException, ValueError, UnicodeDecodeError):
+        raise malformed_xml() from None
+    if _local(tree.tag) != root:
+        raise malformed_xml()
+    return tree
+
+
+def children(node: Element, name: str) -> list[Element]:
+    return [c for c in node if _local(c.tag) == name]
+
+
+def child_text(node: Element, name: str, default: str | None = None) -> str | None:
+    for c in node:
+        if _local(c.tag) == name:
+            return c.text or ""
+    return default
+
+
+def required_text(node: Element, name: str) -> str:
+    value = child_text(node, name)
+    if value is None:
+        raise malformed_xml()
+    return value
+
+
+def as_dict(node: Element) -> dict[str, Any]:
+    """Child elements as a name → text mapping (first occurrence wins)."""
+    out: dict[str, Any] = {}
+    for c in node:
+        out.setdefault(_local(c.tag), c.text or "")
+    return out
