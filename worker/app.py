@@ -11,10 +11,12 @@ from tierpilot.settings import get_settings
 # Each domain's tasks module; tasks take ids, are idempotent and named `<domain>.<verb>`.
 TASK_MODULES = [
     "tierpilot.auth.tasks",
+    "tierpilot.lifecycle.tasks",
 ]
 
 BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "auth.purge_expired_tokens": {"task": "auth.purge_expired_tokens", "schedule": timedelta(hours=1)},
+    "lifecycle.sweep": {"task": "lifecycle.sweep", "schedule": timedelta(seconds=get_settings().lifecycle_sweep_s)},
 }
 
 

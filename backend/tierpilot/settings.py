@@ -36,6 +36,15 @@ class Settings(BaseSettings):
     login_attempts_per_minute: int = 10
     frontend_dist: Path = Field(Path(__file__).resolve().parents[2] / "frontend" / "dist")
     seed_demo: bool = Field(True, description="create demo tiers, buckets and objects on an empty database")
+    # lifecycle: moves are best-effort traffic; the rate caps what all workers together copy between tiers
+    lifecycle_sweep_s: float = Field(300.0, gt=0, description="period of the lifecycle.sweep beat task, seconds")
+    lifecycle_move_rate_mbps: float = Field(200.0, ge=0, description="MB/s all lifecycle copies share; 0 = unbounded")
+    lifecycle_batch: int = Field(10_000, ge=1, le=1_000_000, description="objects queued per bucket and sweep")
+    lifecycle_lease_s: float = Field(300.0, gt=0, description="a move's worker counts as gone after this (plus the "
+                                     "time its copy takes at the move rate)")
+    lifecycle_delete_grace_s: float = Field(5.0, ge=0, description="a moved object's old copy stays this long, so "
+                                            "reads that looked it up just before the switch still find it")
+    lifecycle_max_attempts: int = Field(5, ge=1, description="tries of a failing move before it waits for a person")
 
     @model_validator(mode="after")
     def _refuse_default_secret_in_production(self) -> Settings:

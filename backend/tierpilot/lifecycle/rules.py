@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Final, Literal
 from xml.etree.ElementTree import Element, SubElement, tostring
 
 from defusedxml import ElementTree as SafeET
@@ -20,8 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from tierpilot.kit.errors import Invalid
 
 S3_NS = "http://s3.amazonaws.com/doc/2006-03-01/"
-MIN_SIZE_128K = "all_storage_classes_128K"
-MIN_SIZE_VARIES = "varies_by_storage_class"
+MIN_SIZE_128K: Final = "all_storage_classes_128K"
+MIN_SIZE_VARIES: Final = "varies_by_storage_class"
 MinSizeMode = Literal["all_storage_classes_128K", "varies_by_storage_class"]
 # S3's default: objects under 128 KB do not transition (the per-object overhead would cost more)
 SMALL_OBJECT_BYTES = 128 * 1024
@@ -480,8 +480,8 @@ def parse_xml(body: bytes, min_size_header: str | None = None) -> LifecycleConfi
         raise _fail(f"x-amz-transition-default-minimum-object-size must be {MIN_SIZE_128K} or {MIN_SIZE_VARIES}")
     f = _fields(root, ("Rule",), ("Rule",))
     try:
-        config = LifecycleConfig(rules=[_parse_rule(r) for r in f.get("Rule", [])],
-                                 transition_default_minimum_object_size=mode)  # type: ignore[arg-type]
+        config = LifecycleConfig.model_validate({"rules": [_parse_rule(r) for r in f.get("Rule", [])],
+                                                 "transition_default_minimum_object_size": mode})
     except ValidationError as exc:
         raise _fail(_first_error(exc), "MalformedXML") from None
     return check_structure(config)

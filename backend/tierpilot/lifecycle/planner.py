@@ -1,0 +1,249 @@
+"""What is due: a rule's actions as creation-time thresholds, and the sweep that queues due objects.
+
+The due-date index is the catalog's (bucket_id, tier_id, created_at) index. An action of a rule is due
+for every object created at or before a threshold (``rules.created_threshold``); transitions look only
+at tiers and classes warmer than their target. Objects leave those ranges as they move or expire, so a
+sweep reads the objects that are due, not the bucket: its cost follows the work, not the bucket size.
+Nothing is remembered between sweeps, so an object whose timestamps change is judged by what they say
+now. A sweep queues each object version once (``LifecycleMove.dedup_key``), however often it runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from sqlalchemy import Row
+from sqlalchemy.orm import Session
+
+from tierpilot.catalog.models import Bucket
+from tierpilot.kit.db import transaction, utcnow
+from tierpilot.lifecycle import repository
+from tierpilot.lifecycle.rules import (
+    CLASS_ORDER,
+    SMALL_OBJECT_BYTES,
+    LifecycleConfig,
+    Predicates,
+    Rule,
+    class_rank,
+    created_threshold,
+    midnight,
+    small_objects_blocked,
+)
+from tierpilot.lifecycle.service import class_tier, load
+from tierpilot.settings import get_settings
+from tierpilot.tiers.models import Tier
+
+log = logging.getLogger(__name__)
+
+Kind = Literal["transition", "expiration"]
+
+
+@dataclass(frozen=True)
+class Action:
+    """One transition or expiration of an enabled rule, with the tier it sends objects to."""
+
+    rule: Rule
+    kind: Kind
+    predicates: Predicates
+    days: int | None
+    date: datetime | None
+    storage_class: str | None = None
+    target: Tier | None = None
+    min_size: int | None = None
+
+    def threshold(self, now: datetime) -> datetime | None:
+        return created_threshold(now, self.days, self.date)
+
+    def applies(self, key: str, size: int, tags: dict[str, Any] | None, storage_class: str) -> bool:
+        """Whether this action would act on an object like this (its due date aside)."""
+        if not self.predicates.matches(key, size, tags):
+            return False
+        if self.kind == "expiration":
+            return True
+        assert self.storage_class is not None
+        if class_rank(self.storage_class) <= class_rank(storage_class):
+            return False  # transitions only go colder
+        return self.min_size is None or size >= self.min_size
+
+
+def actions_of(config: LifecycleConfig, bucket: Bucket, tiers: Sequence[Tier]) -> list[Action]:
+    """The current-version actions of the enabled rules (noncurrent ones never apply: buckets are unversioned)."""
+    out: list[Action] = []
+    for rule in config.rules:
+        if not rule.enabled:
+            continue
+        preds = rule.predicates()
+        for t in rule.transitions:
+            target = class_tier(tiers, bucket, t.storage_class)
+            if target is None:  # a tier removed after the rule was saved: nothing to move to
+                continue
+            min_size = SMALL_OBJECT_BYTES if small_objects_blocked(config, rule, t.storage_class) else None
+            out.append(Action(rule, "transition", preds, t.days, t.date, t.storage_class, target, min_size))
+        exp = rule.expiration
+        if exp is not None and (exp.days is not None or exp.date is not None):
+            out.append(Action(rule, "expiration", preds, exp.days, exp.date))
+    return out
+
+
+def decide(actions: Iterable[Action], now: datetime, key: str, size: int, tags: dict[str, Any] | None,
+           storage_class: str, created_at: datetime) -> Action | None:
+    """The one action due now for an object, as S3 resolves overlapping rules: expiration wins over any
+    transition, and of several transitions the coldest class wins."""
+    best: Action | None = None
+    for a in actions:
+        threshold = a.threshold(now)
+        if threshold is None or created_at > threshold or not a.applies(key, size, tags, storage_class):
+            continue
+        if a.kind == "expiration":
+            return a
+        if best is None or class_rank(a.storage_class or "") > class_rank(best.storage_class or ""):
+            best = a
+    return best
+
+
+def _scan(session: Session, bucket: Bucket, tiers: Sequence[Tier], action: Action, now: datetime,
+          limit: int | None, created_after: datetime | None = None) -> list[Row[Any]]:
+    """The objects an action may be due for: one index range per tier it could move objects from."""
+    threshold = action.threshold(now)
+    if threshold is None:
+        return []
+    p = action.predicates
+    rows: list[Row[Any]] = []
+    for tier in tiers:
+        classes_below: list[str] | None = None
+        if action.kind == "transition":
+            assert action.storage_class is not None
+            # every known class warmer than the target, plus classes this scheme does not rank
+            warmer = [c for c in CLASS_ORDER if class_rank(c) < class_rank(action.storage_class)]
+            served = [str(c) for c in (tier.storage_classes or []) if str(c) not in CLASS_ORDER]
+            classes_below = warmer + served
+        remaining = None if limit is None else limit - len(rows)
+        if remaining is not None and remaining <= 0:
+            break
+        rows.extend(repository.due_objects(
+            session, bucket.id, tier.id, threshold, prefix=p.prefix, tags=p.tags, size_gt=p.size_greater_than,
+            size_lt=p.size_less_than, min_size=action.min_size, classes_below=classes_below,
+            created_after=created_after, limit=remaining, exclude_queued=True))
+    return rows
+
+
+@dataclass
+class BucketPlan:
+    bucket_id: int
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    scanned: int = 0
+
+
+def plan_bucket(session: Session, bucket: Bucket, config: LifecycleConfig, tiers: Sequence[Tier], now: datetime,
+                limit: int) -> BucketPlan:
+    """The moves a sweep queues for one bucket now: at most ``limit`` objects, oldest first."""
+    plan = BucketPlan(bucket.id)
+    acts = actions_of(config, bucket, tiers)
+    seen: set[int] = set()
+    for action in acts:
+        if len(plan.rows) >= limit:
+            break
+        for row in _scan(session, bucket, tiers, action, now, limit - len(plan.rows)):
+            plan.scanned += 1
+            if row.id in seen:
+                continue
+            seen.add(row.id)
+            chosen = decide(acts, now, row.key, row.size, row.tags, row.storage_class, row.created_at)
+            if chosen is None:
+                continue
+            plan.rows.append(_move_row(bucket, row, chosen, now))
+    for rule in config.rules:
+        days = rule.abort_incomplete_multipart_upload_days
+        if not rule.enabled or days is None or len(plan.rows) >= limit:
+            continue
+        threshold = created_threshold(now, days, None)
+        assert threshold is not None
+        for up in repository.stale_uploads(session, bucket.id, threshold, rule.predicates().prefix,
+                                           limit - len(plan.rows)):
+            plan.rows.append(dict(
+                dedup_key=repository.dedup_key("abort_upload", up.upload_id, up.locator), action="abort_upload",
+                rule_id=rule.id, bucket_id=bucket.id, key=up.key, upload_id=up.upload_id, src_tier_id=up.tier_id,
+                src_class=up.storage_class, src_locator=up.locator, state="queued", created_at=now))
+    return plan
+
+
+def _move_row(bucket: Bucket, row: Row[Any], action: Action, now: datetime) -> dict[str, Any]:
+    kind = action.kind
+    return dict(
+        dedup_key=repository.dedup_key(kind, str(row.id), row.locator), action=kind, rule_id=action.rule.id,
+        bucket_id=bucket.id, key=row.key, object_id=row.id, src_tier_id=row.tier_id,
+        dst_tier_id=action.target.id if action.target is not None else None, src_class=row.storage_class,
+        dst_class=action.storage_class, src_locator=row.locator, size=row.size, etag=row.etag, state="queued",
+        created_at=now)
+
+
+@dataclass
+class SweepResult:
+    buckets: int = 0
+    scanned: int = 0
+    queued: dict[str, int] = field(default_factory=dict)
+    new_move_ids: list[int] = field(default_factory=list)
+    resumed_move_ids: list[int] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def move_ids(self) -> list[int]:
+        return self.new_move_ids + self.resumed_move_ids
+
+
+def sweep(now: datetime | None = None, bucket_id: int | None = None, limit: int | None = None) -> SweepResult:
+    """Queue the moves due now (per bucket, at most ``limit`` objects) and collect open moves nobody runs.
+
+    Queuing is idempotent: objects already queued are skipped, so sweeps may overlap or repeat.
+    """
+    started = time.perf_counter()
+    now = now or utcnow()
+    limit = limit or get_settings().lifecycle_batch
+    result = SweepResult()
+    with transaction() as session:
+        tiers = repository.list_tiers(session)
+        for t in tiers:
+            session.expunge(t)
+        configured = [(b.id, load(c)) for b, c in repository.configured_buckets(session, bucket_id)]
+    for bid, config in configured:
+        with transaction() as session:
+            bucket = repository.get_bucket(session, bid)
+            if bucket is None:
+                continue
+            plan = plan_bucket(session, bucket, config, tiers, now, limit)
+        result.buckets += 1
+        result.scanned += plan.scanned
+        if plan.rows:
+            with transaction(write=True) as session:
+                new = repository.insert_moves(session, plan.rows)
+            result.new_move_ids.extend(new)
+            for r in plan.rows:
+                result.queued[r["action"]] = result.queued.get(r["action"], 0) + 1
+    result.resumed_move_ids = resumable(now, bucket_id, exclude=set(result.new_move_ids))
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def resumable(now: datetime, bucket_id: int | None = None, exclude: set[int] | None = None) -> list[int]:
+    """Open moves to hand out again: never started or lost in the broker, held by a worker that died or
+    whose lease ran out, failed and due for another try."""
+    from datetime import timedelta
+
+    from tierpilot.lifecycle.executor import owner_is_dead
+
+    s = get_settings()
+    with transaction() as session:
+        ids = repository.moves_to_resume(session, now, now - timedelta(seconds=max(60.0, s.lifecycle_sweep_s)),
+                                         s.lifecycle_batch, bucket_id)
+        leased = repository.leased_moves(session, now, bucket_id)
+    ids += [move_id for move_id, owner in leased if owner_is_dead(owner)]
+    return sorted(set(ids) - (exclude or set()))
+
+
+def today(now: datetime) -> str:
+    return midnight(now).date().isoformat()
