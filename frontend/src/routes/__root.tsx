@@ -17,6 +17,7 @@ function NotFound() {
       <EmptyState
         icon="?"
         title="Page not found"
+        level={2}
         description="There is no page at this address."
         action={<Link to="/">Go to the overview</Link>}
       />

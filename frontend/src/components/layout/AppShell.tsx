@@ -12,7 +12,7 @@ export function AppShell({ user, children }: { user: User; children: ReactNode }
   const navigate = useNavigate();
   const logout = useLogout();
 
-  // A link chosen from the collapsed menu should reveal the page, not leave the menu over it.
+  // A page change from anywhere (back button, a link in the page) closes the collapsed menu too.
   // biome-ignore lint/correctness/useExhaustiveDependencies: runs on navigation on purpose.
   useEffect(() => setMenuOpen(false), [pathname]);
 
@@ -36,10 +36,10 @@ export function AppShell({ user, children }: { user: User; children: ReactNode }
         Skip to content
       </a>
       <header className="app-topbar">
-        <Link to="/" className="app-brand">
+        <div className="app-brand">
           {icons.logo}
           <span>tierpilot</span>
-        </Link>
+        </div>
         <button
           type="button"
           className="app-topbar__menu"
@@ -52,10 +52,10 @@ export function AppShell({ user, children }: { user: User; children: ReactNode }
         </button>
       </header>
       <nav id="app-nav" className="app-nav" data-open={menuOpen || undefined} aria-label="Main">
-        <Link to="/" className="app-brand app-nav__brand">
+        <div className="app-brand app-nav__brand">
           {icons.logo}
           <span>tierpilot</span>
-        </Link>
+        </div>
         <ul className="app-nav__list">
           {NAV_ITEMS.map((item) => (
             <li key={item.to}>
@@ -63,7 +63,8 @@ export function AppShell({ user, children }: { user: User; children: ReactNode }
                 to={item.to}
                 className="app-nav__link"
                 activeOptions={{ exact: item.to === "/" }}
-                activeProps={{ className: "app-nav__link is-active" }}
+                activeProps={{ className: "is-active" }}
+                onClick={() => setMenuOpen(false)}
               >
                 {icons[item.icon]}
                 <span>{item.label}</span>

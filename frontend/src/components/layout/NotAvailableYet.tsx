@@ -21,6 +21,7 @@ export function NotAvailableYet({
       <EmptyState
         icon={icons[icon]}
         title="Not available yet"
+        level={2}
         description={`${title} needs a part of the server that is not installed in this version of tierpilot. When it is, this page will let you:`}
       >
         <ul className="planned-features">

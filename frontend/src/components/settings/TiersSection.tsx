@@ -5,7 +5,7 @@ import { formatBytes, formatCount } from "@/lib/format";
 
 const columns: Array<Column<TierUsage>> = [
   { id: "name", header: "Tier", cell: (t) => <strong>{t.name}</strong> },
-  { id: "driver", header: "Driver", cell: (t) => <Badge>{t.driver}</Badge> },
+  { id: "driver", header: "Driver", cell: (t) => <Badge>{t.driver}</Badge>, hideOnNarrow: true },
   {
     id: "classes",
     header: "Storage classes",

@@ -37,7 +37,7 @@ export function ConfirmDialog({
       size="sm"
       footer={
         <>
-          <Button onClick={onCancel} autoFocus>
+          <Button onClick={onCancel} data-autofocus>
             Cancel
           </Button>
           <Button variant={tone} onClick={onConfirm} loading={pending}>

@@ -16,7 +16,7 @@ export interface DialogProps {
 
 /**
  * A modal on the native <dialog>: the browser traps focus, Escape closes it and focus returns to
- * the element that opened it.
+ * the element that opened it. Mark the control that should take focus first with `data-autofocus`.
  */
 export function Dialog({
   open,
@@ -39,6 +39,8 @@ export function Dialog({
       // jsdom has no showModal; the open attribute is the same state for tests.
       if (typeof dialog.showModal === "function") dialog.showModal();
       else dialog.setAttribute("open", "");
+      // React's autoFocus fires before the dialog is shown; a marked element takes focus instead.
+      dialog.querySelector<HTMLElement>("[data-autofocus]")?.focus();
     } else if (!open && dialog.open) {
       if (typeof dialog.close === "function") dialog.close();
       else dialog.removeAttribute("open");

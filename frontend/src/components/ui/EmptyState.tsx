@@ -7,9 +7,12 @@ export interface EmptyStateProps {
   icon?: ReactNode;
   action?: ReactNode;
   children?: ReactNode;
+  /** 2 for a whole page's empty state, 3 inside a card titled with an h2. */
+  level?: 2 | 3;
 }
 
-export function EmptyState({ title, description, icon, action, children }: EmptyStateProps) {
+export function EmptyState({ title, description, icon, action, children, level = 3 }: EmptyStateProps) {
+  const Heading = level === 2 ? "h2" : "h3";
   return (
     <div className="ui-empty">
       {icon ? (
@@ -17,7 +20,7 @@ export function EmptyState({ title, description, icon, action, children }: Empty
           {icon}
         </div>
       ) : null}
-      <h2 className="ui-empty__title">{title}</h2>
+      <Heading className="ui-empty__title">{title}</Heading>
       {description ? <p className="ui-empty__description">{description}</p> : null}
       {children}
       {action ? <div className="ui-empty__action">{action}</div> : null}

@@ -27,7 +27,7 @@ export function Table<T>({ caption, showCaption = false, columns, rows, rowKey, 
   if (rows.length === 0 && empty) return <>{empty}</>;
   return (
     // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard.
-    <section className="ui-table-wrap" aria-label={caption} tabIndex={0}>
+    <section className="ui-table-wrap" aria-label={`${caption} (scrollable)`} tabIndex={0}>
       <table className="ui-table">
         <caption className={showCaption ? "ui-table__caption" : "visually-hidden"}>{caption}</caption>
         <thead>

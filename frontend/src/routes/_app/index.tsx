@@ -69,7 +69,7 @@ function OverviewPage() {
           )}
         </Card>
         <Card title="Largest buckets" description="Stored volume per bucket, coloured by tier.">
-          {data.buckets.length ? (
+          {data.totals.bytes > 0 ? (
             <BucketVolumeChart buckets={data.buckets} colors={colors} />
           ) : (
             <EmptyState
