@@ -36,6 +36,16 @@ class Settings(BaseSettings):
     login_attempts_per_minute: int = 10
     frontend_dist: Path = Field(Path(__file__).resolve().parents[2] / "frontend" / "dist")
     seed_demo: bool = Field(True, description="create demo tiers, buckets and objects on an empty database")
+    # restores: the beat sweep's period bounds how late a finished recall is seen (one period at most)
+    restore_sweep_s: float = Field(2.0, gt=0, description="period of the restores.poll_due sweep, seconds")
+    restore_concurrency: int = Field(32, ge=1, le=512, description="tier requests in flight per sweep")
+    restore_chunk: int = Field(1000, ge=1, le=100_000, description="due restore items claimed at a time")
+    restore_lease_s: float = Field(300.0, gt=0, description="a claimed item is retried after this (worker died)")
+    restore_max_attempts: int = Field(8, ge=1, description="tier submissions before an item is failed")
+    restore_max_objects: int = Field(1_000_000, ge=1, description="objects in one restore batch at most")
+    webhook_timeout_s: float = Field(5.0, gt=0)
+    webhook_max_attempts: int = Field(8, ge=1, description="webhook deliveries before giving up")
+
     # lifecycle: moves are best-effort traffic; the rate caps what all workers together copy between tiers
     lifecycle_sweep_s: float = Field(300.0, gt=0, description="period of the lifecycle.sweep beat task, seconds")
     lifecycle_move_rate_mbps: float = Field(200.0, ge=0, description="MB/s all lifecycle copies share; 0 = unbounded")

@@ -82,9 +82,8 @@ class RestoreItem(Base):
     __tablename__ = "restore_items"
     __table_args__ = (
         Index("ix_restore_items_batch_id_state", "batch_id", "state"),
-        # the poll sweep: due rows in time order (terminal rows carry NULL and never match)
+        # the sweeps: due rows in time order (a ready row is due at its expiry; others carry NULL)
         Index("ix_restore_items_next_poll_at", "next_poll_at"),
-        Index("ix_restore_items_state_expires_at", "state", "expires_at"),
         Index("ix_restore_items_object_id", "object_id"),
     )
 
