@@ -9,6 +9,7 @@ import sys
 import typer
 
 from tierpilot.gateway.cli import gateway_app
+from tierpilot.lifecycle.cli import fsck, lifecycle_app
 from tierpilot.pricing.cli import plan
 from tierpilot.settings import get_settings
 
@@ -19,6 +20,8 @@ users_app = typer.Typer(help="Users and their S3 keys.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
 app.add_typer(users_app, name="users")
 app.add_typer(gateway_app, name="gateway")
+app.add_typer(lifecycle_app, name="lifecycle")
+app.command("fsck")(fsck)
 app.command("plan")(plan)
 
 

@@ -135,17 +135,18 @@ def tier_usage(session: Session, bucket_id: int | None) -> dict[int, tuple[int, 
     return {int(t): (int(b), int(n)) for t, b, n in session.execute(q)}
 
 
-def iter_tier_locators(session: Session, tier_id: int, batch: int = 5000) -> Iterator[tuple[int, str, int]]:
-    """(object id, locator, size) of every object on a tier, in id order, read in batches."""
+def iter_tier_objects(session: Session, tier_id: int, batch: int = 5000
+                      ) -> Iterator[tuple[int, int, str, str, int]]:
+    """(id, bucket_id, key, locator, size) of every object on a tier, in id order, read in batches."""
     last = 0
     while True:
-        rows = session.execute(select(Object.id, Object.locator, Object.size)
+        rows = session.execute(select(Object.id, Object.bucket_id, Object.key, Object.locator, Object.size)
                                .where(Object.tier_id == tier_id, Object.id > last)
                                .order_by(Object.id).limit(batch)).all()
         if not rows:
             return
         for r in rows:
-            yield int(r[0]), str(r[1]), int(r[2])
+            yield int(r[0]), int(r[1]), str(r[2]), str(r[3]), int(r[4])
         last = int(rows[-1][0])
 
 

@@ -1,0 +1,210 @@
+"""Compare the catalog with what the tiers hold: missing blobs, orphan blobs, size mismatches.
+
+Writes put bytes on a tier before the catalog points at them and delete replaced bytes after, so a crash
+leaves orphans (bytes nobody points at), never dangling rows. Orphans younger than ``min_age_s`` and
+copies that open lifecycle moves are working with are in flight, not findings. ``repair`` deletes
+orphans (after checking the catalog once more), removes parts of uploads that no longer exist, and
+re-points an object whose blob is gone at another intact copy a lifecycle move left, when there is one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Literal
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from tierpilot.catalog.models import Bucket, MultipartUpload, Object
+from tierpilot.kit.db import transaction, utcnow
+from tierpilot.lifecycle import repository
+from tierpilot.tiers.base import BlobInfo, BlobNotFound, TierDriver
+from tierpilot.tiers.models import Tier
+from tierpilot.tiers.registry import driver_for
+
+Kind = Literal["missing", "orphan", "size_mismatch", "orphan_upload", "error"]
+Progress = Callable[[str, int], None]
+
+
+@dataclass
+class Finding:
+    kind: Kind
+    tier: str
+    locator: str
+    bucket: str = ""
+    key: str = ""
+    catalog_size: int | None = None
+    blob_size: int | None = None
+    repaired: bool = False
+    note: str = ""
+
+    def line(self) -> str:
+        what = f"{self.bucket}/{self.key}" if self.key else self.locator
+        sizes = ""
+        if self.catalog_size is not None or self.blob_size is not None:
+            sizes = f" (catalog {self.catalog_size} B, tier {self.blob_size} B)"
+        state = "repaired" if self.repaired else "found"
+        note = f": {self.note}" if self.note else ""
+        return f"{state} {self.kind.replace('_', ' ')} on {self.tier}: {what}{sizes}{note}"
+
+
+@dataclass
+class FsckReport:
+    tiers: int = 0
+    objects: int = 0
+    blobs: int = 0
+    in_flight: int = 0
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def clean(self) -> bool:
+        """Nothing left wrong (repaired findings do not count)."""
+        return all(f.repaired for f in self.findings)
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for f in self.findings:
+            key = f"{f.kind}{' (repaired)' if f.repaired else ''}"
+            out[key] = out.get(key, 0) + 1
+        return out
+
+
+def _split_locator(locator: str) -> tuple[str, str] | None:
+    """(bucket, key) of a catalog locator ``<bucket>/<key>~<write id>``, or None for other names."""
+    bucket, sep, rest = locator.partition("/")
+    key, tilde, _write = rest.rpartition("~")
+    if not sep or not tilde or not key:
+        return None
+    return bucket, key
+
+
+def _referenced(session: Session, tier_id: int, locator: str) -> bool:
+    """Whether any object points at this blob (checked by bucket and key: one index lookup)."""
+    parsed = _split_locator(locator)
+    if parsed is None:
+        return session.scalar(select(Object.id).where(Object.tier_id == tier_id, Object.locator == locator)
+                              .limit(1)) is not None
+    bucket, key = parsed
+    return session.scalar(select(Object.id).join(Bucket, Bucket.id == Object.bucket_id).where(
+        Bucket.name == bucket, Object.key == key, Object.tier_id == tier_id, Object.locator == locator)) is not None
+
+
+def fsck(repair: bool = False, min_age_s: float = 3600.0, tier_names: list[str] | None = None,
+         progress: Progress | None = None, now: datetime | None = None) -> FsckReport:
+    """Check every tier (or the named ones) against the catalog; with ``repair``, fix what can be fixed."""
+    now = now or utcnow()
+    report = FsckReport()
+    with transaction() as session:
+        tiers = repository.list_tiers(session)
+        for t in tiers:
+            session.expunge(t)
+    if tier_names:
+        tiers = [t for t in tiers if t.name in tier_names]
+    by_id = {t.id: t for t in tiers}
+    for tier in tiers:
+        report.tiers += 1
+        try:
+            _check_tier(tier, by_id, report, repair, now - timedelta(seconds=min_age_s), progress)
+        except Exception as exc:  # one unreachable tier must not hide the others' findings
+            report.findings.append(Finding("error", tier.name, "", note=f"{type(exc).__name__}: {exc}"))
+    return report
+
+
+def _check_tier(tier: Tier, tiers: dict[int, Tier], report: FsckReport, repair: bool, older_than: datetime,
+                progress: Progress | None) -> None:
+    driver = driver_for(tier)
+    blobs: dict[str, BlobInfo] = {}
+    for listed in driver.list():
+        blobs[listed.locator] = listed
+        report.blobs += 1
+        if progress is not None and report.blobs % 10000 == 0:
+            progress(f"listing {tier.name}", report.blobs)
+    with transaction() as session:
+        in_flight = repository.moves_of_object_locators(session, tier.id)
+        rows = list(repository.iter_tier_objects(session, tier.id))
+        names = dict(session.execute(select(Bucket.id, Bucket.name)).tuples().all())
+    for object_id, bucket_id, key, locator, size in rows:
+        report.objects += 1
+        info: BlobInfo | None = blobs.pop(locator, None)
+        if info is None:
+            try:  # written after the listing started?
+                info = driver.head(locator)
+            except BlobNotFound:
+                info = None
+        if info is not None and info.size == size:
+            continue
+        finding = Finding("missing" if info is None else "size_mismatch", tier.name, locator,
+                          names.get(bucket_id, ""), key, size, info.size if info is not None else None)
+        if repair:
+            _repoint(object_id, locator, size, tiers, finding)
+        report.findings.append(finding)
+    for locator, info in blobs.items():
+        if locator in in_flight:
+            report.in_flight += 1
+            continue
+        if info.modified > older_than:
+            report.in_flight += 1  # a write between its bytes and its catalog row, most likely
+            continue
+        parsed = _split_locator(locator) or ("", "")
+        finding = Finding("orphan", tier.name, locator, parsed[0], parsed[1], None, info.size)
+        if repair:
+            with transaction() as session:
+                referenced = _referenced(session, tier.id, locator)
+                moving = locator in repository.moves_of_object_locators(session, tier.id)
+            if not referenced and not moving:
+                driver.delete(locator)
+                finding.repaired = True
+        report.findings.append(finding)
+    _check_uploads(tier, driver, report, repair, older_than)
+
+
+def _check_uploads(tier: Tier, driver: TierDriver, report: FsckReport, repair: bool, older_than: datetime) -> None:
+    """Parts of uploads the catalog no longer has (a crash between completing or aborting and cleaning up)."""
+    list_uploads = getattr(driver, "list_uploads", None)
+    if list_uploads is None:
+        return
+    with transaction() as session:
+        known = set(session.scalars(select(MultipartUpload.locator).where(MultipartUpload.tier_id == tier.id)))
+    for upload_locator, newest in list_uploads():
+        if upload_locator in known or newest > older_than:
+            continue
+        finding = Finding("orphan_upload", tier.name, upload_locator, note="parts of an upload that no longer exists")
+        if repair:
+            with transaction() as session:
+                still_gone = session.scalar(select(MultipartUpload.id).where(
+                    MultipartUpload.locator == upload_locator)) is None
+            if still_gone:
+                driver.abort_multipart(upload_locator)
+                finding.repaired = True
+        report.findings.append(finding)
+
+
+def _repoint(object_id: int, locator: str, size: int, tiers: dict[int, Tier], finding: Finding) -> None:
+    """Point an object whose blob is gone or wrong at an intact copy a lifecycle move made or left."""
+    with transaction() as session:
+        moves = repository.moves_for_object(session, object_id)
+        for m in moves:
+            session.expunge(m)
+    candidates = [(m.dst_tier_id, m.dst_locator, m.dst_class) for m in moves] + [
+        (m.src_tier_id, m.src_locator, m.src_class) for m in moves]
+    for tier_id, other, cls in candidates:
+        tier = tiers.get(tier_id or 0)
+        if tier is None or not other or other == locator:
+            continue
+        try:
+            if driver_for(tier).head(other).size != size:
+                continue
+        except BlobNotFound:
+            continue
+        with transaction(write=True) as session:
+            obj = repository.get_object(session, object_id)
+            if obj is None or obj.locator != locator:
+                return
+            repository.switch_object(session, object_id, locator, obj.etag, tier_id=tier.id,
+                                     storage_class=cls or obj.storage_class, locator=other)
+        finding.repaired = True
+        finding.note = f"now points at the copy {other} on {tier.name}"
+        return
+    finding.note = "no intact copy on any tier"
