@@ -44,6 +44,7 @@ MIB = Decimal(2**20)
 # Clouds bill storage per hour of the month; an average month has 365/12 days.
 DAYS_PER_MONTH = Decimal(365) / Decimal(12)
 THOUSAND = Decimal(1000)
+MAX_FREQUENCY = Decimal(10**9)  # reads per month; scenarios allow up to 10^6
 
 
 # ---------------------------------------------------------------------------- money pieces
@@ -401,7 +402,8 @@ class TierModel:
             for i, tier in enumerate(tiers):
                 limits = [b.up_to_gib for b in tier.storage if b.up_to_gib is not None]
                 out += _crossings(partial(self._access_tier_volume, i), knees, limits)
-        return sorted({b for b in out if b > 0})
+        # kinks beyond any meaningful frequency come from rounding in flat pieces: drop them
+        return sorted({b for b in out if 0 < b <= MAX_FREQUENCY})
 
     def at(self, f: Decimal) -> Breakdown:
         """The monthly breakdown at f full reads of the data set per month."""
@@ -495,7 +497,10 @@ def compare(a: Curve, b: Curve) -> list[BreakEven] | Dominance:
         prev, zero_at = (x, d), None
     if prev is not None and tail_sign != 0 and tail_sign != _sign(prev[1]):
         root = zero_at if zero_at is not None else prev[0] - prev[1] / tail
-        crossings.append(_crossing(a, b, prev[1], root))
+        if root <= MAX_FREQUENCY:
+            crossings.append(_crossing(a, b, prev[1], root))
+        else:
+            tail_sign = 0  # a crossing beyond any meaningful frequency is rounding noise on parallel lines
     if crossings:
         return crossings
     signs = {_sign(v) for v in values} | {tail_sign}

@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, field_validator, model_validator
 
 Speed = Literal["expedited", "standard", "bulk"]
+ImportFormat = Literal["aws-price-list", "azure-retail-prices"]
 Destination = Literal["internet", "research-network", "same-region"]
 SPEEDS: tuple[Speed, ...] = ("expedited", "standard", "bulk")
 DESTINATIONS: tuple[Destination, ...] = ("internet", "research-network", "same-region")
@@ -293,7 +294,7 @@ class Measured(_Strict):
 
 class FrequencyRange(_Strict):
     min: Positive = Decimal("0.01")
-    max: Positive = Decimal("100")
+    max: Positive = Field(Decimal("100"), le=10**6)
     points: int = Field(200, ge=2, le=2000)
 
     @model_validator(mode="after")
@@ -394,21 +395,21 @@ class Scenario(_Strict):
 
     catalog: str = Field(pattern=CATALOG_ID, description="catalog of tiers written without a catalog id")
     tiers: list[TierRef] = Field(min_length=1, max_length=40)
-    volume_gib: NonNeg | None = Field(None, description="stored volume in GiB (2^30 bytes)")
-    objects: NonNeg | None = Field(None, description="number of objects")
+    volume_gib: NonNeg | None = Field(None, le=10**12, description="stored volume in GiB (2^30 bytes)")
+    objects: NonNeg | None = Field(None, le=10**15, description="number of objects")
     mean_object_size_mib: Positive | None = None
     size_histogram: list[SizeBin] | None = Field(None, max_length=200)
     months: int = Field(12, ge=1, le=1200)
-    reads_per_month: NonNeg = Field(Decimal(0), description="full reads of the data set per month")
+    reads_per_month: NonNeg = Field(Decimal(0), le=10**6, description="full reads of the data set per month")
     read_fraction: Fraction = Field(
         Decimal(1), description="share of the data set one read touches")
     get_part_size_mib: Positive | None = Field(None, description="ranged GET size; omitted = one GET per object")
-    writes_per_month: NonNeg = Field(Decimal(0), description="full overwrites of the data set per month")
+    writes_per_month: NonNeg = Field(Decimal(0), le=10**6, description="full overwrites of the data set per month")
     early_deletion: EarlyDeletion | None = None
     egress: Destination = "internet"
     egress_share: Share = Decimal(1)
     restore_speed: Speed = "standard"
-    restored_copy_days: NonNeg = Decimal(1)
+    restored_copy_days: NonNeg = Field(Decimal(1), le=3650, description="days a restored copy is kept")
     fixed_costs: list[FixedCost] = Field(default_factory=list, max_length=50)
     price_overrides: dict[str, dict[str, Any]] = Field(default_factory=dict)
     measured: dict[str, Measured] = Field(default_factory=dict)
@@ -470,3 +471,134 @@ class ScenarioOut(BaseModel):
 class ShareOut(BaseModel):
     share_token: str
     path: str
+
+
+# ---------------------------------------------------------------------------- reports (API answers)
+
+
+class BreakdownOut(BaseModel):
+    """USD per component; `total` is their sum."""
+
+    storage: float
+    requests: float
+    retrieval: float
+    restore: float
+    restored_copy: float
+    egress: float
+    early_deletion: float
+    monitoring: float
+    fixed: float
+    total: float
+
+
+class RestoreHoursOut(BaseModel):
+    typical: float
+    max: float
+
+
+class TierReportOut(BaseModel):
+    tier: str
+    catalog: str
+    storage_class: str
+    name: str
+    restore_speed: Speed | None
+    restore_hours: RestoreHoursOut | None
+    min_storage_days: int
+    min_billable_bytes: int
+    billable_gib: float
+    estimated: list[str]
+    measured: bool
+    monthly: BreakdownOut
+    total: BreakdownOut
+    annual: float
+
+
+class CatalogRefOut(BaseModel):
+    id: str
+    provider: str
+    region: str
+    currency: str
+    valid_from: str
+    source: list[str]
+    has_estimates: bool
+
+
+class BreakEvenOut(BaseModel):
+    cheaper_below: str
+    cheaper_above: str
+    reads_per_month: float
+
+
+class DominanceOut(BaseModel):
+    cheaper: str
+    costlier: str
+    equal: bool
+
+
+class CheapestOut(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+    from_: float = Field(alias="from")
+    to: float | None
+    tier: str
+
+
+class SweepOut(BaseModel):
+    reads_per_month: list[float]
+    totals: dict[str, list[float]]
+
+
+class HybridPartOut(BaseModel):
+    tier: str
+    data_share: float
+    read_share: float
+    monthly: BreakdownOut
+
+
+class HybridOut(BaseModel):
+    name: str
+    parts: list[HybridPartOut]
+    fixed_monthly: float
+    monthly_total: float
+    annual_total: float
+
+
+class SimulationMonthOut(BaseModel):
+    month: int
+    stored_gib: dict[str, float]
+    cost: BreakdownOut
+
+
+class SimulationOut(BaseModel):
+    rules: list[Rule]
+    total: float
+    months: list[SimulationMonthOut]
+
+
+class LifecycleOut(BaseModel):
+    policy: SimulationOut
+    keep_hot: SimulationOut
+    best: SimulationOut | None
+    savings: float
+
+
+class ReportOut(BaseModel):
+    """What `tierpilot plan --json` prints and POST /api/pricing/evaluate returns."""
+
+    scenario: dict[str, Any]
+    units: dict[str, str]
+    catalogs: list[CatalogRefOut]
+    months: int
+    reads_per_month: float
+    tiers: list[TierReportOut]
+    break_even: list[BreakEvenOut]
+    dominance: list[DominanceOut]
+    cheapest: list[CheapestOut]
+    sweep: SweepOut
+    hybrid: list[HybridOut]
+    lifecycle: LifecycleOut | None
+    notes: list[str]
+
+
+class FromMyDataOut(BaseModel):
+    scenario: dict[str, Any]
+    basis: dict[str, Any]
