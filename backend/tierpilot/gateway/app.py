@@ -154,6 +154,7 @@ class Gateway:
         req = Request(scope=scope, receive=receive, send=send, method=scope["method"], raw_path=raw_path,
                       bucket="", key="", query=dict(reversed(pairs)), query_pairs=pairs, headers=headers,
                       request_id=_request_id())
+        req.track_body()
         if header_bytes > MAX_HEADER_BYTES:
             raise S3Error("RequestHeaderSectionTooLarge", "Your request header section exceeds the maximum allowed "
                           "size.", 400, MaxSizeAllowed=str(MAX_HEADER_BYTES))
@@ -166,7 +167,7 @@ class Gateway:
 
     async def _http(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
         if scope.get("path") == HEALTH_PATH:
-            await _health(send)
+            await _health(send, self._extensions)
             return
         req: Request | None = None
         op = "-"
@@ -230,8 +231,13 @@ def _as_s3_error(exc: Exception, req: Request) -> S3Error:
     return S3Error("InternalError", "We encountered an internal error. Please try again.", 500)
 
 
-async def _health(send: Send) -> None:
-    body = json.dumps({"status": "ok", "service": "gateway"}).encode()
+async def _health(send: Send, extensions: list[Any]) -> None:
+    report: dict[str, Any] = {"status": "ok", "service": "gateway"}
+    for module in extensions:  # a domain's `health()` adds its section (e.g. reservations: limiter mode)
+        section = getattr(module, "health", None)
+        if section is not None:
+            report[module.__name__.split(".")[1]] = section()
+    body = json.dumps(report).encode()
     await send({"type": "http.response.start", "status": 200,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
     await send({"type": "http.response.body", "body": body})

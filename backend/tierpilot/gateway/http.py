@@ -39,11 +39,31 @@ class Request:
     flows: list[Flow] = field(default_factory=list)
     bytes_in: int = 0
     bytes_out: int = 0
+    body_consumed: bool = False
+    _receive_raw: Receive | None = None
 
     @property
     def user(self) -> Credential:
         assert self.caller is not None, "handler ran before authentication"
         return self.caller
+
+    async def _receive_tracked(self) -> dict[str, Any]:
+        assert self._receive_raw is not None
+        message = await self._receive_raw()
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            self.body_consumed = True
+        return message
+
+    def track_body(self) -> None:
+        """Note when the request body has been read to its end (see ``start``)."""
+        self._receive_raw = self.receive
+        self.receive = self._receive_tracked
+
+    def _unread_body(self) -> bool:
+        if self.body_consumed:
+            return False
+        length = self.headers.get("content-length", "0").strip()
+        return "transfer-encoding" in self.headers or (length != "0" and length != "")
 
     def header(self, name: str, default: str | None = None) -> str | None:
         return self.headers.get(name, default)
@@ -64,6 +84,10 @@ class Request:
         out.extend(headers)
         if content_length is not None:
             out.append((b"content-length", str(content_length).encode()))
+        if self._unread_body():
+            # answered before the body was read (an error, or a client waiting for 100-continue that never
+            # came): the connection cannot carry another request, the server closes it
+            out.append((b"connection", b"close"))
         self.status = status
         await self.send({"type": "http.response.start", "status": status, "headers": out})
 

@@ -1,8 +1,10 @@
 """AWS Signature Version 4 verification: Authorization header, presigned query strings, and the
-per-chunk signatures of ``aws-chunked`` streaming bodies."""
+per-chunk signatures of ``aws-chunked`` streaming bodies. Signature Version 2 (HMAC-SHA1) is verified
+too: boto3 still presigns S3 URLs with it by default, and s3cmd can sign with it."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import re
@@ -43,6 +45,7 @@ class SignedRequest:
     payload_hash: str  # a hex SHA-256, UNSIGNED-PAYLOAD or a STREAMING-* mode
     presigned: bool
     expires: int | None = None
+    version: int = 4
 
     @property
     def scope(self) -> str:
@@ -76,13 +79,18 @@ def parse(headers: Mapping[str, str], query: Mapping[str, str]) -> SignedRequest
     if "X-Amz-Signature" in query or "X-Amz-Algorithm" in query:
         return _parse_query(query)
     if "Signature" in query and "AWSAccessKeyId" in query:
-        raise S3Error("InvalidRequest", "Signature Version 2 is not supported; use AWS Signature Version 4", 400)
+        return _parse_v2_query(query)
     return None
 
 
 def _parse_header(auth: str, headers: Mapping[str, str]) -> SignedRequest:
     if auth.startswith("AWS "):
-        raise S3Error("InvalidRequest", "Signature Version 2 is not supported; use AWS Signature Version 4", 400)
+        key_id, sep, signature = auth[4:].strip().rpartition(":")
+        if not sep or not key_id:
+            raise _malformed("The authorization header is malformed")
+        date = headers.get("x-amz-date") or headers.get("date", "")
+        return SignedRequest(key_id, _from_http_date(date), "", "", "s3", (), signature, UNSIGNED_PAYLOAD,
+                             presigned=False, version=2)
     algorithm, _, rest = auth.partition(" ")
     if algorithm != ALGORITHM:
         raise _malformed(f"Unsupported authorization algorithm {algorithm[:40]!r}")
@@ -130,6 +138,17 @@ def _parse_query(query: Mapping[str, str]) -> SignedRequest:
                          query.get("X-Amz-Content-Sha256", UNSIGNED_PAYLOAD), presigned=True, expires=expires)
 
 
+def _parse_v2_query(query: Mapping[str, str]) -> SignedRequest:
+    if "Expires" not in query:
+        raise _query_malformed("Query-string authentication requires the Expires parameter")
+    try:
+        expires = int(query["Expires"])
+    except ValueError:
+        raise _query_malformed("Expires should be a number of seconds since the epoch") from None
+    return SignedRequest(query["AWSAccessKeyId"], "", "", "", "s3", (), query["Signature"], UNSIGNED_PAYLOAD,
+                         presigned=True, expires=expires, version=2)
+
+
 def _from_http_date(value: str) -> str:
     try:
         return parsedate_to_datetime(value).astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
@@ -146,7 +165,20 @@ def parse_amz_date(value: str) -> datetime:
 
 def check_time(req: SignedRequest, now: datetime) -> None:
     """Reject requests signed too far from now, and presigned URLs that expired."""
+    if req.version == 2 and req.presigned:
+        assert req.expires is not None
+        if now.timestamp() > req.expires:
+            raise S3Error("AccessDenied", "Request has expired", 403,
+                          Expires=datetime.fromtimestamp(req.expires, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                          ServerTime=now.strftime("%Y-%m-%dT%H:%M:%SZ"))
+        return
     when = parse_amz_date(req.amz_date)
+    if req.version == 2:
+        if abs(now - when) > MAX_SKEW:
+            raise S3Error("RequestTimeTooSkewed", "The difference between the request time and the current time "
+                          "is too large.", 403, RequestTime=req.amz_date,
+                          ServerTime=now.strftime("%Y-%m-%dT%H:%M:%SZ"), MaxAllowedSkewMilliseconds="900000")
+        return
     if req.scope_date != req.amz_date[:8]:
         raise S3Error("SignatureDoesNotMatch", "The credential scope date does not match the request date", 403)
     if req.presigned:
@@ -207,6 +239,9 @@ def string_to_sign(req: SignedRequest, canonical_request: str) -> str:
 def verify(req: SignedRequest, secret: str, method: str, raw_path: str, query_pairs: Sequence[tuple[str, str]],
            headers: Mapping[str, str]) -> bytes:
     """Check the signature; returns the signing key (streaming bodies sign their chunks with it)."""
+    if req.version == 2:
+        verify_v2(req, secret, method, raw_path, query_pairs, headers)
+        return b""
     if "host" not in req.signed_headers:
         raise _malformed("The host header must be signed") if not req.presigned else _query_malformed(
             "X-Amz-SignedHeaders must include host")
@@ -247,3 +282,48 @@ class ChunkSigner:
     def trailer(self, canonical_trailer: bytes) -> str:
         sts = f"{self._trailer_prefix}{self.previous}\n{hashlib.sha256(canonical_trailer).hexdigest()}"
         return hmac.new(self._key, sts.encode(), hashlib.sha256).hexdigest()
+
+
+# Signature Version 2 ---------------------------------------------------------------------------------
+
+# query parameters that are part of the signed resource (botocore's HmacV1Auth list)
+V2_SUBRESOURCES = frozenset((
+    "accelerate", "acl", "cors", "defaultObjectAcl", "location", "logging", "partNumber", "policy",
+    "requestPayment", "torrent", "versioning", "versionId", "versions", "website", "uploads", "uploadId",
+    "response-content-type", "response-content-language", "response-expires", "response-cache-control",
+    "response-content-disposition", "response-content-encoding", "delete", "lifecycle", "tagging", "restore",
+    "storageClass", "notification", "replication", "analytics", "metrics", "inventory", "select", "select-type",
+    "object-lock",
+))
+
+
+def string_to_sign_v2(req: SignedRequest, method: str, resource_path: str, query_pairs: Sequence[tuple[str, str]],
+                      headers: Mapping[str, str]) -> str:
+    query = dict(query_pairs)
+    amz: dict[str, str] = {}
+    for name, value in headers.items():
+        if name.startswith("x-amz-"):
+            amz[name] = ",".join(v.strip() for v in value.split(","))
+    if req.presigned:
+        for name, value in query_pairs:
+            if name.lower().startswith("x-amz-"):
+                amz.setdefault(name.lower(), value.strip())
+    date = str(req.expires) if req.presigned else ("" if "x-amz-date" in headers else headers.get("date", ""))
+    md5 = headers.get("content-md5", query.get("content-md5", "")).strip()
+    ctype = headers.get("content-type", query.get("content-type", "")).strip()
+    custom = "".join(f"{k}:{amz[k]}\n" for k in sorted(amz))
+    sub = sorted((k, v) for k, v in query_pairs if k in V2_SUBRESOURCES)
+    resource = resource_path
+    if sub:
+        resource += "?" + "&".join(f"{k}={v}" if v else k for k, v in sub)
+    return f"{method}\n{md5}\n{ctype}\n{date}\n{custom}{resource}"
+
+
+def verify_v2(req: SignedRequest, secret: str, method: str, raw_path: str, query_pairs: Sequence[tuple[str, str]],
+              headers: Mapping[str, str]) -> None:
+    sts = string_to_sign_v2(req, method, raw_path, query_pairs, headers)
+    expected = base64.b64encode(hmac.digest(secret.encode(), sts.encode("utf-8", "surrogateescape"), "sha1"))
+    if not hmac.compare_digest(expected.decode(), req.signature):
+        raise S3Error("SignatureDoesNotMatch", "The request signature we calculated does not match the signature "
+                      "you provided. Check your key and signing method.", 403,
+                      AWSAccessKeyId=req.access_key_id, StringToSign=sts, SignatureProvided=req.signature)
