@@ -99,6 +99,9 @@ def _include_domain_routers(app: FastAPI) -> None:
     from tierpilot.tiers.router import router as tiers_router
 
     routers.append(tiers_router)
+    from tierpilot.pricing.router import router as pricing_router
+
+    routers.append(pricing_router)
     from tierpilot.reservations.router import router as reservations_router
 
     routers.append(reservations_router)
