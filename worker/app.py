@@ -11,11 +11,19 @@ from tierpilot.settings import get_settings
 # Each domain's tasks module; tasks take ids, are idempotent and named `<domain>.<verb>`.
 TASK_MODULES = [
     "tierpilot.auth.tasks",
+    "tierpilot.notifications.tasks",
+    "tierpilot.restores.tasks",
     "tierpilot.lifecycle.tasks",
 ]
 
 BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "auth.purge_expired_tokens": {"task": "auth.purge_expired_tokens", "schedule": timedelta(hours=1)},
+    # restore sweeps read due rows from the database; a sweep not started within a few periods is dropped
+    "restores.poll_due": {"task": "restores.poll_due", "schedule": timedelta(seconds=get_settings().restore_sweep_s),
+                          "options": {"expires": 5 * get_settings().restore_sweep_s}},
+    "restores.expire": {"task": "restores.expire", "schedule": timedelta(minutes=1), "options": {"expires": 300}},
+    "notifications.deliver_webhooks": {"task": "notifications.deliver_webhooks", "schedule": timedelta(seconds=5),
+                                       "options": {"expires": 60}},
     "lifecycle.sweep": {"task": "lifecycle.sweep", "schedule": timedelta(seconds=get_settings().lifecycle_sweep_s)},
 }
 

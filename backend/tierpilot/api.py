@@ -105,6 +105,12 @@ def _include_domain_routers(app: FastAPI) -> None:
     from tierpilot.reservations.router import router as reservations_router
 
     routers.append(reservations_router)
+    from tierpilot.restores.router import router as restores_router
+
+    routers.append(restores_router)
+    from tierpilot.notifications.router import router as notifications_router
+
+    routers.append(notifications_router)
     for router in routers:
         app.include_router(router, prefix="/api")
 

@@ -1,0 +1,360 @@
+"""Only this module queries the restore tables (and reads/updates the catalog's restore columns)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import datetime
+from typing import Any, cast
+
+from sqlalchemy import Table, bindparam, func, select, update
+from sqlalchemy.orm import Session
+
+from tierpilot.catalog.models import Bucket, Object
+from tierpilot.catalog.repository import prefix_end
+from tierpilot.restores.models import (
+    ACTIVE_ITEM_STATES,
+    RestoreBatch,
+    RestoreBatchTier,
+    RestoreItem,
+    RestoreSchedule,
+)
+from tierpilot.tiers.models import Tier
+
+ITEMS = cast(Table, RestoreItem.__table__)
+COUNTERS = cast(Table, RestoreBatchTier.__table__)
+OBJECTS = cast(Table, Object.__table__)
+
+# the columns a sweep reads of a claimed item and writes back
+ITEM_COLUMNS = (RestoreItem.id, RestoreItem.batch_id, RestoreItem.owner_id, RestoreItem.object_id,
+                RestoreItem.bucket, RestoreItem.key, RestoreItem.size, RestoreItem.tier_id, RestoreItem.locator,
+                RestoreItem.speed, RestoreItem.days, RestoreItem.state, RestoreItem.requested_at,
+                RestoreItem.next_poll_at, RestoreItem.poll_count, RestoreItem.attempts,
+                RestoreItem.expected_ready_at, RestoreItem.ready_at, RestoreItem.expires_at)
+WRITABLE = ("state", "speed", "requested_at", "next_poll_at", "claim_token", "poll_count", "attempts",
+            "last_error", "expected_ready_at", "ready_at", "expires_at")
+
+
+# selection -------------------------------------------------------------------------------------------
+
+
+def tiers_by_id(session: Session, ids: Iterable[int] | None = None) -> dict[int, Tier]:
+    q = select(Tier)
+    if ids is not None:
+        q = q.where(Tier.id.in_(list(set(ids))))
+    return {t.id: t for t in session.scalars(q)}
+
+
+def schedule_overrides(session: Session, tier_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+    rows = session.execute(select(RestoreSchedule.tier_id, RestoreSchedule.speeds)
+                           .where(RestoreSchedule.tier_id.in_(list(set(tier_ids)))))
+    return {tier_id: dict(speeds) for tier_id, speeds in rows}
+
+
+def get_schedule(session: Session, tier_id: int) -> RestoreSchedule | None:
+    return session.get(RestoreSchedule, tier_id)
+
+
+def save_schedule(session: Session, tier_id: int, speeds: dict[str, Any], now: datetime) -> None:
+    row = session.get(RestoreSchedule, tier_id)
+    if row is None:
+        session.add(RestoreSchedule(tier_id=tier_id, speeds=speeds, updated_at=now))
+    else:
+        row.speeds = speeds
+        row.updated_at = now
+    session.flush()
+
+
+def delete_schedule(session: Session, tier_id: int) -> None:
+    row = session.get(RestoreSchedule, tier_id)
+    if row is not None:
+        session.delete(row)
+        session.flush()
+
+
+_OBJECT_COLUMNS = (Object.id, Object.key, Object.size, Object.tier_id, Object.storage_class, Object.locator,
+                   Object.restore_state, Object.restore_expiry)
+
+
+def objects_by_keys(session: Session, bucket_id: int, keys: Sequence[str], chunk: int = 500) -> list[Any]:
+    """Catalog rows of the given keys (missing keys are left out), in chunks of IN lists."""
+    rows: list[Any] = []
+    for start in range(0, len(keys), chunk):
+        part = list(keys[start:start + chunk])
+        rows.extend(session.execute(select(*_OBJECT_COLUMNS)
+                                    .where(Object.bucket_id == bucket_id, Object.key.in_(part))))
+    return rows
+
+
+def objects_by_prefix(session: Session, bucket_id: int, prefix: str, limit: int) -> list[Any]:
+    """Catalog rows whose key starts with ``prefix``: one range seek of the (bucket_id, key) index."""
+    q = select(*_OBJECT_COLUMNS).where(Object.bucket_id == bucket_id)
+    if prefix:
+        q = q.where(Object.key >= prefix)
+        upper = prefix_end(prefix)
+        if upper is not None:
+            q = q.where(Object.key < upper)
+    return list(session.execute(q.order_by(Object.key).limit(limit)))
+
+
+def bucket_by_name(session: Session, name: str) -> Bucket | None:
+    return session.scalar(select(Bucket).where(Bucket.name == name))
+
+
+# creation --------------------------------------------------------------------------------------------
+
+
+def add_batch(session: Session, batch: RestoreBatch) -> RestoreBatch:
+    session.add(batch)
+    session.flush()
+    return batch
+
+
+def insert_items(session: Session, rows: Sequence[dict[str, Any]], chunk: int = 5000) -> None:
+    for start in range(0, len(rows), chunk):
+        session.execute(ITEMS.insert(), list(rows[start:start + chunk]))
+
+
+def insert_counters(session: Session, rows: Sequence[dict[str, Any]]) -> None:
+    if rows:
+        session.execute(COUNTERS.insert(), list(rows))
+
+
+def add_counters(session: Session, deltas: Mapping[tuple[int, int], Mapping[str, int]]) -> None:
+    """Move per-(batch, tier) counters by the given deltas (one UPDATE per pair)."""
+    table = COUNTERS
+    for (batch_id, tier_id), delta in deltas.items():
+        values = {name: table.c[name] + amount for name, amount in delta.items() if amount}
+        if values:
+            session.execute(update(table).where(table.c.batch_id == batch_id, table.c.tier_id == tier_id)
+                            .values(**values))
+
+
+# the sweep -------------------------------------------------------------------------------------------
+
+
+def claim_due(session: Session, states: Sequence[str], now: datetime, token: str, lease_until: datetime,
+              limit: int) -> list[Any]:
+    """Claim up to ``limit`` due items in ``states``: their due time moves to the lease end and they carry
+    ``token`` (a ready item is due when its copy expires).
+
+    PostgreSQL skips rows another sweep has locked (FOR UPDATE SKIP LOCKED); SQLite runs one writer
+    at a time, and the outer ``next_poll_at <= now`` makes the UPDATE a conditional claim either way.
+    """
+    due = (select(RestoreItem.id).where(RestoreItem.next_poll_at <= now, RestoreItem.state.in_(list(states)))
+           .order_by(RestoreItem.next_poll_at).limit(limit).with_for_update(skip_locked=True))
+    stmt = (update(RestoreItem)
+            .where(RestoreItem.id.in_(due.scalar_subquery()), RestoreItem.next_poll_at <= now)
+            .values(claim_token=token, next_poll_at=lease_until)
+            .returning(*ITEM_COLUMNS)
+            .execution_options(synchronize_session=False))
+    return list(session.execute(stmt))
+
+
+def owned_items(session: Session, ids: Sequence[int], token: str) -> list[Any]:
+    """The items of ``ids`` still claimed by ``token``, locked until the transaction ends."""
+    rows: list[Any] = []
+    for start in range(0, len(ids), 1000):
+        part = list(ids[start:start + 1000])
+        rows.extend(session.execute(select(*ITEM_COLUMNS)
+                                    .where(RestoreItem.id.in_(part), RestoreItem.claim_token == token)
+                                    .with_for_update()))
+    return rows
+
+
+def write_items(session: Session, rows: Sequence[dict[str, Any]]) -> None:
+    """Write back whole items (``_id`` plus every writable column), one executemany."""
+    if not rows:
+        return
+    table = ITEMS
+    stmt = update(table).where(table.c.id == bindparam("_id")).values(
+        {name: bindparam(name) for name in WRITABLE})
+    session.execute(stmt, list(rows))
+
+
+def set_catalog_restore(session: Session, rows: Sequence[dict[str, Any]]) -> None:
+    """Set objects' restore columns, only where the object still has the restored blob (``_locator``)."""
+    if not rows:
+        return
+    table = OBJECTS
+    stmt = (update(table)
+            .where(table.c.id == bindparam("_object_id"), table.c.locator == bindparam("_locator"))
+            .values(restore_state=bindparam("restore_state"), restore_speed=bindparam("restore_speed"),
+                    restore_expiry=bindparam("restore_expiry")))
+    session.execute(stmt, list(rows))
+
+
+def counters_of(session: Session, batch_ids: Sequence[int]) -> dict[int, list[RestoreBatchTier]]:
+    out: dict[int, list[RestoreBatchTier]] = {bid: [] for bid in batch_ids}
+    if not batch_ids:
+        return out
+    for row in session.scalars(select(RestoreBatchTier).where(RestoreBatchTier.batch_id.in_(list(batch_ids)))
+                               .order_by(RestoreBatchTier.batch_id, RestoreBatchTier.tier_id)):
+        out[row.batch_id].append(row)
+    return out
+
+
+def batch_totals(session: Session, batch_ids: Sequence[int]) -> dict[int, dict[str, int]]:
+    """Summed counters per batch (a handful of rows each)."""
+    if not batch_ids:
+        return {}
+    c = RestoreBatchTier
+    rows = session.execute(
+        select(c.batch_id, func.sum(c.objects), func.sum(c.bytes), func.sum(c.pending), func.sum(c.ongoing),
+               func.sum(c.ready), func.sum(c.ready_bytes), func.sum(c.failed), func.sum(c.expired))
+        .where(c.batch_id.in_(list(batch_ids))).group_by(c.batch_id))
+    names = ("objects", "bytes", "pending", "ongoing", "ready", "ready_bytes", "failed", "expired")
+    return {row[0]: {n: int(v or 0) for n, v in zip(names, row[1:], strict=True)} for row in rows}
+
+
+def lock_batches(session: Session, batch_ids: Sequence[int]) -> list[RestoreBatch]:
+    if not batch_ids:
+        return []
+    return list(session.scalars(select(RestoreBatch).where(RestoreBatch.id.in_(list(batch_ids)))
+                                .order_by(RestoreBatch.id).with_for_update()))
+
+
+def earliest_expiry(session: Session, batch_id: int) -> datetime | None:
+    return session.scalar(select(func.min(RestoreItem.expires_at))
+                          .where(RestoreItem.batch_id == batch_id, RestoreItem.state == "ready"))
+
+
+# API reads -------------------------------------------------------------------------------------------
+
+
+def get_batch(session: Session, batch_id: int, for_update: bool = False) -> RestoreBatch | None:
+    q = select(RestoreBatch).where(RestoreBatch.id == batch_id)
+    if for_update:
+        q = q.with_for_update()
+    return session.scalar(q)
+
+
+def list_batches(session: Session, owner_id: int | None, state: str | None, limit: int,
+                 before_id: int | None) -> list[RestoreBatch]:
+    """Newest first (by id, which follows creation), keyset-paged by ``before_id``."""
+    q = select(RestoreBatch)
+    if owner_id is not None:
+        q = q.where(RestoreBatch.owner_id == owner_id)
+    if state is not None:
+        q = q.where(RestoreBatch.state == state)
+    if before_id is not None:
+        q = q.where(RestoreBatch.id < before_id)
+    return list(session.scalars(q.order_by(RestoreBatch.id.desc()).limit(limit)))
+
+
+def queue_version(session: Session, owner_id: int | None) -> tuple[int, datetime | None]:
+    """(batches, last change) of a user's (or everyone's) queue: the list's ETag."""
+    q = select(func.count(RestoreBatch.id), func.max(RestoreBatch.updated_at))
+    if owner_id is not None:
+        q = q.where(RestoreBatch.owner_id == owner_id)
+    count, last = session.execute(q).one()
+    return int(count), last
+
+
+def batch_state_counts(session: Session, owner_id: int | None) -> dict[str, int]:
+    q = select(RestoreBatch.state, func.count(RestoreBatch.id)).group_by(RestoreBatch.state)
+    if owner_id is not None:
+        q = q.where(RestoreBatch.owner_id == owner_id)
+    return {state: int(n) for state, n in session.execute(q)}
+
+
+def tier_counts(session: Session, owner_id: int | None) -> list[Any]:
+    """Objects per tier and state over every batch (counter rows, not items)."""
+    c = RestoreBatchTier
+    q = (select(c.tier_id, func.sum(c.objects), func.sum(c.bytes), func.sum(c.pending), func.sum(c.ongoing),
+                func.sum(c.ready), func.sum(c.failed), func.sum(c.expired))
+         .group_by(c.tier_id).order_by(c.tier_id))
+    if owner_id is not None:
+        q = q.join(RestoreBatch, RestoreBatch.id == c.batch_id).where(RestoreBatch.owner_id == owner_id)
+    return list(session.execute(q))
+
+
+def oldest_in_progress(session: Session, owner_id: int | None) -> RestoreBatch | None:
+    q = select(RestoreBatch).where(RestoreBatch.state == "in_progress")
+    if owner_id is not None:
+        q = q.where(RestoreBatch.owner_id == owner_id)
+    return session.scalar(q.order_by(RestoreBatch.created_at, RestoreBatch.id).limit(1))
+
+
+def loose_items_active(session: Session, owner_id: int | None) -> tuple[int, datetime | None]:
+    """Restores asked through the gateway (no batch) still running: (count, oldest request)."""
+    q = select(func.count(RestoreItem.id), func.min(RestoreItem.requested_at)).where(
+        RestoreItem.batch_id.is_(None), RestoreItem.state.in_(ACTIVE_ITEM_STATES))
+    if owner_id is not None:
+        q = q.where(RestoreItem.owner_id == owner_id)
+    count, oldest = session.execute(q).one()
+    return int(count), oldest
+
+
+def usernames(session: Session, user_ids: Iterable[int]) -> dict[int, str]:
+    from tierpilot.auth.models import User
+
+    ids = list(set(user_ids))
+    if not ids:
+        return {}
+    return dict(session.execute(select(User.id, User.username).where(User.id.in_(ids))))
+
+
+def tier_names(session: Session, tier_ids: Iterable[int] | None = None) -> dict[int, str]:
+    q = select(Tier.id, Tier.name)
+    if tier_ids is not None:
+        q = q.where(Tier.id.in_(list(set(tier_ids))))
+    return dict(session.execute(q))
+
+
+def list_items(session: Session, batch_id: int, state: str | None, after_id: int | None, limit: int
+               ) -> list[RestoreItem]:
+    q = select(RestoreItem).where(RestoreItem.batch_id == batch_id)
+    if state is not None:
+        q = q.where(RestoreItem.state == state)
+    if after_id is not None:
+        q = q.where(RestoreItem.id > after_id)
+    return list(session.scalars(q.order_by(RestoreItem.id).limit(limit)))
+
+
+def iter_items(session: Session, batch_id: int, states: Sequence[str] | None = None) -> Iterator[Any]:
+    """(bucket, key, size, state, expires_at) of a batch in key order, streamed."""
+    q = select(RestoreItem.bucket, RestoreItem.key, RestoreItem.size, RestoreItem.state, RestoreItem.expires_at
+               ).where(RestoreItem.batch_id == batch_id)
+    if states:
+        q = q.where(RestoreItem.state.in_(list(states)))
+    yield from session.execute(q.order_by(RestoreItem.bucket, RestoreItem.key).execution_options(yield_per=5000))
+
+
+def ready_times(session: Session, batch_id: int) -> list[datetime]:
+    return list(session.scalars(select(RestoreItem.ready_at)
+                                .where(RestoreItem.batch_id == batch_id, RestoreItem.ready_at.is_not(None))
+                                .order_by(RestoreItem.ready_at)))
+
+
+def items_of_batch_in(session: Session, batch_id: int, states: Sequence[str]) -> list[Any]:
+    return list(session.execute(select(RestoreItem.id, RestoreItem.tier_id, RestoreItem.size, RestoreItem.state,
+                                       RestoreItem.claim_token)
+                                .where(RestoreItem.batch_id == batch_id, RestoreItem.state.in_(list(states)))))
+
+
+def reset_items(session: Session, ids: Sequence[int], values: dict[str, Any]) -> None:
+    for start in range(0, len(ids), 1000):
+        session.execute(update(RestoreItem).where(RestoreItem.id.in_(list(ids[start:start + 1000])))
+                        .values(**values).execution_options(synchronize_session=False))
+
+
+def active_item_for_object(session: Session, object_id: int, locator: str) -> RestoreItem | None:
+    """The newest running restore of this blob, locked (the gateway's RestoreObject upgrades it)."""
+    return session.scalar(select(RestoreItem)
+                          .where(RestoreItem.object_id == object_id, RestoreItem.locator == locator,
+                                 RestoreItem.state.in_(ACTIVE_ITEM_STATES))
+                          .order_by(RestoreItem.id.desc()).limit(1).with_for_update())
+
+
+def ready_items_for_object(session: Session, object_id: int, locator: str) -> list[RestoreItem]:
+    return list(session.scalars(select(RestoreItem)
+                                .where(RestoreItem.object_id == object_id, RestoreItem.locator == locator,
+                                       RestoreItem.state == "ready").with_for_update()))
+
+
+def touch_batches(session: Session, batch_ids: Iterable[int], now: datetime) -> None:
+    ids = list(set(batch_ids))
+    if ids:
+        session.execute(update(RestoreBatch).where(RestoreBatch.id.in_(ids)).values(updated_at=now)
+                        .execution_options(synchronize_session=False))
+

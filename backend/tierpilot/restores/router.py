@@ -1,0 +1,165 @@
+"""Restore batches: preview, create, the queue (live via ETag polling), detail, retry, speed-up, exports."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from fastapi import APIRouter, Query, Request, Response, status
+from fastapi.responses import StreamingResponse
+
+from tierpilot.auth.deps import AdminUser, CurrentUser, SessionDep
+from tierpilot.auth.models import User
+from tierpilot.kit.errors import Forbidden
+from tierpilot.restores import service
+from tierpilot.restores.schemas import (
+    BatchCreate,
+    BatchDetailOut,
+    BatchListOut,
+    BatchOut,
+    ItemOut,
+    ItemPageOut,
+    PreviewIn,
+    PreviewOut,
+    QueueOut,
+    RetryOut,
+    ScheduleIn,
+    ScheduleOut,
+    SpeedIn,
+    SummaryOut,
+    TierCountOut,
+    TimelinePoint,
+)
+
+router = APIRouter(prefix="/restores", tags=["restores"])
+
+Scope = Literal["mine", "everyone"]
+State = Literal["in_progress", "ready", "failed", "expired"]
+ItemState = Literal["pending", "ongoing", "ready", "failed", "expired"]
+
+
+def _everyone(user: User, scope: Scope) -> bool:
+    if scope == "everyone" and not user.is_admin:
+        raise Forbidden("only admins see everyone's restores")
+    return scope == "everyone"
+
+
+def _not_modified(request: Request, response: Response, etag: str) -> bool:
+    """Set the ETag; True when the client's copy is current (answer 304 without a body)."""
+    response.headers["etag"] = etag
+    response.headers["cache-control"] = "no-cache"
+    return request.headers.get("if-none-match") == etag
+
+
+@router.post("/preview", response_model=PreviewOut)
+def preview(body: PreviewIn, session: SessionDep, user: CurrentUser) -> PreviewOut:
+    """Objects, bytes, and per speed the expected ready time and cost of restoring a selection."""
+    return PreviewOut.of(service.preview(session, user, body.selection(), body.days))
+
+
+@router.post("/batches", response_model=BatchOut, status_code=status.HTTP_201_CREATED)
+def create_batch(body: BatchCreate, session: SessionDep, user: CurrentUser) -> BatchOut:
+    """Create a batch and issue all its restore requests at once (the worker submits them)."""
+    batch = service.create_batch(session, user, body.selection(), body.speed, body.days, body.name)
+    return BatchOut.of(service.get_batch(session, user, batch.id))
+
+
+def _summary(session: SessionDep, user: User, everyone: bool) -> SummaryOut:
+    s = service.summary(session, user, everyone)
+    return SummaryOut(scope="everyone" if everyone else "mine", batches_by_state=s.batches_by_state,
+                      tiers=[TierCountOut(**t) for t in s.tiers],
+                      oldest_in_progress=BatchOut.of(s.oldest_in_progress) if s.oldest_in_progress else None,
+                      single_restores_active=s.loose_active, single_restores_oldest=s.loose_oldest)
+
+
+def _page(session: SessionDep, user: User, everyone: bool, state: str | None, limit: int,
+          before_id: int | None) -> BatchListOut:
+    views = service.list_batches(session, user, everyone, state, limit, before_id)
+    return BatchListOut(items=[BatchOut.of(v) for v in views],
+                        next_before_id=views[-1].batch.id if len(views) == limit else None)
+
+
+@router.get("/queue", response_model=QueueOut, responses={304: {"description": "unchanged since the ETag"}})
+def queue(request: Request, response: Response, session: SessionDep, user: CurrentUser,
+          scope: Scope = "mine", limit: int = Query(100, ge=1, le=500)) -> QueueOut | Response:
+    """The Restores page's data: summary and newest batches. Poll it with If-None-Match: 304 while nothing moved."""
+    everyone = _everyone(user, scope)
+    if _not_modified(request, response, service.queue_etag(session, user, everyone, f"-{limit}")):
+        return Response(status_code=304, headers=dict(response.headers))
+    return QueueOut(summary=_summary(session, user, everyone),
+                    batches=_page(session, user, everyone, None, limit, None))
+
+
+@router.get("/batches", response_model=BatchListOut)
+def list_batches(session: SessionDep, user: CurrentUser, scope: Scope = "mine", state: State | None = None,
+                 limit: int = Query(100, ge=1, le=500), before_id: int | None = None) -> BatchListOut:
+    return _page(session, user, _everyone(user, scope), state, limit, before_id)
+
+
+@router.get("/summary", response_model=SummaryOut)
+def summary(session: SessionDep, user: CurrentUser, scope: Scope = "mine") -> SummaryOut:
+    """Counts by batch state and by tier, the oldest running batch (admins: of everyone)."""
+    return _summary(session, user, _everyone(user, scope))
+
+
+@router.get("/batches/{batch_id}", response_model=BatchDetailOut)
+def get_batch(batch_id: int, session: SessionDep, user: CurrentUser) -> BatchDetailOut:
+    view = service.get_batch(session, user, batch_id)
+    items = service.list_items(session, user, batch_id, None, None, 100)
+    return BatchDetailOut(batch=BatchOut.of(view),
+                          timeline=[TimelinePoint(at=at, ready=n) for at, n in service.timeline(session, view.batch)],
+                          items=[ItemOut.of(i) for i in items])
+
+
+@router.get("/batches/{batch_id}/items", response_model=ItemPageOut)
+def list_items(batch_id: int, session: SessionDep, user: CurrentUser, state: ItemState | None = None,
+               after_id: int | None = None, limit: int = Query(100, ge=1, le=1000)) -> ItemPageOut:
+    items = service.list_items(session, user, batch_id, state, after_id, limit)
+    return ItemPageOut(items=[ItemOut.of(i) for i in items],
+                       next_after_id=items[-1].id if len(items) == limit else None)
+
+
+@router.post("/batches/{batch_id}/retry", response_model=RetryOut)
+def retry(batch_id: int, session: SessionDep, user: CurrentUser) -> RetryOut:
+    """Ask again for every failed or stuck object of the batch."""
+    count = service.retry_failed(session, user, batch_id)
+    return RetryOut(retried=count, batch=BatchOut.of(service.get_batch(session, user, batch_id)))
+
+
+@router.post("/batches/{batch_id}/speed", response_model=BatchOut)
+def upgrade_speed(batch_id: int, body: SpeedIn, session: SessionDep, user: CurrentUser) -> BatchOut:
+    """Raise a running batch's speed (never lower it)."""
+    service.upgrade_speed(session, user, batch_id, body.speed)
+    return BatchOut.of(service.get_batch(session, user, batch_id))
+
+
+@router.get("/batches/{batch_id}/export.csv", response_class=StreamingResponse)
+def export_csv(batch_id: int, session: SessionDep, user: CurrentUser) -> StreamingResponse:
+    """bucket,key,size,state,expires_at of every object of the batch."""
+    return StreamingResponse(service.export_csv(session, user, batch_id),
+                             media_type="text/csv; charset=utf-8",
+                             headers={"content-disposition": f'attachment; filename="restore-{batch_id}.csv"'})
+
+
+@router.get("/batches/{batch_id}/commands.sh", response_class=StreamingResponse)
+def export_commands(batch_id: int, session: SessionDep, user: CurrentUser,
+                    tool: Literal["aws", "tierpilot"] = "tierpilot",
+                    dest: str = Query(".", max_length=1024)) -> StreamingResponse:
+    """A ready-to-run shell script downloading every readable object (aws s3 cp or tierpilot cp)."""
+    return StreamingResponse(service.export_commands(session, user, batch_id, tool, dest),
+                             media_type="text/x-shellscript; charset=utf-8",
+                             headers={"content-disposition": f'attachment; filename="restore-{batch_id}-{tool}.sh"'})
+
+
+@router.get("/schedules/{tier_id}", response_model=ScheduleOut)
+def get_schedule(tier_id: int, session: SessionDep, user: CurrentUser) -> ScheduleOut:
+    """The tier's poll schedule per speed (its own, or the defaults)."""
+    tier, schedules, custom = service.tier_schedule(session, tier_id)
+    return ScheduleOut(tier_id=tier.id, tier=tier.name, custom=custom,
+                       speeds={speed: s.to_json() for speed, s in schedules.items()})
+
+
+@router.put("/schedules/{tier_id}", response_model=ScheduleOut)
+def set_schedule(tier_id: int, body: ScheduleIn, session: SessionDep, admin: AdminUser) -> ScheduleOut:
+    """Set the tier's poll schedule for some speeds (others keep the defaults); null resets."""
+    service.set_tier_schedule(session, tier_id, body.speeds)
+    return get_schedule(tier_id, session, admin)

@@ -1,0 +1,239 @@
+"""API shapes of restores. Bytes and seconds; money as decimal strings (USD); times UTC."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tierpilot.restores import service
+from tierpilot.restores.costs import Cost
+from tierpilot.restores.models import RestoreItem
+
+Speed = Literal["expedited", "standard", "bulk"]
+
+
+class SelectionIn(BaseModel):
+    """Objects of one bucket: listed keys (a Browser selection) and/or every key under prefixes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    bucket: str = Field(min_length=1, max_length=63)
+    keys: list[str] = Field(default_factory=list, max_length=service.MAX_KEYS)
+    prefixes: list[str] = Field(default_factory=list, max_length=service.MAX_PREFIXES,
+                                description='"" selects the whole bucket')
+
+    def selection(self) -> service.Selection:
+        return service.Selection(self.bucket, self.keys, self.prefixes)
+
+
+class PreviewIn(SelectionIn):
+    days: int = Field(7, ge=1, le=30000, description="days the restored copies stay readable")
+
+
+class BatchCreate(SelectionIn):
+    speed: Speed = "standard"
+    days: int = Field(7, ge=1, le=30000)
+    name: str | None = Field(None, max_length=200)
+
+
+class SpeedIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    speed: Speed
+
+
+class CostOut(BaseModel):
+    restore: str
+    retrieval: str
+    restored_copy: str
+    total: str
+
+    @classmethod
+    def of(cls, cost: Cost) -> CostOut:
+        return cls(restore=f"{cost.restore:.6f}", retrieval=f"{cost.retrieval:.6f}",
+                   restored_copy=f"{cost.restored_copy:.6f}", total=f"{cost.total:.6f}")
+
+
+class SpeedOptionOut(BaseModel):
+    speed: Speed
+    available: bool
+    expected_ready_s: float = Field(description="until the poll that sees a typical recall done")
+    expected_ready_at: datetime
+    cost_usd: CostOut | None = Field(description="None when a tier of the selection has no price sheet")
+    notes: list[str]
+
+
+class TierShareOut(BaseModel):
+    tier: str
+    offline: bool
+    objects: int
+    bytes: int
+
+
+class PreviewOut(BaseModel):
+    bucket: str
+    objects: int
+    bytes: int
+    already_restored: int = Field(description="readable now; a restore extends their expiry")
+    not_archived: int = Field(description="selected but readable without a restore (left out)")
+    missing_keys: list[str]
+    days: int
+    tiers: list[TierShareOut]
+    speeds: list[SpeedOptionOut]
+    sample_keys: list[str]
+
+    @classmethod
+    def of(cls, p: service.Preview) -> PreviewOut:
+        return cls(bucket=p.bucket, objects=p.objects, bytes=p.bytes, already_restored=p.already_restored,
+                   not_archived=p.not_archived, missing_keys=p.missing_keys, days=p.days,
+                   tiers=[TierShareOut(tier=s.tier.name, offline=s.tier.offline, objects=s.objects, bytes=s.bytes)
+                          for s in p.tiers],
+                   speeds=[SpeedOptionOut(speed=o.speed, available=o.available,  # type: ignore[arg-type]
+                                          expected_ready_s=o.expected_ready_s, expected_ready_at=o.expected_ready_at,
+                                          cost_usd=CostOut.of(o.cost) if o.cost is not None else None,
+                                          notes=list(o.notes)) for o in p.speeds],
+                   sample_keys=p.sample_keys)
+
+
+class Progress(BaseModel):
+    objects: int
+    bytes: int
+    pending: int
+    ongoing: int
+    ready: int
+    ready_bytes: int
+    failed: int
+    expired: int
+
+
+class BatchTierOut(BaseModel):
+    tier: str
+    objects: int
+    bytes: int
+    ready: int
+    failed: int
+
+
+class BatchOut(BaseModel):
+    id: int
+    name: str
+    owner: str
+    speed: Speed
+    days: int
+    state: str = Field(description="in_progress | ready | failed | expired")
+    source: dict[str, Any]
+    progress: Progress
+    tiers: list[BatchTierOut]
+    cost_estimate_usd: str | None
+    created_at: datetime
+    submitted_at: datetime | None
+    estimated_ready_at: datetime | None
+    ready_at: datetime | None
+    expires_at: datetime | None
+    error: str | None
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, v: service.BatchView) -> BatchOut:
+        b = v.batch
+        return cls(id=b.id, name=b.name, owner=v.owner, speed=b.speed, days=b.days,  # type: ignore[arg-type]
+                   state=b.state, source=b.source, progress=Progress(**v.totals),
+                   tiers=[BatchTierOut(**t) for t in v.tiers], cost_estimate_usd=service.money(b.cost_estimate),
+                   created_at=b.created_at, submitted_at=b.submitted_at, estimated_ready_at=b.estimated_ready_at,
+                   ready_at=b.ready_at, expires_at=b.expires_at, error=b.error, updated_at=b.updated_at)
+
+
+class BatchListOut(BaseModel):
+    items: list[BatchOut]
+    next_before_id: int | None = Field(description="pass as before_id for the next page")
+
+
+class TierCountOut(BaseModel):
+    tier: str
+    objects: int
+    bytes: int
+    pending: int
+    ongoing: int
+    ready: int
+    failed: int
+    expired: int
+
+
+class SummaryOut(BaseModel):
+    scope: Literal["mine", "everyone"]
+    batches_by_state: dict[str, int]
+    tiers: list[TierCountOut]
+    oldest_in_progress: BatchOut | None
+    single_restores_active: int = Field(description="RestoreObject calls through the gateway still running")
+    single_restores_oldest: datetime | None
+
+
+class QueueOut(BaseModel):
+    """Everything the Restores page shows, in one response (polled for live updates)."""
+
+    summary: SummaryOut
+    batches: BatchListOut
+
+
+class TimelinePoint(BaseModel):
+    at: datetime
+    ready: int
+
+
+class ItemOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    bucket: str
+    key: str
+    size: int
+    tier_id: int
+    speed: Speed
+    state: str = Field(description="pending | ongoing | ready | failed | expired")
+    requested_at: datetime | None
+    next_poll_at: datetime | None
+    poll_count: int
+    attempts: int
+    last_error: str | None
+    expected_ready_at: datetime | None
+    ready_at: datetime | None
+    expires_at: datetime | None
+
+    @classmethod
+    def of(cls, item: RestoreItem) -> ItemOut:
+        out = cls.model_validate(item)
+        if item.state not in ("pending", "ongoing"):
+            out.next_poll_at = None  # a ready item's due time is its expiry, shown as expires_at
+        return out
+
+
+class BatchDetailOut(BaseModel):
+    batch: BatchOut
+    timeline: list[TimelinePoint]
+    items: list[ItemOut] = Field(description="the first page; more from /items")
+
+
+class ItemPageOut(BaseModel):
+    items: list[ItemOut]
+    next_after_id: int | None
+
+
+class RetryOut(BaseModel):
+    retried: int
+    batch: BatchOut
+
+
+class ScheduleOut(BaseModel):
+    tier_id: int
+    tier: str
+    custom: bool = Field(description="False: the defaults for this kind of tier")
+    speeds: dict[str, dict[str, Any]] = Field(description="per speed: phases [[from_s, every_s], ...], max_s")
+
+
+class ScheduleIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    speeds: dict[str, dict[str, Any]] | None = Field(
+        description="per speed {phases: [[from_s, every_s], ...], max_s}; null restores the defaults")
