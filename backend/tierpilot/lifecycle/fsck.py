@@ -39,6 +39,7 @@ class Finding:
     blob_size: int | None = None
     repaired: bool = False
     note: str = ""
+    object_id: int | None = None
 
     def line(self) -> str:
         what = f"{self.bucket}/{self.key}" if self.key else self.locator
@@ -93,27 +94,40 @@ def _referenced(session: Session, tier_id: int, locator: str) -> bool:
 
 def fsck(repair: bool = False, min_age_s: float = 3600.0, tier_names: list[str] | None = None,
          progress: Progress | None = None, now: datetime | None = None) -> FsckReport:
-    """Check every tier (or the named ones) against the catalog; with ``repair``, fix what can be fixed."""
+    """Check every tier (or the named ones) against the catalog; with ``repair``, fix what can be fixed.
+
+    Repairs run after every tier was checked, missing blobs first: an orphan may be the intact copy a
+    missing object is pointed back at, so orphans are deleted only afterwards (if still unreferenced).
+    """
     now = now or utcnow()
+    older_than = now - timedelta(seconds=min_age_s)
     report = FsckReport()
     with transaction() as session:
-        tiers = repository.list_tiers(session)
-        for t in tiers:
+        all_tiers = repository.list_tiers(session)
+        for t in all_tiers:
             session.expunge(t)
-    if tier_names:
-        tiers = [t for t in tiers if t.name in tier_names]
-    by_id = {t.id: t for t in tiers}
+    by_id = {t.id: t for t in all_tiers}
+    tiers = [t for t in all_tiers if t.name in tier_names] if tier_names else all_tiers
     for tier in tiers:
         report.tiers += 1
         try:
-            _check_tier(tier, by_id, report, repair, now - timedelta(seconds=min_age_s), progress)
+            _check_tier(tier, report, older_than, progress)
         except Exception as exc:  # one unreachable tier must not hide the others' findings
             report.findings.append(Finding("error", tier.name, "", note=f"{type(exc).__name__}: {exc}"))
+    if repair:
+        by_name = {t.name: t for t in all_tiers}
+        for f in report.findings:
+            if f.kind in ("missing", "size_mismatch") and f.object_id is not None:
+                _repoint(f.object_id, f.locator, f.catalog_size or 0, by_id, f)
+        for f in report.findings:
+            if f.kind == "orphan":
+                _delete_orphan(by_name[f.tier], f)
+            elif f.kind == "orphan_upload":
+                _delete_upload_parts(by_name[f.tier], f)
     return report
 
 
-def _check_tier(tier: Tier, tiers: dict[int, Tier], report: FsckReport, repair: bool, older_than: datetime,
-                progress: Progress | None) -> None:
+def _check_tier(tier: Tier, report: FsckReport, older_than: datetime, progress: Progress | None) -> None:
     driver = driver_for(tier)
     blobs: dict[str, BlobInfo] = {}
     for listed in driver.list():
@@ -124,7 +138,7 @@ def _check_tier(tier: Tier, tiers: dict[int, Tier], report: FsckReport, repair: 
     with transaction() as session:
         in_flight = repository.moves_of_object_locators(session, tier.id)
         rows = list(repository.iter_tier_objects(session, tier.id))
-        names = dict(session.execute(select(Bucket.id, Bucket.name)).tuples().all())
+        names = {int(i): str(n) for i, n in session.execute(select(Bucket.id, Bucket.name))}
     for object_id, bucket_id, key, locator, size in rows:
         report.objects += 1
         info: BlobInfo | None = blobs.pop(locator, None)
@@ -135,32 +149,41 @@ def _check_tier(tier: Tier, tiers: dict[int, Tier], report: FsckReport, repair: 
                 info = None
         if info is not None and info.size == size:
             continue
-        finding = Finding("missing" if info is None else "size_mismatch", tier.name, locator,
-                          names.get(bucket_id, ""), key, size, info.size if info is not None else None)
-        if repair:
-            _repoint(object_id, locator, size, tiers, finding)
-        report.findings.append(finding)
+        report.findings.append(Finding("missing" if info is None else "size_mismatch", tier.name, locator,
+                                       names.get(bucket_id, ""), key, size, info.size if info is not None else None,
+                                       object_id=object_id))
     for locator, info in blobs.items():
-        if locator in in_flight:
-            report.in_flight += 1
-            continue
-        if info.modified > older_than:
-            report.in_flight += 1  # a write between its bytes and its catalog row, most likely
+        if locator in in_flight or info.modified > older_than:
+            report.in_flight += 1  # a move's copy, or a write between its bytes and its catalog row
             continue
         parsed = _split_locator(locator) or ("", "")
-        finding = Finding("orphan", tier.name, locator, parsed[0], parsed[1], None, info.size)
-        if repair:
-            with transaction() as session:
-                referenced = _referenced(session, tier.id, locator)
-                moving = locator in repository.moves_of_object_locators(session, tier.id)
-            if not referenced and not moving:
-                driver.delete(locator)
-                finding.repaired = True
-        report.findings.append(finding)
-    _check_uploads(tier, driver, report, repair, older_than)
+        report.findings.append(Finding("orphan", tier.name, locator, parsed[0], parsed[1], None, info.size))
+    _check_uploads(tier, driver, report, older_than)
 
 
-def _check_uploads(tier: Tier, driver: TierDriver, report: FsckReport, repair: bool, older_than: datetime) -> None:
+def _delete_orphan(tier: Tier, finding: Finding) -> None:
+    with transaction() as session:
+        referenced = _referenced(session, tier.id, finding.locator)
+        moving = finding.locator in repository.moves_of_object_locators(session, tier.id)
+    if referenced:  # an object was pointed back at it by this repair (or a write committed since)
+        finding.repaired, finding.note = True, "kept: an object points at it now"
+        return
+    if moving:
+        finding.note = "kept: a lifecycle move uses it now"
+        return
+    driver_for(tier).delete(finding.locator)
+    finding.repaired = True
+
+
+def _delete_upload_parts(tier: Tier, finding: Finding) -> None:
+    with transaction() as session:
+        gone = session.scalar(select(MultipartUpload.id).where(MultipartUpload.locator == finding.locator)) is None
+    if gone:
+        driver_for(tier).abort_multipart(finding.locator)
+        finding.repaired = True
+
+
+def _check_uploads(tier: Tier, driver: TierDriver, report: FsckReport, older_than: datetime) -> None:
     """Parts of uploads the catalog no longer has (a crash between completing or aborting and cleaning up)."""
     list_uploads = getattr(driver, "list_uploads", None)
     if list_uploads is None:
@@ -170,15 +193,8 @@ def _check_uploads(tier: Tier, driver: TierDriver, report: FsckReport, repair: b
     for upload_locator, newest in list_uploads():
         if upload_locator in known or newest > older_than:
             continue
-        finding = Finding("orphan_upload", tier.name, upload_locator, note="parts of an upload that no longer exists")
-        if repair:
-            with transaction() as session:
-                still_gone = session.scalar(select(MultipartUpload.id).where(
-                    MultipartUpload.locator == upload_locator)) is None
-            if still_gone:
-                driver.abort_multipart(upload_locator)
-                finding.repaired = True
-        report.findings.append(finding)
+        report.findings.append(Finding("orphan_upload", tier.name, upload_locator,
+                                       note="parts of an upload that no longer exists"))
 
 
 def _repoint(object_id: int, locator: str, size: int, tiers: dict[int, Tier], finding: Finding) -> None:
