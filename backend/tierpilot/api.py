@@ -15,6 +15,7 @@ from sqlalchemy import text
 
 from tierpilot import __version__
 from tierpilot.auth.router import router as auth_router
+from tierpilot.benchmarks import router as benchmarks_router
 from tierpilot.kit.db import get_engine
 from tierpilot.kit.errors import DomainError
 from tierpilot.overview import router as overview_router
@@ -86,7 +87,7 @@ def create_app() -> FastAPI:
                   docs_url="/api/docs", redoc_url=None)
     app.add_exception_handler(DomainError, _domain_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
-    for router in (health_router, auth_router, overview_router):
+    for router in (health_router, auth_router, overview_router, benchmarks_router):
         app.include_router(router, prefix="/api")
     _include_domain_routers(app)
     _mount_frontend(app, settings.frontend_dist)

@@ -33,3 +33,12 @@ def test_cli_users_create_prints_json_keys(db: str) -> None:
     again = subprocess.run([sys.executable, "-m", "tierpilot.cli", "users", "create", "grace", "--json"], env=env,
                            capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert again.returncode == 2 and "already exists" in again.stderr
+
+
+def test_benchmarks_page_data_is_the_recorded_markdown(client: TestClient) -> None:
+    body = client.get("/api/benchmarks").json()
+    recorded = (ROOT / "docs" / "benchmarks.md")
+    if recorded.is_file():
+        assert body["markdown"] == recorded.read_text(encoding="utf-8") and body["updated_at"]
+    else:
+        assert body == {"markdown": "", "updated_at": None}
