@@ -4,18 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-import yaml
-from rich.console import Console
-from rich.table import Table
 
-from tierpilot.kit.errors import DomainError, NotFound
-from tierpilot.pricing.catalogs import load_catalog_file, shipped_catalogs, validate_catalog
-from tierpilot.pricing.report import build_report, report_csv
-from tierpilot.pricing.schemas import COMPONENTS, Catalog, Scenario
-from tierpilot.pricing.service import parse_scenario
+if TYPE_CHECKING:
+    from tierpilot.pricing.schemas import Catalog, Scenario
+
+# The engine and its imports load inside the command: every other `tierpilot` command stays quick to start.
 
 
 def _added_catalogs() -> dict[str, Catalog]:
@@ -24,6 +20,7 @@ def _added_catalogs() -> dict[str, Catalog]:
 
     from tierpilot.kit.db import transaction
     from tierpilot.pricing import repository
+    from tierpilot.pricing.catalogs import validate_catalog
 
     try:
         with transaction() as session:
@@ -33,6 +30,10 @@ def _added_catalogs() -> dict[str, Catalog]:
 
 
 def _report(scenario: Scenario, extra: dict[str, Catalog]) -> dict[str, Any]:
+    from tierpilot.kit.errors import NotFound
+    from tierpilot.pricing.catalogs import shipped_catalogs
+    from tierpilot.pricing.report import build_report
+
     catalogs = {**shipped_catalogs(), **extra}
     try:
         return build_report(scenario, catalogs)
@@ -44,6 +45,11 @@ def _report(scenario: Scenario, extra: dict[str, Catalog]) -> dict[str, Any]:
 
 
 def _print_table(report: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from tierpilot.pricing.schemas import COMPONENTS
+
     console = Console()
     table = Table(title=f"USD per month at {report['reads_per_month']} full reads of the data set per month")
     table.add_column("")
@@ -77,6 +83,13 @@ def plan(
                                        help="an extra price catalog file (repeatable)"),
 ) -> None:
     """Evaluate a cost scenario: monthly cost per tier, break-even frequencies, cheapest tiers."""
+    import yaml
+
+    from tierpilot.kit.errors import DomainError
+    from tierpilot.pricing.catalogs import load_catalog_file
+    from tierpilot.pricing.report import report_csv
+    from tierpilot.pricing.service import parse_scenario
+
     try:
         data = yaml.safe_load(scenario_file.read_text(encoding="utf-8"))
         extra = {c.id: c for c in (load_catalog_file(p) for p in catalog)}

@@ -285,6 +285,18 @@ class Curve:
         i = bisect_right(self.breaks, f) - 1
         return self.intercepts[i] + self.slopes[i] * f
 
+    def values(self, frequencies: Sequence[Decimal]) -> list[Decimal]:
+        """Totals at ascending frequencies: one walk along the pieces (the sweep's inner loop)."""
+        breaks, intercepts, slopes = self.breaks, self.intercepts, self.slopes
+        last = len(breaks) - 1
+        i = 0
+        out = []
+        for f in frequencies:
+            while i < last and breaks[i + 1] <= f:
+                i += 1
+            out.append(intercepts[i] + slopes[i] * f)
+        return out
+
 
 class TierModel:
     """One tier's monthly cost for one usage, as a function of the read frequency f."""
@@ -480,7 +492,7 @@ def _sign(x: Decimal) -> int:
 def compare(a: Curve, b: Curve) -> list[BreakEven] | Dominance:
     """Where a and b cross (closed form on each linear piece), or which one is never dearer."""
     points = sorted(set(a.breaks) | set(b.breaks))
-    values = [a.at(x) - b.at(x) for x in points]
+    values = [x - y for x, y in zip(a.values(points), b.values(points), strict=True)]
     tail = a.slopes[-1] - b.slopes[-1]
     tail_sign = _sign(tail) or _sign(values[-1])
     crossings: list[BreakEven] = []
@@ -531,11 +543,12 @@ def compare_all(curves: Sequence[Curve]) -> tuple[list[BreakEven], list[Dominanc
 def cheapest_bands(curves: Sequence[Curve], crossings: Iterable[BreakEven]) -> list[FrequencyBand]:
     """The cheapest tier in each frequency band from 0 upwards (ties go to the tier listed first)."""
     points = sorted({ZERO, *(x for c in curves for x in c.breaks), *(c.reads_per_month for c in crossings)})
+    probes = [(lo + hi) / 2 for lo, hi in zip(points, points[1:], strict=False)] + [points[-1] + ONE]
+    table = [c.values(probes) for c in curves]
     bands: list[FrequencyBand] = []
     for i, lo in enumerate(points):
         hi = points[i + 1] if i + 1 < len(points) else None
-        probe = (lo + hi) / 2 if hi is not None else lo + ONE
-        best = min(curves, key=lambda c: c.at(probe)).label
+        best = curves[min(range(len(curves)), key=lambda k: table[k][i])].label
         if bands and bands[-1].tier == best:
             bands[-1] = replace(bands[-1], to=hi)
         else:
@@ -551,7 +564,10 @@ def log_frequencies(lo: Decimal, hi: Decimal, points: int) -> list[Decimal]:
 
 def sweep(curves: Sequence[Curve], frequencies: Sequence[Decimal]) -> dict[str, list[Decimal]]:
     """Monthly total of every tier at every frequency."""
-    return {c.label: [c.at(f) for f in frequencies] for c in curves}
+    ordered = sorted(frequencies)
+    if list(frequencies) != ordered:
+        raise ValueError("sweep frequencies must ascend")
+    return {c.label: c.values(ordered) for c in curves}
 
 
 # ---------------------------------------------------------------------------- hybrid plans

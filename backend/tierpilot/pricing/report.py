@@ -13,12 +13,10 @@ from tierpilot.pricing.engine import Breakdown, Evaluation, evaluate, scenario_u
 from tierpilot.pricing.lifecycle import LifecycleResult, Simulation, simulate
 from tierpilot.pricing.schemas import COMPONENTS, Catalog, Scenario
 
-_MICRO = Decimal("0.000001")
-
 
 def money(x: Decimal) -> float:
     """USD as a JSON number, to a millionth of a dollar (rounding is for display only)."""
-    return float(x.quantize(_MICRO))
+    return round(float(x), 6)
 
 
 def freq(x: Decimal) -> float:
