@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, and_, or_, select
+from sqlalchemy import and_, or_, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
@@ -77,7 +77,7 @@ def list_with_owner(session: Session, *, owner_id: int | None, states: Sequence[
                     direction: str | None = None, bucket: str | None = None, owner_name: str | None = None,
                     overlapping_window: tuple[datetime, datetime] | None = None,
                     limit: int = 200, offset: int = 0) -> list[tuple[Reservation, str]]:
-    q: Select[tuple[Reservation, str]] = select(Reservation, User.username).join(
+    q = select(Reservation, User.username).join(
         User, User.id == Reservation.owner_id)
     if owner_id is not None:
         q = q.where(Reservation.owner_id == owner_id)

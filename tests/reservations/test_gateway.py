@@ -1,0 +1,250 @@
+"""Reservations enforced by a real gateway process: every rejection, the window, the rate under
+contention, metering into the database, and the health report (Redis shared and unreachable)."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import redis
+from botocore.client import BaseClient
+from botocore.exceptions import ClientError
+
+from tests.gateway.conftest import Gateway, _setup_data, start_gateway, stop, wait_until
+from tests.servers import free_port
+from tierpilot.auth.models import User
+from tierpilot.kit.db import transaction
+from tierpilot.reservations import metering, service
+from tierpilot.reservations.models import Reservation, ReservationSample
+
+MB = 1_000_000
+HEADER = "X-Tierpilot-Reservation"
+
+
+@pytest.fixture(scope="module")
+def gw(db_url: str, data_dir: Path, redis_url: str) -> Iterator[Gateway]:
+    from tests.conftest import _truncate_all
+
+    tag = uuid.uuid4().hex[:8]
+    users, dirs = _setup_data(tag)
+    with transaction(write=True) as s:
+        service.set_capacity(s, 40 * MB, 40 * MB, 0.1)
+    log = data_dir / f"gateway-res-{tag}.log"
+    url, proc = start_gateway(db_url, log, {"TIERPILOT_REDIS_URL": redis_url})
+    yield Gateway(url=url, proc=proc, log=log, users=users, tier_dirs=dirs)
+    stop(proc)
+    _truncate_all()
+
+
+def with_reservation(client: BaseClient, reservation_id: str) -> BaseClient:
+    """The boto3 event hook the UI's snippet shows: every request carries the reservation header."""
+
+    def add_header(params: dict[str, Any], **_: Any) -> None:
+        params["headers"][HEADER] = reservation_id
+
+    client.meta.events.register("before-call.s3", add_header)
+    return client
+
+
+def book(user_id: int, bucket: str, direction: str = "read", rate_mbps: float = 1,
+         start: datetime | None = None, minutes: float = 30) -> str:
+    start = start or datetime.now(UTC) - timedelta(seconds=1)
+    with transaction(write=True) as s:
+        owner = s.get(User, user_id)
+        assert owner is not None
+        r = service.book(s, owner, bucket=bucket, direction=direction, rate_bps=int(rate_mbps * MB),
+                         start=start, end=start + timedelta(minutes=minutes))
+        return r.id
+
+
+@pytest.fixture(scope="module")
+def alice_bucket(gw: Gateway) -> str:
+    name = f"res-{uuid.uuid4().hex[:10]}"
+    s3 = gw.client("alice")
+    s3.create_bucket(Bucket=name)
+    s3.put_object(Bucket=name, Key="small", Body=b"x" * 1000)
+    return name
+
+
+def read_concurrently(readers: list[tuple[str, str, dict[str, str], int]], size: int, warmup: float,
+                      seconds: float) -> tuple[dict[str, int], set[str], float]:
+    """Each reader loops over ranged GETs of one third of an object; bytes are counted per name
+    during ``seconds`` after every reader is connected and ``warmup`` has passed."""
+    barrier = threading.Barrier(len(readers))
+    moved = dict.fromkeys({r[0] for r in readers}, 0)
+    statuses: set[str] = set()
+    lock = threading.Lock()
+    window: list[float] = []
+
+    def reader(who: str, url: str, headers: dict[str, str], part: int) -> None:
+        third = size // 3
+        with httpx.Client(timeout=30) as http:
+            if barrier.wait() == 0:
+                now = time.monotonic()
+                window.extend([now + warmup, now + warmup + seconds])
+            barrier.wait()
+            start, stop_at = window
+            while time.monotonic() < stop_at:
+                rng = f"bytes={part * third}-{(part + 1) * third - 1}"
+                with http.stream("GET", url, headers={**headers, "Range": rng}) as r:
+                    assert r.status_code == 206, r.read()
+                    statuses.add(r.headers.get("x-tierpilot-reservation-status", "-") + ":" + who)
+                    for chunk in r.iter_bytes(256 * 1024):
+                        now = time.monotonic()
+                        if now >= stop_at:
+                            break
+                        if now >= start:
+                            with lock:
+                                moved[who] += len(chunk)
+
+    with concurrent.futures.ThreadPoolExecutor(len(readers)) as pool:
+        for job in [pool.submit(reader, *r) for r in readers]:
+            job.result()
+    return moved, statuses, seconds
+
+
+def rejected(fn: Any) -> str:
+    with pytest.raises(ClientError) as exc:
+        fn()
+    err = exc.value.response["Error"]
+    assert exc.value.response["ResponseMetadata"]["HTTPStatusCode"] == 403
+    assert err["Code"] == "InvalidReservation"
+    return str(err["Message"])
+
+
+def test_unknown_id_is_refused(gw: Gateway, alice_bucket: str):
+    s3 = with_reservation(gw.client("alice"), "rsv_" + "x" * 32)
+    assert "unknown" in rejected(lambda: s3.get_object(Bucket=alice_bucket, Key="small"))
+    assert "unknown" in rejected(lambda: s3.put_object(Bucket=alice_bucket, Key="new", Body=b"y"))
+    assert [o["Key"] for o in gw.client("alice").list_objects_v2(Bucket=alice_bucket)["Contents"]] == ["small"]
+
+
+def test_another_users_reservation_is_refused(gw: Gateway, alice_bucket: str):
+    bobs = book(gw.users["bob"].id, "bobs-own-bucket")
+    s3 = with_reservation(gw.client("alice"), bobs)
+    assert "another user" in rejected(lambda: s3.get_object(Bucket=alice_bucket, Key="small"))
+
+
+def test_reservation_for_another_bucket_or_direction_is_refused(gw: Gateway, alice_bucket: str):
+    other_bucket = book(gw.users["alice"].id, "some-other-bucket")
+    s3 = with_reservation(gw.client("alice"), other_bucket)
+    assert "some-other-bucket" in rejected(lambda: s3.get_object(Bucket=alice_bucket, Key="small"))
+    read_only = book(gw.users["alice"].id, alice_bucket, "read", rate_mbps=1)
+    s3 = with_reservation(gw.client("alice"), read_only)
+    assert "reads" in rejected(lambda: s3.put_object(Bucket=alice_bucket, Key="w", Body=b"y"))
+    with pytest.raises(ClientError):
+        gw.client("alice").head_object(Bucket=alice_bucket, Key="w")
+
+
+def test_cancelled_reservation_is_refused(gw: Gateway, alice_bucket: str):
+    rid = book(gw.users["alice"].id, alice_bucket, rate_mbps=1)
+    s3 = with_reservation(gw.client("alice"), rid)
+    assert s3.get_object(Bucket=alice_bucket, Key="small")["Body"].read() == b"x" * 1000
+    with transaction(write=True) as s:
+        alice = s.get(User, gw.users["alice"].id)
+        assert alice is not None
+        service.cancel(s, alice, rid)
+
+    def refused() -> bool:
+        try:
+            s3.get_object(Bucket=alice_bucket, Key="small")
+        except ClientError as exc:
+            return exc.response["Error"]["Code"] == "InvalidReservation"
+        return False
+
+    wait_until(refused, timeout=10)
+
+
+def test_outside_its_window_is_served_best_effort_with_a_header(gw: Gateway, alice_bucket: str):
+    later = book(gw.users["alice"].id, alice_bucket, start=datetime.now(UTC) + timedelta(hours=2))
+    s3 = with_reservation(gw.client("alice"), later)
+    got = s3.get_object(Bucket=alice_bucket, Key="small")
+    assert got["Body"].read() == b"x" * 1000
+    status = got["ResponseMetadata"]["HTTPHeaders"]["x-tierpilot-reservation-status"]
+    assert status.startswith("outside-window") and "best-effort" in status
+
+
+def test_reserved_rate_holds_under_greedy_best_effort_and_total_stays_within_capacity(
+        gw: Gateway, alice_bucket: str, redis_url: str):
+    """Capacity 40 MB/s read; alice books 20 and reads with 3 parallel ranged GETs while bob's 4
+    greedy streams read without a reservation: alice keeps her 20, the total stays near 40."""
+    s3 = gw.client("alice")
+    size = 10 * MB
+    s3.put_object(Bucket=alice_bucket, Key="big", Body=b"a" * size)
+    bobs_bucket = f"bob-{uuid.uuid4().hex[:10]}"
+    bob = gw.client("bob")
+    bob.create_bucket(Bucket=bobs_bucket)
+    bob.put_object(Bucket=bobs_bucket, Key="big", Body=b"b" * size)
+    rid = book(gw.users["alice"].id, alice_bucket, rate_mbps=20)
+    time.sleep(1.2)  # the gateway's snapshot sees the reservation as live (best-effort now contends)
+
+    alice_url = s3.generate_presigned_url("get_object", Params={"Bucket": alice_bucket, "Key": "big"})
+    bob_url = bob.generate_presigned_url("get_object", Params={"Bucket": bobs_bucket, "Key": "big"})
+    readers = [("alice", alice_url, {HEADER: rid}, i) for i in range(3)] + [("bob", bob_url, {}, i % 3)
+                                                                          for i in range(4)]
+    moved, statuses, elapsed = read_concurrently(readers, size, warmup=0.5, seconds=3.0)
+    assert "active:alice" in statuses and "-:bob" in statuses
+    alice_rate, bob_rate = moved["alice"] / elapsed, moved["bob"] / elapsed
+    assert alice_rate >= 0.9 * 20 * MB, (alice_rate / MB, bob_rate / MB)
+    assert bob_rate >= 0.5 * 20 * MB, (alice_rate / MB, bob_rate / MB)
+    assert alice_rate + bob_rate <= 1.1 * 40 * MB, (alice_rate / MB, bob_rate / MB)
+
+    # the gateway metered alice's bytes per second; the roll-up stores them and the achieved figures
+    client = redis.Redis.from_url(redis_url)
+
+    def metered() -> int:
+        with transaction() as s:
+            return sum(x.nbytes for x in s.query(ReservationSample).filter_by(reservation_id=rid))
+
+    def rolled_up() -> bool:
+        metering.rollup(client)
+        # metering counts what the gateway sent, also before and after the measured window
+        return metered() >= moved["alice"]
+
+    wait_until(rolled_up, timeout=10)
+    with transaction() as s:
+        r = s.get(Reservation, rid)
+        assert r is not None and r.achieved_mean_bps is not None
+        assert r.active_seconds >= 3
+    assert metered() <= moved["alice"] + 2 * 20 * MB
+    assert r.achieved_mean_bps >= 0.85 * 20 * MB
+
+
+def test_health_reports_the_shared_limiter(gw: Gateway, alice_bucket: str):
+    # a request with a reservation starts the enforcement loops
+    gw.client("alice").get_object(Bucket=alice_bucket, Key="small")
+    body = httpx.get(f"{gw.url}/_tierpilot/health").json()
+    res = body["reservations"]
+    assert res["limiter"] == "redis" and res["redis"] == "ok"
+    assert res["gateway_processes"] >= 1
+
+
+def test_unreachable_redis_keeps_serving_with_per_process_limits(gw: Gateway, alice_bucket: str, db_url: str,
+                                                                 data_dir: Path):
+    log = data_dir / f"gateway-noredis-{uuid.uuid4().hex[:6]}.log"
+    url, proc = start_gateway(db_url, log, {"TIERPILOT_REDIS_URL": f"redis://127.0.0.1:{free_port()}/0"})
+    try:
+        rid = book(gw.users["alice"].id, alice_bucket, rate_mbps=5)
+        alice = gw.users["alice"]
+        s3 = with_reservation(Gateway(url=url, proc=proc, log=log, users=gw.users, tier_dirs={}).client("alice"),
+                              rid)
+        assert alice.name == "alice"
+        got = s3.get_object(Bucket=alice_bucket, Key="small")
+        assert got["Body"].read() == b"x" * 1000
+        assert got["ResponseMetadata"]["HTTPHeaders"]["x-tierpilot-reservation-status"] == "active"
+
+        def reported() -> bool:
+            res = httpx.get(f"{url}/_tierpilot/health").json()["reservations"]
+            return bool(res["limiter"] == "local" and res["redis"].startswith("error"))
+
+        wait_until(reported, timeout=10)
+    finally:
+        stop(proc)
