@@ -14,6 +14,7 @@ TASK_MODULES = [
     "tierpilot.notifications.tasks",
     "tierpilot.restores.tasks",
     "tierpilot.lifecycle.tasks",
+    "tierpilot.reservations.tasks",
 ]
 
 BEAT_SCHEDULE: dict[str, dict[str, object]] = {
@@ -25,6 +26,11 @@ BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "notifications.deliver_webhooks": {"task": "notifications.deliver_webhooks", "schedule": timedelta(seconds=5),
                                        "options": {"expires": 60}},
     "lifecycle.sweep": {"task": "lifecycle.sweep", "schedule": timedelta(seconds=get_settings().lifecycle_sweep_s)},
+    # metering feeds the live booked-vs-achieved chart: a few seconds behind the gateways
+    "reservations.rollup_metering": {"task": "reservations.rollup_metering", "schedule": timedelta(seconds=5),
+                                     "options": {"expires": 30}},
+    "reservations.advance_states": {"task": "reservations.advance_states", "schedule": timedelta(seconds=15),
+                                    "options": {"expires": 60}},
 }
 
 
