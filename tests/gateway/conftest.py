@@ -92,9 +92,9 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def gateway(db_url: str, data_dir: Path) -> Iterator[Gateway]:
-    """One gateway process per test module; the module's data is removed at its end."""
+    """One gateway process for the gateway tests; their data is removed at the end."""
     tag = uuid.uuid4().hex[:8]
     users, dirs = _setup_data(tag)
     log = data_dir / f"gateway-{tag}.log"
@@ -105,7 +105,7 @@ def gateway(db_url: str, data_dir: Path) -> Iterator[Gateway]:
     _truncate_all()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def s3(gateway: Gateway) -> BaseClient:
     """alice's boto3 client with default settings (flexible checksums on)."""
     return gateway.client("alice")

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, delete, func, select, update
+from sqlalchemy import Select, bindparam, delete, func, select, update
 from sqlalchemy.orm import Session
 
 from tierpilot.catalog.models import Bucket, MultipartUpload, Object, UploadPart
@@ -84,11 +85,14 @@ def get_tier_by_name(session: Session, name: str) -> Tier | None:
 # objects ---------------------------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=2)
+def _object_statement(for_update: bool) -> Select[Any]:
+    q = select(Object).where(Object.bucket_id == bindparam("bucket_id"), Object.key == bindparam("key"))
+    return q.with_for_update() if for_update else q
+
+
 def get_object(session: Session, bucket_id: int, key: str, for_update: bool = False) -> Object | None:
-    q = select(Object).where(Object.bucket_id == bucket_id, Object.key == key)
-    if for_update:
-        q = q.with_for_update()
-    return session.scalar(q)
+    return session.scalar(_object_statement(for_update), {"bucket_id": bucket_id, "key": key})
 
 
 def get_objects(session: Session, bucket_id: int, keys: Sequence[str]) -> list[Object]:
@@ -99,15 +103,27 @@ def delete_object_rows(session: Session, object_ids: Sequence[int]) -> None:
     session.execute(delete(Object).where(Object.id.in_(object_ids)))
 
 
+@lru_cache(maxsize=8)
+def _scan_statement(lower: str, has_upper: bool) -> Select[Any]:
+    # built once per shape: constructing a statement costs more than running this one on SQLite
+    t = Object.__table__
+    q = select(t.c.key).where(t.c.bucket_id == bindparam("bucket_id"))
+    if lower == "inclusive":
+        q = q.where(t.c.key >= bindparam("lower"))
+    elif lower == "exclusive":
+        q = q.where(t.c.key > bindparam("lower"))
+    if has_upper:
+        q = q.where(t.c.key < bindparam("upper"))
+    return q.order_by(t.c.key).limit(bindparam("limit"))
+
+
 def scan_keys(session: Session, bucket_id: int, lower: str | None, lower_inclusive: bool, upper: str | None,
-              limit: int) -> list[Object]:
-    """Objects of a bucket with lower <(=) key < upper in key order: one seek of the (bucket_id, key) index."""
-    conds: list[ColumnElement[bool]] = [Object.bucket_id == bucket_id]
-    if lower is not None:
-        conds.append(Object.key >= lower if lower_inclusive else Object.key > lower)
-    if upper is not None:
-        conds.append(Object.key < upper)
-    return list(session.scalars(select(Object).where(and_(*conds)).order_by(Object.key).limit(limit)))
+              limit: int) -> list[str]:
+    """Keys of a bucket with lower <(=) key < upper in key order: one seek of the (bucket_id, key) index,
+    reading the index only (no table rows)."""
+    kind = "none" if lower is None else ("inclusive" if lower_inclusive else "exclusive")
+    params: dict[str, Any] = {"bucket_id": bucket_id, "lower": lower, "upper": upper, "limit": limit}
+    return list(session.execute(_scan_statement(kind, upper is not None), params).scalars())
 
 
 def touch_objects(session: Session, last_access: dict[int, Any]) -> None:

@@ -316,70 +316,66 @@ def list_objects(session: Session, bucket_id: int, prefix: str = "", delimiter: 
     """Keys and common prefixes after ``marker``, answered by seeks of the (bucket_id, key) index.
 
     A common prefix is emitted once and then skipped with one seek past it, so a delimiter listing
-    costs one query per folder shown rather than one row per key below it. Common prefixes not
-    greater than ``marker`` are not repeated, so a listing resumes from a prefix it returned.
+    costs one small index read per folder shown rather than one row per key below it. Common prefixes
+    not greater than ``marker`` are not repeated, so a listing resumes from a prefix it returned.
+    Keys are scanned from the index alone; the rows of the keys shown are read in one query at the end.
     """
     out = Listing()
     if max_keys <= 0:
         return out
+    keys: list[str] = []
     upper = repository.prefix_end(prefix) if prefix else None
+    lower: str | None
     lower, inclusive = (prefix, True) if prefix and prefix > marker else (marker or None, False)
     if delimiter and marker.startswith(prefix):
         cut = marker.find(delimiter, len(prefix))
         if cut >= 0:  # the marker is inside (or is) a common prefix already returned: skip past it
-            after = repository.prefix_end(marker[: cut + len(delimiter)])
-            if after is None:
+            lower, inclusive = repository.prefix_end(marker[: cut + len(delimiter)]), True
+            if lower is None:
                 return out
-            lower, inclusive = after, True
-    if lower is None and prefix:
-        lower, inclusive = prefix, True
-    skip_limit = 16  # rows of one folder read in a batch before seeking past it instead
-    while True:
-        remaining = max_keys - len(out.objects) - len(out.prefixes)
-        batch = min(1000, max(32, remaining + 1))
-        rows = repository.scan_keys(session, bucket_id, lower, inclusive, upper, batch)
-        if not rows:
-            return out
-        current_prefix: str | None = None
-        skipped = 0
-        reseek: str | None = None
-        for row in rows:
-            key = row.key
-            if current_prefix is not None and key.startswith(current_prefix):
-                skipped += 1
-                if skipped >= skip_limit:
-                    reseek = current_prefix
-                    break
+    # folders make most scanned keys skippable: read small batches then, growing while keys are shown
+    batch = 64 if delimiter else min(1001, max_keys + 1)
+    done = False
+    while not done:
+        scanned = repository.scan_keys(session, bucket_id, lower, inclusive, upper, batch)
+        if not scanned:
+            break
+        folder: str | None = None
+        for key in scanned:
+            if folder is not None and key.startswith(folder):
                 continue
-            current_prefix = None
+            folder = None
             common = None
             if delimiter:
                 cut = key.find(delimiter, len(prefix))
                 if cut >= 0:
                     common = key[: cut + len(delimiter)]
-            if len(out.objects) + len(out.prefixes) >= max_keys:
+            if len(keys) + len(out.prefixes) >= max_keys:
                 out.truncated = True
-                return out
+                done = True
+                break
             if common is not None:
                 out.prefixes.append(common)
-                out.next_marker = common
-                current_prefix, skipped = common, 0
+                out.next_marker = folder = common
             else:
-                out.objects.append(row)
+                keys.append(key)
                 out.next_marker = key
-        if reseek is None and current_prefix is not None:
-            if len(rows) < batch:
-                return out
-            reseek = current_prefix
-        if reseek is not None:
-            after = repository.prefix_end(reseek)
-            if after is None:
-                return out
-            lower, inclusive = after, True
+        if done:
+            break
+        if folder is not None:
+            lower, inclusive = repository.prefix_end(folder), True
+            batch = 64
+            if lower is None:
+                break
             continue
-        if len(rows) < batch:
-            return out
-        lower, inclusive = rows[-1].key, False
+        if len(scanned) < batch:
+            break
+        lower, inclusive = scanned[-1], False
+        batch = min(1001, batch * 2)
+    if keys:
+        rows = {o.key: o for o in repository.get_objects(session, bucket_id, keys)}
+        out.objects = [rows[k] for k in keys if k in rows]
+    return out
 
 
 # multipart -------------------------------------------------------------------------------------------
