@@ -11,8 +11,6 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ADMIN_PASSWORD, MEMBER_PASSWORD, make_user
-
 
 @dataclass
 class Archive:
@@ -56,8 +54,8 @@ def _delays(expedited: float, standard: float, bulk: float) -> Any:
     return RestoreDelays(expedited=expedited, standard=standard, bulk=bulk)
 
 
-def build_archive(delays: tuple[float, float, float] = (1, 2, 3), price_ref: dict[str, str] | None = None
-                  ) -> Archive:
+def build_archive(users: dict[str, dict[str, str]], delays: tuple[float, float, float] = (1, 2, 3),
+                  price_ref: dict[str, str] | None = None) -> Archive:
     """Users admin + member, tiers hot (STANDARD) and archive (offline: GLACIER, DEEP_ARCHIVE), one bucket
     per user on the archive tier."""
     from tierpilot.catalog import service as catalog
@@ -66,7 +64,6 @@ def build_archive(delays: tuple[float, float, float] = (1, 2, 3), price_ref: dic
     from tierpilot.tiers.schemas import TierCreate
 
     tag = uuid.uuid4().hex[:8]
-    users = {"admin": make_user("admin", ADMIN_PASSWORD, is_admin=True), "member": make_user("member", MEMBER_PASSWORD)}
     ids: dict[str, int] = {}
     with transaction(write=True) as s:
         ids["hot"] = tiers.create(s, TierCreate(name=f"hot-{tag}", driver="posix", config={"path": f"r-{tag}/hot"},
@@ -84,9 +81,11 @@ def build_archive(delays: tuple[float, float, float] = (1, 2, 3), price_ref: dic
 
 
 @pytest.fixture
-def archive(db: str) -> Archive:
-    """Tiers, users and buckets; delays expedited 1 s, standard 2 s, bulk 3 s; Glacier prices of us-east-1."""
-    return build_archive(price_ref={"catalog": "aws-us-east-1-2026", "storage_class": "GLACIER"})
+def archive(admin_user: dict[str, str], member_user: dict[str, str]) -> Archive:
+    """Tiers and buckets of the suite's admin and member; delays expedited 1 s, standard 2 s, bulk 3 s;
+    Glacier prices of us-east-1."""
+    return build_archive({"admin": admin_user, "member": member_user},
+                         price_ref={"catalog": "aws-us-east-1-2026", "storage_class": "GLACIER"})
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float = 30.0, step: float = 0.1) -> None:

@@ -291,14 +291,14 @@ def usernames(session: Session, user_ids: Iterable[int]) -> dict[int, str]:
     ids = list(set(user_ids))
     if not ids:
         return {}
-    return dict(session.execute(select(User.id, User.username).where(User.id.in_(ids))))
+    return {k: v for k, v in session.execute(select(User.id, User.username).where(User.id.in_(ids)))}
 
 
 def tier_names(session: Session, tier_ids: Iterable[int] | None = None) -> dict[int, str]:
     q = select(Tier.id, Tier.name)
     if tier_ids is not None:
         q = q.where(Tier.id.in_(list(set(tier_ids))))
-    return dict(session.execute(q))
+    return {k: v for k, v in session.execute(q)}
 
 
 def list_items(session: Session, batch_id: int, state: str | None, after_id: int | None, limit: int
