@@ -42,6 +42,13 @@ def test_tierpilot_services_use_postgres_and_redis(service: str) -> None:
     assert "postgres" in COMPOSE["services"][service]["depends_on"]
 
 
+def test_gateway_healthcheck_uses_the_gateways_health_path() -> None:
+    from tierpilot.gateway.app import HEALTH_PATH
+
+    probe = " ".join(COMPOSE["services"]["gateway"]["healthcheck"]["test"])
+    assert f"127.0.0.1:9000{HEALTH_PATH}" in probe
+
+
 def test_dockerfile_builds_the_frontend_and_installs_the_package() -> None:
     text = (ROOT / "Dockerfile").read_text()
     assert "npm run build" in text and "pip install" in text
