@@ -3,6 +3,7 @@ import { cleanup } from "@testing-library/react";
 import { afterEach } from "vitest";
 
 afterEach(() => {
+  if (typeof document === "undefined") return; // node-environment test files
   cleanup();
   document.cookie.split(";").forEach((c) => {
     const name = c.split("=")[0]?.trim();

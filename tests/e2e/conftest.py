@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -112,7 +114,7 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 @pytest.fixture(scope="session")
-def product(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Product]:
+def product() -> Iterator[Product]:
     """`tierpilot up` on a scratch data dir and free ports, with the demo seed and a bootstrap admin.
 
     E2E_BASE_URL (with E2E_ADMIN=name:password) points the tests at an already running server instead,
@@ -124,7 +126,9 @@ def product(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Product]:
         yield Product(external.rstrip("/"), "", name, password, Path(), Path("/dev/null"))
         return
     _ensure_frontend_built()
-    data_dir = tmp_path_factory.mktemp("tierpilot-e2e")
+    # Not pytest's tmp_path: pytest prunes old base temp dirs, and a concurrent pytest run on the
+    # same machine could delete this data dir under the running product.
+    data_dir = Path(tempfile.mkdtemp(prefix="tierpilot-e2e-"))
     api_port, gateway_port = _free_port(), _free_port()
     # The suite-wide conftest points TIERPILOT_* at the unit-test setup (no demo seed, strict login
     # limits); the product under test gets only what a person running it would set.
@@ -141,7 +145,7 @@ def product(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Product]:
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [str(ROOT / ".venv" / "bin" / "tierpilot"), "up"],
-            cwd=data_dir,
+            cwd=ROOT,  # as `make run` starts it
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -151,8 +155,11 @@ def product(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Product]:
     try:
         _wait_healthy(url, proc, log)
         yield Product(url, f"http://127.0.0.1:{gateway_port}", ADMIN_USER, ADMIN_PASSWORD, data_dir, log)
+        if proc.poll() is not None:
+            pytest.fail(f"`tierpilot up` stopped during the tests (exit {proc.returncode}):\n{_tail(log)}")
     finally:
         _stop(proc)
+        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

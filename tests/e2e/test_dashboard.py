@@ -5,8 +5,12 @@ from __future__ import annotations
 import re
 import secrets
 from pathlib import Path
+from typing import Any
 
+import boto3
 import pytest
+from botocore.config import Config as BotoConfig
+from botocore.exceptions import ClientError
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import NewContext, Product
@@ -25,6 +29,17 @@ PAGES = [
     ("/settings", "Settings"),
 ]
 DEMO_TIERS = {"hot-disk", "infrequent", "archive"}
+
+
+def _s3(product: Product, key_id: str, secret: str) -> Any:
+    return boto3.client(
+        "s3",
+        endpoint_url=product.gateway_url,
+        aws_access_key_id=key_id,
+        aws_secret_access_key=secret,
+        region_name="us-east-1",
+        config=BotoConfig(retries={"max_attempts": 1}, connect_timeout=5, read_timeout=15),
+    )
 
 
 def _secret_on_screen(page: Page) -> str:
@@ -85,6 +100,13 @@ def test_sign_in_see_overview_rotate_key_and_sign_out(page: Page, product: Produ
     expect(shown.get_by_text(new_ids[0], exact=True)).to_be_visible()
     expect(shown.get_by_text(overview["gateway_url"], exact=True)).to_be_visible()
     shoot(page, artifacts, "desktop-settings-new-secret")
+
+    # the secret on screen is the one the S3 gateway accepts; the rotated-away key is refused
+    buckets = _s3(product, new_ids[0], secret).list_buckets()["Buckets"]
+    assert {b["Name"] for b in buckets} >= {b["name"] for b in overview["buckets"]}
+    with pytest.raises(ClientError) as refused:
+        _s3(product, old_id, secret).list_buckets()
+    assert refused.value.response["Error"]["Code"] == "InvalidAccessKeyId"
 
     shown.get_by_role("button", name="I have stored the secret").click()
     expect(shown).to_be_hidden()

@@ -71,7 +71,8 @@ export function createApiClient(options: { baseUrl?: string; fetch?: typeof fetc
   const client = createClient<paths>({
     baseUrl: options.baseUrl ?? globalThis.location?.origin ?? "",
     credentials: "same-origin",
-    ...(options.fetch ? { fetch: options.fetch } : {}),
+    // Looked up per call (not captured once) so tests can stand in for the network.
+    fetch: options.fetch ?? ((request: Request) => globalThis.fetch(request)),
   });
   client.use(csrfMiddleware, unauthorizedMiddleware);
   return client;

@@ -69,6 +69,44 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/benchmarks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Benchmarks
+         * @description The recorded figures as Markdown (empty until a benchmark has been run and recorded).
+         */
+        get: operations["get_benchmarks_api_benchmarks_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/capacity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Capacity */
+        get: operations["get_capacity_api_capacity_get"];
+        /** Put Capacity */
+        put: operations["put_capacity_api_capacity_put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/health": {
         parameters: {
             query?: never;
@@ -141,6 +179,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Notifications */
+        get: operations["list_notifications_api_notifications_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notifications/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mark Read */
+        post: operations["mark_read_api_notifications_read_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notifications/webhook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Webhook */
+        get: operations["get_webhook_api_notifications_webhook_get"];
+        /** Set Webhook */
+        put: operations["set_webhook_api_notifications_webhook_put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/overview": {
         parameters: {
             query?: never;
@@ -156,6 +246,625 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/pricing/catalogs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Catalogs */
+        get: operations["list_catalogs_api_pricing_catalogs_get"];
+        put?: never;
+        /** Add Catalog */
+        post: operations["add_catalog_api_pricing_catalogs_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/pricing/catalogs/{catalog_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Catalog
+         * @description One catalog; an id without its date (`aws-us-east-1`) gives the newest.
+         */
+        get: operations["get_catalog_api_pricing_catalogs__catalog_id__get"];
+        put?: never;
+        post?: never;
+        /** Delete Catalog */
+        delete: operations["delete_catalog_api_pricing_catalogs__catalog_id__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/pricing/catalogs/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import Catalog
+         * @description Convert a provider's machine-readable price list into a catalog (and store it unless dry_run).
+         */
+        post: operations["import_catalog_api_pricing_catalogs_import_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/pricing/catalogs/upload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Upload Catalog */
+        post: operations["upload_catalog_api_pricing_catalogs_upload_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/pricing/evaluate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Evaluate
+         * @description Costs per tier, break-even frequencies, cheapest bands, sweep, lifecycle and hybrid plans.
+         */
+        post: operations["evaluate_api_pricing_evaluate_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/pricing/from-my-data": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * From My Data
+         * @description A scenario prefilled from your buckets: volume, object sizes, and reads by age.
+         */
+        get: operations["from_my_data_api_pricing_from_my_data_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/pricing/report.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Report Csv */
+        post: operations["report_csv_api_pricing_report_csv_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/pricing/scenarios": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Scenarios */
+        get: operations["list_scenarios_api_pricing_scenarios_get"];
+        put?: never;
+        /** Create Scenario */
+        post: operations["create_scenario_api_pricing_scenarios_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/pricing/scenarios/{scenario_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Scenario */
+        get: operations["get_scenario_api_pricing_scenarios__scenario_id__get"];
+        put?: never;
+        post?: never;
+        /** Delete Scenario */
+        delete: operations["delete_scenario_api_pricing_scenarios__scenario_id__delete"];
+        options?: never;
+        head?: never;
+        /** Update Scenario */
+        patch: operations["update_scenario_api_pricing_scenarios__scenario_id__patch"];
+        trace?: never;
+    };
+    "/api/pricing/scenarios/{scenario_id}/duplicate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Duplicate Scenario */
+        post: operations["duplicate_scenario_api_pricing_scenarios__scenario_id__duplicate_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/pricing/scenarios/{scenario_id}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Scenario Report */
+        get: operations["scenario_report_api_pricing_scenarios__scenario_id__report_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/pricing/scenarios/{scenario_id}/report.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Scenario Report Csv */
+        get: operations["scenario_report_csv_api_pricing_scenarios__scenario_id__report_csv_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/pricing/scenarios/{scenario_id}/share": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Share Scenario */
+        post: operations["share_scenario_api_pricing_scenarios__scenario_id__share_post"];
+        /** Unshare Scenario */
+        delete: operations["unshare_scenario_api_pricing_scenarios__scenario_id__share_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/pricing/shared/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Shared
+         * @description A scenario shared by link: any signed-in user holding the link may read it.
+         */
+        get: operations["get_shared_api_pricing_shared__token__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/pricing/shared/{token}/report.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Shared Report Csv */
+        get: operations["shared_report_csv_api_pricing_shared__token__report_csv_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/reservations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Reservations */
+        get: operations["list_reservations_api_reservations_get"];
+        put?: never;
+        /** Create Reservation */
+        post: operations["create_reservation_api_reservations_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/reservations/{reservation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Reservation */
+        get: operations["get_reservation_api_reservations__reservation_id__get"];
+        put?: never;
+        post?: never;
+        /** Cancel Reservation */
+        delete: operations["cancel_reservation_api_reservations__reservation_id__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/reservations/{reservation_id}/throughput": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Throughput */
+        get: operations["get_throughput_api_reservations__reservation_id__throughput_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/reservations/availability": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Availability */
+        get: operations["get_availability_api_reservations_availability_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/reservations/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Timeline */
+        get: operations["get_timeline_api_reservations_timeline_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/restores/batches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Batches */
+        get: operations["list_batches_api_restores_batches_get"];
+        put?: never;
+        /**
+         * Create Batch
+         * @description Create a batch and issue all its restore requests at once (the worker submits them).
+         */
+        post: operations["create_batch_api_restores_batches_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/restores/batches/{batch_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Batch */
+        get: operations["get_batch_api_restores_batches__batch_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/restores/batches/{batch_id}/commands.sh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export Commands
+         * @description A ready-to-run shell script downloading every readable object (aws s3 cp or tierpilot cp).
+         */
+        get: operations["export_commands_api_restores_batches__batch_id__commands_sh_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/restores/batches/{batch_id}/export.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export Csv
+         * @description bucket,key,size,state,expires_at of every object of the batch.
+         */
+        get: operations["export_csv_api_restores_batches__batch_id__export_csv_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/restores/batches/{batch_id}/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Items */
+        get: operations["list_items_api_restores_batches__batch_id__items_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/restores/batches/{batch_id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry
+         * @description Ask again for every failed or stuck object of the batch.
+         */
+        post: operations["retry_api_restores_batches__batch_id__retry_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/restores/batches/{batch_id}/speed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upgrade Speed
+         * @description Raise a running batch's speed (never lower it).
+         */
+        post: operations["upgrade_speed_api_restores_batches__batch_id__speed_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/restores/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview
+         * @description Objects, bytes, and per speed the expected ready time and cost of restoring a selection.
+         */
+        post: operations["preview_api_restores_preview_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/restores/queue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Queue
+         * @description The Restores page's data: summary and newest batches. Poll it with If-None-Match: 304 while nothing moved.
+         */
+        get: operations["queue_api_restores_queue_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/restores/schedules/{tier_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Schedule
+         * @description The tier's poll schedule per speed (its own, or the defaults).
+         */
+        get: operations["get_schedule_api_restores_schedules__tier_id__get"];
+        /**
+         * Set Schedule
+         * @description Set the tier's poll schedule for some speeds (others keep the defaults); null resets.
+         */
+        put: operations["set_schedule_api_restores_schedules__tier_id__put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/restores/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Summary
+         * @description Counts by batch state and by tier, the oldest running batch (admins: of everyone).
+         */
+        get: operations["summary_api_restores_summary_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tiers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Tiers */
+        get: operations["list_tiers_api_tiers_get"];
+        put?: never;
+        /** Create Tier */
+        post: operations["create_tier_api_tiers_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tiers/{tier_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Tier */
+        get: operations["get_tier_api_tiers__tier_id__get"];
+        put?: never;
+        post?: never;
+        /** Delete Tier */
+        delete: operations["delete_tier_api_tiers__tier_id__delete"];
+        options?: never;
+        head?: never;
+        /** Update Tier */
+        patch: operations["update_tier_api_tiers__tier_id__patch"];
         trace?: never;
     };
     "/api/users": {
@@ -192,6 +901,280 @@ export interface components {
              */
             created_at: string;
         };
+        /**
+         * AccessTier
+         * @description An automatic access tier (Intelligent-Tiering): objects idle this long are billed at its price.
+         */
+        "AccessTier-Input": {
+            /** After Idle Days */
+            after_idle_days: number;
+            /** Name */
+            name: string;
+            /** Storage */
+            storage: components["schemas"]["Band-Input"][];
+        };
+        /**
+         * AccessTier
+         * @description An automatic access tier (Intelligent-Tiering): objects idle this long are billed at its price.
+         */
+        "AccessTier-Output": {
+            /** After Idle Days */
+            after_idle_days: number;
+            /** Name */
+            name: string;
+            /** Storage */
+            storage: components["schemas"]["Band-Output"][];
+        };
+        /** AvailabilityOut */
+        AvailabilityOut: {
+            /** Bookable Mbps */
+            bookable_mbps: number;
+            /**
+             * Booked Peak Mbps
+             * @description highest load already booked at any instant of the window
+             */
+            booked_peak_mbps: number;
+            /** Capacity Mbps */
+            capacity_mbps: number;
+            /**
+             * Direction
+             * @enum {string}
+             */
+            direction: "read" | "write";
+            /** Earliest End */
+            earliest_end?: string | null;
+            /**
+             * Earliest Start
+             * @description earliest start (not before `start`) of a window this long where rate_mbps fits
+             */
+            earliest_start?: string | null;
+            /**
+             * End
+             * Format: date-time
+             */
+            end: string;
+            /**
+             * Fits
+             * @description whether rate_mbps fits (when given)
+             */
+            fits?: boolean | null;
+            /**
+             * Max Rate Mbps
+             * @description largest rate a booking of this window can get
+             */
+            max_rate_mbps: number;
+            /** Rate Mbps */
+            rate_mbps?: number | null;
+            /**
+             * Start
+             * Format: date-time
+             */
+            start: string;
+        };
+        /**
+         * Band
+         * @description One volume tier of a price: applies to the quantity up to `up_to_gib` (cumulative).
+         */
+        "Band-Input": {
+            /** Price */
+            price: number | string;
+            /** Up To Gib */
+            up_to_gib?: number | string | null;
+        };
+        /**
+         * Band
+         * @description One volume tier of a price: applies to the quantity up to `up_to_gib` (cumulative).
+         */
+        "Band-Output": {
+            /** Price */
+            price: number;
+            /** Up To Gib */
+            up_to_gib?: number | null;
+        };
+        /** BatchCreate */
+        BatchCreate: {
+            /** Bucket */
+            bucket: string;
+            /**
+             * Days
+             * @default 7
+             */
+            days: number;
+            /** Keys */
+            keys?: string[];
+            /** Name */
+            name?: string | null;
+            /**
+             * Prefixes
+             * @description "" selects the whole bucket
+             */
+            prefixes?: string[];
+            /**
+             * Speed
+             * @default standard
+             * @enum {string}
+             */
+            speed: "expedited" | "standard" | "bulk";
+        };
+        /** BatchDetailOut */
+        BatchDetailOut: {
+            batch: components["schemas"]["BatchOut"];
+            /**
+             * Items
+             * @description the first page; more from /items
+             */
+            items: components["schemas"]["ItemOut"][];
+            /** Timeline */
+            timeline: components["schemas"]["TimelinePoint"][];
+        };
+        /** BatchListOut */
+        BatchListOut: {
+            /** Items */
+            items: components["schemas"]["BatchOut"][];
+            /**
+             * Next Before Id
+             * @description pass as before_id for the next page
+             */
+            next_before_id: number | null;
+        };
+        /** BatchOut */
+        BatchOut: {
+            /** Cost Estimate Usd */
+            cost_estimate_usd: string | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Days */
+            days: number;
+            /** Error */
+            error: string | null;
+            /** Estimated Ready At */
+            estimated_ready_at: string | null;
+            /** Expires At */
+            expires_at: string | null;
+            /** Id */
+            id: number;
+            /** Name */
+            name: string;
+            /** Owner */
+            owner: string;
+            progress: components["schemas"]["Progress"];
+            /** Ready At */
+            ready_at: string | null;
+            /** Source */
+            source: {
+                [key: string]: unknown;
+            };
+            /**
+             * Speed
+             * @enum {string}
+             */
+            speed: "expedited" | "standard" | "bulk";
+            /**
+             * State
+             * @description in_progress | ready | failed | expired
+             */
+            state: string;
+            /** Submitted At */
+            submitted_at: string | null;
+            /** Tiers */
+            tiers: components["schemas"]["BatchTierOut"][];
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+        };
+        /** BatchTierOut */
+        BatchTierOut: {
+            /** Bytes */
+            bytes: number;
+            /** Failed */
+            failed: number;
+            /** Objects */
+            objects: number;
+            /** Ready */
+            ready: number;
+            /** Tier */
+            tier: string;
+        };
+        /** BenchmarksOut */
+        BenchmarksOut: {
+            /** Markdown */
+            markdown: string;
+            /** Updated At */
+            updated_at: string | null;
+        };
+        /** Body_import_catalog_api_pricing_catalogs_import_post */
+        Body_import_catalog_api_pricing_catalogs_import_post: {
+            /** Catalog Id */
+            catalog_id?: string | null;
+            /**
+             * Dry Run
+             * @description only convert and validate; store nothing
+             * @default false
+             */
+            dry_run: boolean;
+            /**
+             * Files
+             * @description AWS Price List offer files or Azure Retail Prices pages
+             */
+            files: string[];
+            /**
+             * Format
+             * @enum {string}
+             */
+            format: "aws-price-list" | "azure-retail-prices";
+            /** Region */
+            region?: string | null;
+            /** Valid From */
+            valid_from?: string | null;
+        };
+        /** Body_upload_catalog_api_pricing_catalogs_upload_post */
+        Body_upload_catalog_api_pricing_catalogs_upload_post: {
+            /**
+             * File
+             * @description a catalog as YAML or JSON
+             */
+            file: string;
+        };
+        /**
+         * BreakdownOut
+         * @description USD per component; `total` is their sum.
+         */
+        BreakdownOut: {
+            /** Early Deletion */
+            early_deletion: number;
+            /** Egress */
+            egress: number;
+            /** Fixed */
+            fixed: number;
+            /** Monitoring */
+            monitoring: number;
+            /** Requests */
+            requests: number;
+            /** Restore */
+            restore: number;
+            /** Restored Copy */
+            restored_copy: number;
+            /** Retrieval */
+            retrieval: number;
+            /** Storage */
+            storage: number;
+            /** Total */
+            total: number;
+        };
+        /** BreakEvenOut */
+        BreakEvenOut: {
+            /** Cheaper Above */
+            cheaper_above: string;
+            /** Cheaper Below */
+            cheaper_below: string;
+            /** Reads Per Month */
+            reads_per_month: number;
+        };
         /** BucketUsage */
         BucketUsage: {
             /** Name */
@@ -205,10 +1188,491 @@ export interface components {
             /** Used Bytes */
             used_bytes: number;
         };
+        /** CapacityIn */
+        CapacityIn: {
+            /**
+             * Read Mbps
+             * @description read capacity of the gateway pool, MB/s
+             */
+            read_mbps: number;
+            /**
+             * Unbookable Share
+             * @description share of each direction never bookable (kept for best-effort); omitted = unchanged
+             */
+            unbookable_share?: number | null;
+            /**
+             * Write Mbps
+             * @description write capacity of the gateway pool, MB/s
+             */
+            write_mbps: number;
+        };
+        /** CapacityOut */
+        CapacityOut: {
+            /** Bookable Read Mbps */
+            bookable_read_mbps: number;
+            /** Bookable Write Mbps */
+            bookable_write_mbps: number;
+            /** Calibrated At */
+            calibrated_at: string | null;
+            /** Calibrated Read Mbps */
+            calibrated_read_mbps: number | null;
+            /** Calibrated Write Mbps */
+            calibrated_write_mbps: number | null;
+            /**
+             * Overbooked
+             * @description where existing bookings exceed the bookable capacity
+             */
+            overbooked?: components["schemas"]["OverbookingOut"][];
+            /** Read Mbps */
+            read_mbps: number;
+            /** Unbookable Share */
+            unbookable_share: number;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+            /** Write Mbps */
+            write_mbps: number;
+        };
+        /**
+         * Catalog
+         * @description One provider/region/date price list.
+         */
+        "Catalog-Input": {
+            /** Classes */
+            classes: components["schemas"]["StorageClass-Input"][];
+            /**
+             * Currency
+             * @default USD
+             * @constant
+             */
+            currency: "USD";
+            /** Egress */
+            egress: {
+                [key: string]: components["schemas"]["Band-Input"][];
+            };
+            /**
+             * Estimated
+             * @description catalog-level fields that are estimates
+             */
+            estimated?: string[];
+            /** Id */
+            id: string;
+            /**
+             * Notes
+             * @default
+             */
+            notes: string;
+            /** Provider */
+            provider: string;
+            /** Region */
+            region: string;
+            /**
+             * Source
+             * @description where the figures come from
+             */
+            source: string[];
+            /**
+             * Valid From
+             * Format: date
+             */
+            valid_from: string;
+        };
+        /**
+         * Catalog
+         * @description One provider/region/date price list.
+         */
+        "Catalog-Output": {
+            /** Classes */
+            classes: components["schemas"]["StorageClass-Output"][];
+            /**
+             * Currency
+             * @default USD
+             * @constant
+             */
+            currency: "USD";
+            /** Egress */
+            egress: {
+                [key: string]: components["schemas"]["Band-Output"][];
+            };
+            /**
+             * Estimated
+             * @description catalog-level fields that are estimates
+             */
+            estimated?: string[];
+            /** Id */
+            id: string;
+            /**
+             * Notes
+             * @default
+             */
+            notes: string;
+            /** Provider */
+            provider: string;
+            /** Region */
+            region: string;
+            /**
+             * Source
+             * @description where the figures come from
+             */
+            source: string[];
+            /**
+             * Valid From
+             * Format: date
+             */
+            valid_from: string;
+        };
+        /** CatalogRefOut */
+        CatalogRefOut: {
+            /** Currency */
+            currency: string;
+            /** Has Estimates */
+            has_estimates: boolean;
+            /** Id */
+            id: string;
+            /** Provider */
+            provider: string;
+            /** Region */
+            region: string;
+            /** Source */
+            source: string[];
+            /** Valid From */
+            valid_from: string;
+        };
+        /** CatalogSummary */
+        CatalogSummary: {
+            /** Classes */
+            classes: string[];
+            /** Currency */
+            currency: string;
+            /** Has Estimates */
+            has_estimates: boolean;
+            /** Id */
+            id: string;
+            /**
+             * Origin
+             * @enum {string}
+             */
+            origin: "shipped" | "added";
+            /** Provider */
+            provider: string;
+            /** Region */
+            region: string;
+            /** Source */
+            source: string[];
+            /**
+             * Valid From
+             * Format: date
+             */
+            valid_from: string;
+        };
+        /** CheapestOut */
+        CheapestOut: {
+            /** From */
+            from: number;
+            /** Tier */
+            tier: string;
+            /** To */
+            to: number | null;
+        };
+        /** CostOut */
+        CostOut: {
+            /** Restore */
+            restore: string;
+            /** Restored Copy */
+            restored_copy: string;
+            /** Retrieval */
+            retrieval: string;
+            /** Total */
+            total: string;
+        };
+        /**
+         * Decay
+         * @description Full reads per month of data of a given age: exponential with a floor, or a table by age month.
+         */
+        Decay: {
+            /**
+             * Floor
+             * @default 0
+             */
+            floor: number | string;
+            /**
+             * Half Life Months
+             * @default 3
+             */
+            half_life_months: number | string;
+            /**
+             * Initial Reads Per Month
+             * @default 1
+             */
+            initial_reads_per_month: number | string;
+            /**
+             * Kind
+             * @default exponential
+             * @enum {string}
+             */
+            kind: "exponential" | "table";
+            /**
+             * Table
+             * @description reads/month at age 0, 1, …; last repeats
+             */
+            table?: (number | string)[];
+        };
+        /** DirectionLoadOut */
+        DirectionLoadOut: {
+            /** Bookable Mbps */
+            bookable_mbps: number;
+            /** Capacity Mbps */
+            capacity_mbps: number;
+            /**
+             * Direction
+             * @enum {string}
+             */
+            direction: "read" | "write";
+            /**
+             * Steps
+             * @description booked load (everyone's) from each `at` until the next
+             */
+            steps: components["schemas"]["LoadStepOut"][];
+        };
+        /** DominanceOut */
+        DominanceOut: {
+            /** Cheaper */
+            cheaper: string;
+            /** Costlier */
+            costlier: string;
+            /** Equal */
+            equal: boolean;
+        };
+        /**
+         * EarlyDeletion
+         * @description Data deleted before the class's minimum duration: a share of the data set per month, at an age.
+         */
+        EarlyDeletion: {
+            /** Age Days */
+            age_days: number | string;
+            /** Share Per Month */
+            share_per_month: number | string;
+        };
+        /** FixedCost */
+        FixedCost: {
+            /** Monthly */
+            monthly: number | string;
+            /** Name */
+            name: string;
+            /**
+             * Tiers
+             * @description tier labels it applies to; omitted = every tier
+             */
+            tiers?: string[] | null;
+        };
+        /** FrequencyRange */
+        FrequencyRange: {
+            /**
+             * Max
+             * @default 100
+             */
+            max: number | string;
+            /**
+             * Min
+             * @default 0.01
+             */
+            min: number | string;
+            /**
+             * Points
+             * @default 200
+             */
+            points: number;
+        };
+        /** FromMyDataOut */
+        FromMyDataOut: {
+            /** Basis */
+            basis: {
+                [key: string]: unknown;
+            };
+            /** Scenario */
+            scenario: {
+                [key: string]: unknown;
+            };
+        };
         /** HTTPValidationError */
         HTTPValidationError: {
             /** Detail */
             detail?: components["schemas"]["ValidationError"][];
+        };
+        /** HybridOut */
+        HybridOut: {
+            /** Annual Total */
+            annual_total: number;
+            /** Fixed Monthly */
+            fixed_monthly: number;
+            /** Monthly Total */
+            monthly_total: number;
+            /** Name */
+            name: string;
+            /** Parts */
+            parts: components["schemas"]["HybridPartOut"][];
+        };
+        /** HybridPart */
+        HybridPart: {
+            /** Data Share */
+            data_share?: number | string | null;
+            /** Max Age Days */
+            max_age_days?: number | null;
+            /**
+             * Read Share
+             * @description share of downloads served here; default = data share
+             */
+            read_share?: number | string | null;
+            /** Tier */
+            tier: string;
+        };
+        /** HybridPartOut */
+        HybridPartOut: {
+            /** Data Share */
+            data_share: number;
+            monthly: components["schemas"]["BreakdownOut"];
+            /** Read Share */
+            read_share: number;
+            /** Tier */
+            tier: string;
+        };
+        /**
+         * HybridPlan
+         * @description Data split across tiers by share or by age, each part serving a share of the downloads.
+         */
+        HybridPlan: {
+            /**
+             * By
+             * @default share
+             * @enum {string}
+             */
+            by: "share" | "age";
+            /** Name */
+            name: string;
+            /** Parts */
+            parts: components["schemas"]["HybridPart"][];
+            /**
+             * Retention Days
+             * @description age span of the data (by age)
+             */
+            retention_days?: number | null;
+        };
+        /** ItemOut */
+        ItemOut: {
+            /** Attempts */
+            attempts: number;
+            /** Bucket */
+            bucket: string;
+            /** Expected Ready At */
+            expected_ready_at: string | null;
+            /** Expires At */
+            expires_at: string | null;
+            /** Id */
+            id: number;
+            /** Key */
+            key: string;
+            /** Last Error */
+            last_error: string | null;
+            /** Next Poll At */
+            next_poll_at: string | null;
+            /** Poll Count */
+            poll_count: number;
+            /** Ready At */
+            ready_at: string | null;
+            /** Requested At */
+            requested_at: string | null;
+            /** Size */
+            size: number;
+            /**
+             * Speed
+             * @enum {string}
+             */
+            speed: "expedited" | "standard" | "bulk";
+            /**
+             * State
+             * @description pending | ongoing | ready | failed | expired
+             */
+            state: string;
+            /** Tier Id */
+            tier_id: number;
+        };
+        /** ItemPageOut */
+        ItemPageOut: {
+            /** Items */
+            items: components["schemas"]["ItemOut"][];
+            /** Next After Id */
+            next_after_id: number | null;
+        };
+        /**
+         * Lifecycle
+         * @description A tiering policy simulated month by month over a horizon, with new data arriving each month.
+         */
+        Lifecycle: {
+            /**
+             * @default {
+             *       "kind": "exponential",
+             *       "initial_reads_per_month": 1,
+             *       "half_life_months": 3,
+             *       "floor": 0,
+             *       "table": []
+             *     }
+             */
+            decay: components["schemas"]["Decay"];
+            /** Expire After Days */
+            expire_after_days?: number | null;
+            /**
+             * Horizon Months
+             * @default 36
+             */
+            horizon_months: number;
+            /**
+             * Ingest Gib Per Month
+             * @default 0
+             */
+            ingest_gib_per_month: number | string | (number | string)[];
+            /**
+             * Initial Gib
+             * @default 0
+             */
+            initial_gib: number | string;
+            /** Rules */
+            rules?: components["schemas"]["Rule"][];
+            /**
+             * Search
+             * @description search the transition days that minimise the total
+             * @default true
+             */
+            search: boolean;
+            /**
+             * Search Step Days
+             * @default 30
+             */
+            search_step_days: number;
+            /**
+             * Start
+             * @description tier where new data lands; default: the first tier
+             */
+            start?: string | null;
+        };
+        /** LifecycleOut */
+        LifecycleOut: {
+            best: components["schemas"]["SimulationOut"] | null;
+            keep_hot: components["schemas"]["SimulationOut"];
+            policy: components["schemas"]["SimulationOut"];
+            /** Savings */
+            savings: number;
+        };
+        /** LoadStepOut */
+        LoadStepOut: {
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /** Booked Mbps */
+            booked_mbps: number;
         };
         /** LoginIn */
         LoginIn: {
@@ -220,6 +1684,50 @@ export interface components {
         /** LoginOut */
         LoginOut: {
             user: components["schemas"]["UserOut"];
+        };
+        /** MarkReadIn */
+        MarkReadIn: {
+            /**
+             * Ids
+             * @description omitted: every unread notification
+             */
+            ids?: number[] | null;
+        };
+        /** MarkReadOut */
+        MarkReadOut: {
+            /** Marked */
+            marked: number;
+        };
+        /**
+         * Measured
+         * @description Per-access charges from a bill, in $ per full read of the data set.
+         *
+         *     They replace every computed per-read charge of the tier; a charge the bill does not list
+         *     counts as zero. Egress stays computed from the destination unless given here.
+         */
+        Measured: {
+            /** Egress */
+            egress?: number | string | null;
+            /**
+             * Requests
+             * @default 0
+             */
+            requests: number | string;
+            /**
+             * Restore
+             * @default 0
+             */
+            restore: number | string;
+            /**
+             * Restored Copy
+             * @default 0
+             */
+            restored_copy: number | string;
+            /**
+             * Retrieval
+             * @default 0
+             */
+            retrieval: number | string;
         };
         /** NewAccessKeyOut */
         NewAccessKeyOut: {
@@ -233,6 +1741,110 @@ export interface components {
              */
             secret_access_key: string;
         };
+        /** NotificationOut */
+        NotificationOut: {
+            /** Body */
+            body: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Id */
+            id: number;
+            /** Kind */
+            kind: string;
+            /** Link */
+            link: string | null;
+            /** Payload */
+            payload: {
+                [key: string]: unknown;
+            };
+            /** Read At */
+            read_at: string | null;
+            /** Title */
+            title: string;
+            /** Webhook Attempts */
+            webhook_attempts: number;
+            /** Webhook Last Error */
+            webhook_last_error: string | null;
+            /**
+             * Webhook State
+             * @description none | pending | delivered | failed
+             */
+            webhook_state: string;
+        };
+        /** NotificationsOut */
+        NotificationsOut: {
+            /** Items */
+            items: components["schemas"]["NotificationOut"][];
+            /** Unread */
+            unread: number;
+        };
+        /**
+         * OnPremCost
+         * @description What one TiB-month of on-premises capacity costs, from hardware (amortised), power and staff.
+         */
+        "OnPremCost-Input": {
+            /** Hardware */
+            hardware: number | string;
+            /**
+             * Other
+             * @default 0
+             */
+            other: number | string;
+            /** Power */
+            power: number | string;
+            /** Staff */
+            staff: number | string;
+        };
+        /**
+         * OnPremCost
+         * @description What one TiB-month of on-premises capacity costs, from hardware (amortised), power and staff.
+         */
+        "OnPremCost-Output": {
+            /** Hardware */
+            hardware: number;
+            /**
+             * Other
+             * @default 0
+             */
+            other: number;
+            /** Power */
+            power: number;
+            /** Staff */
+            staff: number;
+        };
+        /** OverbookingOut */
+        OverbookingOut: {
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /** Bookable Mbps */
+            bookable_mbps: number;
+            /** Booked Mbps */
+            booked_mbps: number;
+            /**
+             * Direction
+             * @enum {string}
+             */
+            direction: "read" | "write";
+        };
+        /**
+         * Overhead
+         * @description Bytes billed per object on top of its size (Glacier: 32 KiB at its rate, 8 KiB at Standard).
+         */
+        Overhead: {
+            /**
+             * Billed As
+             * @description another class of the catalog; omitted = this class
+             */
+            billed_as?: string | null;
+            /** Bytes */
+            bytes: number;
+        };
         /** OverviewOut */
         OverviewOut: {
             /** Buckets */
@@ -242,6 +1854,951 @@ export interface components {
             /** Tiers */
             tiers: components["schemas"]["TierUsage"][];
             totals: components["schemas"]["Totals"];
+        };
+        /** PreviewIn */
+        PreviewIn: {
+            /** Bucket */
+            bucket: string;
+            /**
+             * Days
+             * @description days the restored copies stay readable
+             * @default 7
+             */
+            days: number;
+            /** Keys */
+            keys?: string[];
+            /**
+             * Prefixes
+             * @description "" selects the whole bucket
+             */
+            prefixes?: string[];
+        };
+        /** PreviewOut */
+        PreviewOut: {
+            /**
+             * Already Restored
+             * @description readable now; a restore extends their expiry
+             */
+            already_restored: number;
+            /** Bucket */
+            bucket: string;
+            /** Bytes */
+            bytes: number;
+            /** Days */
+            days: number;
+            /** Missing Keys */
+            missing_keys: string[];
+            /**
+             * Not Archived
+             * @description selected but readable without a restore (left out)
+             */
+            not_archived: number;
+            /** Objects */
+            objects: number;
+            /** Sample Keys */
+            sample_keys: string[];
+            /** Speeds */
+            speeds: components["schemas"]["SpeedOptionOut"][];
+            /** Tiers */
+            tiers: components["schemas"]["TierShareOut"][];
+        };
+        /** Progress */
+        Progress: {
+            /** Bytes */
+            bytes: number;
+            /** Expired */
+            expired: number;
+            /** Failed */
+            failed: number;
+            /** Objects */
+            objects: number;
+            /** Ongoing */
+            ongoing: number;
+            /** Pending */
+            pending: number;
+            /** Ready */
+            ready: number;
+            /** Ready Bytes */
+            ready_bytes: number;
+        };
+        /**
+         * QueueOut
+         * @description Everything the Restores page shows, in one response (polled for live updates).
+         */
+        QueueOut: {
+            batches: components["schemas"]["BatchListOut"];
+            summary: components["schemas"]["SummaryOut"];
+        };
+        /**
+         * ReportOut
+         * @description What `tierpilot plan --json` prints and POST /api/pricing/evaluate returns.
+         */
+        ReportOut: {
+            /** Break Even */
+            break_even: components["schemas"]["BreakEvenOut"][];
+            /** Catalogs */
+            catalogs: components["schemas"]["CatalogRefOut"][];
+            /** Cheapest */
+            cheapest: components["schemas"]["CheapestOut"][];
+            /** Dominance */
+            dominance: components["schemas"]["DominanceOut"][];
+            /** Hybrid */
+            hybrid: components["schemas"]["HybridOut"][];
+            lifecycle: components["schemas"]["LifecycleOut"] | null;
+            /** Months */
+            months: number;
+            /** Notes */
+            notes: string[];
+            /** Reads Per Month */
+            reads_per_month: number;
+            /** Scenario */
+            scenario: {
+                [key: string]: unknown;
+            };
+            sweep: components["schemas"]["SweepOut"];
+            /** Tiers */
+            tiers: components["schemas"]["TierReportOut"][];
+            /** Units */
+            units: {
+                [key: string]: string;
+            };
+        };
+        /** Requests */
+        "Requests-Input": {
+            /**
+             * Read Per 1K
+             * @default 0
+             */
+            read_per_1k: number | string;
+            /**
+             * Write Per 1K
+             * @default 0
+             */
+            write_per_1k: number | string;
+        };
+        /** Requests */
+        "Requests-Output": {
+            /**
+             * Read Per 1K
+             * @default 0
+             */
+            read_per_1k: number;
+            /**
+             * Write Per 1K
+             * @default 0
+             */
+            write_per_1k: number;
+        };
+        /** ReservationIn */
+        ReservationIn: {
+            /** Bucket */
+            bucket: string;
+            /**
+             * Direction
+             * @enum {string}
+             */
+            direction: "read" | "write";
+            /**
+             * End
+             * Format: date-time
+             */
+            end: string;
+            /**
+             * Note
+             * @default
+             */
+            note: string;
+            /**
+             * Rate Mbps
+             * @description booked rate, MB/s
+             */
+            rate_mbps: number;
+            /**
+             * Start
+             * Format: date-time
+             * @description ISO 8601; without an offset it is UTC
+             */
+            start: string;
+        };
+        /** ReservationOut */
+        ReservationOut: {
+            /** Achieved Bytes */
+            achieved_bytes: number;
+            /**
+             * Achieved Mean Mbps
+             * @description mean over the seconds that carried traffic
+             */
+            achieved_mean_mbps: number | null;
+            /**
+             * Achieved P5 Mbps
+             * @description 5th percentile of per-second throughput
+             */
+            achieved_p5_mbps: number | null;
+            /** Active Seconds */
+            active_seconds: number;
+            /** Bucket */
+            bucket: string;
+            /** Cancelled At */
+            cancelled_at: string | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Direction
+             * @enum {string}
+             */
+            direction: "read" | "write";
+            /**
+             * End
+             * Format: date-time
+             */
+            end: string;
+            /**
+             * Id
+             * @description send it as the X-Tierpilot-Reservation request header
+             */
+            id: string;
+            /** Note */
+            note: string;
+            /** Owner */
+            owner: string;
+            /** Rate Mbps */
+            rate_mbps: number;
+            /**
+             * Start
+             * Format: date-time
+             */
+            start: string;
+            /**
+             * State
+             * @enum {string}
+             */
+            state: "booked" | "active" | "finished" | "cancelled";
+        };
+        /**
+         * Restore
+         * @description One restore speed of an archive class: what it costs and how long it takes.
+         */
+        "Restore-Input": {
+            /** Max Hours */
+            max_hours: number | string;
+            /** Per 1K Requests */
+            per_1k_requests: number | string;
+            /** Per Gib */
+            per_gib: number | string;
+            /** Typical Hours */
+            typical_hours: number | string;
+        };
+        /**
+         * Restore
+         * @description One restore speed of an archive class: what it costs and how long it takes.
+         */
+        "Restore-Output": {
+            /** Max Hours */
+            max_hours: number;
+            /** Per 1K Requests */
+            per_1k_requests: number;
+            /** Per Gib */
+            per_gib: number;
+            /** Typical Hours */
+            typical_hours: number;
+        };
+        /**
+         * RestoreDelays
+         * @description Seconds from a restore request until the restored copy is readable, per speed.
+         */
+        RestoreDelays: {
+            /**
+             * Bulk
+             * @default 60
+             */
+            bulk: number;
+            /**
+             * Expedited
+             * @default 5
+             */
+            expedited: number;
+            /**
+             * Standard
+             * @default 30
+             */
+            standard: number;
+        };
+        /** RestoreHoursOut */
+        RestoreHoursOut: {
+            /** Max */
+            max: number;
+            /** Typical */
+            typical: number;
+        };
+        /** RetryOut */
+        RetryOut: {
+            batch: components["schemas"]["BatchOut"];
+            /** Retried */
+            retried: number;
+        };
+        /** Rule */
+        Rule: {
+            /** After Days */
+            after_days: number;
+            /** To */
+            to: string;
+        };
+        /**
+         * Scenario
+         * @description A what-if input: the same schema for `tierpilot plan FILE`, the API and saved scenarios.
+         */
+        Scenario: {
+            /**
+             * Catalog
+             * @description catalog of tiers written without a catalog id
+             */
+            catalog: string;
+            early_deletion?: components["schemas"]["EarlyDeletion"] | null;
+            /**
+             * Egress
+             * @default internet
+             * @enum {string}
+             */
+            egress: "internet" | "research-network" | "same-region";
+            /**
+             * Egress Share
+             * @default 1
+             */
+            egress_share: number | string;
+            /** Fixed Costs */
+            fixed_costs?: components["schemas"]["FixedCost"][];
+            /**
+             * @default {
+             *       "min": 0.01,
+             *       "max": 100,
+             *       "points": 200
+             *     }
+             */
+            frequency_range: components["schemas"]["FrequencyRange"];
+            /**
+             * Get Part Size Mib
+             * @description ranged GET size; omitted = one GET per object
+             */
+            get_part_size_mib?: number | string | null;
+            /** Hybrid */
+            hybrid?: components["schemas"]["HybridPlan"][];
+            lifecycle?: components["schemas"]["Lifecycle"] | null;
+            /** Mean Object Size Mib */
+            mean_object_size_mib?: number | string | null;
+            /** Measured */
+            measured?: {
+                [key: string]: components["schemas"]["Measured"];
+            };
+            /**
+             * Months
+             * @default 12
+             */
+            months: number;
+            /**
+             * Objects
+             * @description number of objects
+             */
+            objects?: number | string | null;
+            /** Price Overrides */
+            price_overrides?: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            };
+            /**
+             * Read Fraction
+             * @description share of the data set one read touches
+             * @default 1
+             */
+            read_fraction: number | string;
+            /**
+             * Reads Per Month
+             * @description full reads of the data set per month
+             * @default 0
+             */
+            reads_per_month: number | string;
+            /**
+             * Restore Speed
+             * @default standard
+             * @enum {string}
+             */
+            restore_speed: "expedited" | "standard" | "bulk";
+            /**
+             * Restored Copy Days
+             * @description days a restored copy is kept
+             * @default 1
+             */
+            restored_copy_days: number | string;
+            /** Size Histogram */
+            size_histogram?: components["schemas"]["SizeBin"][] | null;
+            /** Tiers */
+            tiers: components["schemas"]["TierRef"][];
+            /**
+             * Volume Gib
+             * @description stored volume in GiB (2^30 bytes)
+             */
+            volume_gib?: number | string | null;
+            /**
+             * Writes Per Month
+             * @description full overwrites of the data set per month
+             * @default 0
+             */
+            writes_per_month: number | string;
+        };
+        /** ScenarioCreate */
+        ScenarioCreate: {
+            body: components["schemas"]["Scenario"];
+            /** Name */
+            name: string;
+        };
+        /** ScenarioOut */
+        ScenarioOut: {
+            /** Body */
+            body: {
+                [key: string]: unknown;
+            };
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Id */
+            id: number;
+            /** Name */
+            name: string;
+            /** Owner Id */
+            owner_id: number;
+            /** Share Token */
+            share_token: string | null;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+        };
+        /** ScenarioUpdate */
+        ScenarioUpdate: {
+            body?: components["schemas"]["Scenario"] | null;
+            /** Name */
+            name?: string | null;
+        };
+        /** ScheduleIn */
+        ScheduleIn: {
+            /**
+             * Speeds
+             * @description per speed {phases: [[from_s, every_s], ...], max_s}; null restores the defaults
+             */
+            speeds: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            } | null;
+        };
+        /** ScheduleOut */
+        ScheduleOut: {
+            /**
+             * Custom
+             * @description False: the defaults for this kind of tier
+             */
+            custom: boolean;
+            /**
+             * Speeds
+             * @description per speed: phases [[from_s, every_s], ...], max_s
+             */
+            speeds: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            };
+            /** Tier */
+            tier: string;
+            /** Tier Id */
+            tier_id: number;
+        };
+        /** ShareOut */
+        ShareOut: {
+            /** Path */
+            path: string;
+            /** Share Token */
+            share_token: string;
+        };
+        /** SimulationMonthOut */
+        SimulationMonthOut: {
+            cost: components["schemas"]["BreakdownOut"];
+            /** Month */
+            month: number;
+            /** Stored Gib */
+            stored_gib: {
+                [key: string]: number;
+            };
+        };
+        /** SimulationOut */
+        SimulationOut: {
+            /** Months */
+            months: components["schemas"]["SimulationMonthOut"][];
+            /** Rules */
+            rules: components["schemas"]["Rule"][];
+            /** Total */
+            total: number;
+        };
+        /** SizeBin */
+        SizeBin: {
+            /** Count */
+            count: number | string;
+            /** Size Bytes */
+            size_bytes: number;
+        };
+        /** SpeedIn */
+        SpeedIn: {
+            /**
+             * Speed
+             * @enum {string}
+             */
+            speed: "expedited" | "standard" | "bulk";
+        };
+        /** SpeedOptionOut */
+        SpeedOptionOut: {
+            /** Available */
+            available: boolean;
+            /** @description None when a tier of the selection has no price sheet */
+            cost_usd: components["schemas"]["CostOut"] | null;
+            /**
+             * Expected Ready At
+             * Format: date-time
+             */
+            expected_ready_at: string;
+            /**
+             * Expected Ready S
+             * @description until the poll that sees a typical recall done
+             */
+            expected_ready_s: number;
+            /** Notes */
+            notes: string[];
+            /**
+             * Speed
+             * @enum {string}
+             */
+            speed: "expedited" | "standard" | "bulk";
+        };
+        /** StorageClass */
+        "StorageClass-Input": {
+            /** Access Tiers */
+            access_tiers?: components["schemas"]["AccessTier-Input"][];
+            cost_per_tib_month?: components["schemas"]["OnPremCost-Input"] | null;
+            /**
+             * Estimated
+             * @description fields whose figures are estimates
+             */
+            estimated?: string[];
+            /** Id */
+            id: string;
+            /**
+             * Min Billable Bytes
+             * @default 0
+             */
+            min_billable_bytes: number;
+            /**
+             * Min Storage Days
+             * @default 0
+             */
+            min_storage_days: number;
+            /**
+             * Monitoring Min Object Bytes
+             * @description smaller objects are not monitored
+             * @default 0
+             */
+            monitoring_min_object_bytes: number;
+            /**
+             * Monitoring Per 1K Objects
+             * @default 0
+             */
+            monitoring_per_1k_objects: number | string;
+            /** Name */
+            name: string;
+            /**
+             * Notes
+             * @default
+             */
+            notes: string;
+            /** Object Overhead */
+            object_overhead?: components["schemas"]["Overhead"][];
+            /**
+             * @default {
+             *       "write_per_1k": 0,
+             *       "read_per_1k": 0
+             *     }
+             */
+            requests: components["schemas"]["Requests-Input"];
+            /**
+             * Restore
+             * @description empty: readable without restore
+             */
+            restore?: {
+                [key: string]: components["schemas"]["Restore-Input"];
+            };
+            /**
+             * Restored Copy Class
+             * @description class whose rate bills the restored copy
+             */
+            restored_copy_class?: string | null;
+            /**
+             * Retrieval Per Gib
+             * @default 0
+             */
+            retrieval_per_gib: number | string;
+            /**
+             * Storage
+             * @description $/GiB-month by volume band
+             */
+            storage?: components["schemas"]["Band-Input"][];
+            /**
+             * Transition Per 1K
+             * @default 0
+             */
+            transition_per_1k: number | string;
+        };
+        /** StorageClass */
+        "StorageClass-Output": {
+            /** Access Tiers */
+            access_tiers?: components["schemas"]["AccessTier-Output"][];
+            cost_per_tib_month?: components["schemas"]["OnPremCost-Output"] | null;
+            /**
+             * Estimated
+             * @description fields whose figures are estimates
+             */
+            estimated?: string[];
+            /** Id */
+            id: string;
+            /**
+             * Min Billable Bytes
+             * @default 0
+             */
+            min_billable_bytes: number;
+            /**
+             * Min Storage Days
+             * @default 0
+             */
+            min_storage_days: number;
+            /**
+             * Monitoring Min Object Bytes
+             * @description smaller objects are not monitored
+             * @default 0
+             */
+            monitoring_min_object_bytes: number;
+            /**
+             * Monitoring Per 1K Objects
+             * @default 0
+             */
+            monitoring_per_1k_objects: number;
+            /** Name */
+            name: string;
+            /**
+             * Notes
+             * @default
+             */
+            notes: string;
+            /** Object Overhead */
+            object_overhead?: components["schemas"]["Overhead"][];
+            /**
+             * @default {
+             *       "write_per_1k": 0,
+             *       "read_per_1k": 0
+             *     }
+             */
+            requests: components["schemas"]["Requests-Output"];
+            /**
+             * Restore
+             * @description empty: readable without restore
+             */
+            restore?: {
+                [key: string]: components["schemas"]["Restore-Output"];
+            };
+            /**
+             * Restored Copy Class
+             * @description class whose rate bills the restored copy
+             */
+            restored_copy_class?: string | null;
+            /**
+             * Retrieval Per Gib
+             * @default 0
+             */
+            retrieval_per_gib: number;
+            /**
+             * Storage
+             * @description $/GiB-month by volume band
+             */
+            storage?: components["schemas"]["Band-Output"][];
+            /**
+             * Transition Per 1K
+             * @default 0
+             */
+            transition_per_1k: number;
+        };
+        /** SummaryOut */
+        SummaryOut: {
+            /** Batches By State */
+            batches_by_state: {
+                [key: string]: number;
+            };
+            oldest_in_progress: components["schemas"]["BatchOut"] | null;
+            /**
+             * Scope
+             * @enum {string}
+             */
+            scope: "mine" | "everyone";
+            /**
+             * Single Restores Active
+             * @description RestoreObject calls through the gateway still running
+             */
+            single_restores_active: number;
+            /** Single Restores Oldest */
+            single_restores_oldest: string | null;
+            /** Tiers */
+            tiers: components["schemas"]["TierCountOut"][];
+        };
+        /** SweepOut */
+        SweepOut: {
+            /** Reads Per Month */
+            reads_per_month: number[];
+            /** Totals */
+            totals: {
+                [key: string]: number[];
+            };
+        };
+        /** ThroughputOut */
+        ThroughputOut: {
+            /** Achieved Mean Mbps */
+            achieved_mean_mbps: number | null;
+            /** Achieved P5 Mbps */
+            achieved_p5_mbps: number | null;
+            /** Booked Mbps */
+            booked_mbps: number;
+            /**
+             * Direction
+             * @enum {string}
+             */
+            direction: "read" | "write";
+            /**
+             * End
+             * Format: date-time
+             */
+            end: string;
+            /** Id */
+            id: string;
+            /** Points */
+            points: components["schemas"]["ThroughputPointOut"][];
+            /**
+             * Start
+             * Format: date-time
+             */
+            start: string;
+            /**
+             * State
+             * @enum {string}
+             */
+            state: "booked" | "active" | "finished" | "cancelled";
+            /**
+             * Step S
+             * @description seconds per point
+             */
+            step_s: number;
+        };
+        /** ThroughputPointOut */
+        ThroughputPointOut: {
+            /** Achieved Mbps */
+            achieved_mbps: number;
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+        };
+        /** TierCountOut */
+        TierCountOut: {
+            /** Bytes */
+            bytes: number;
+            /** Expired */
+            expired: number;
+            /** Failed */
+            failed: number;
+            /** Objects */
+            objects: number;
+            /** Ongoing */
+            ongoing: number;
+            /** Pending */
+            pending: number;
+            /** Ready */
+            ready: number;
+            /** Tier */
+            tier: string;
+        };
+        /** TierCreate */
+        TierCreate: {
+            /** Capacity Bytes */
+            capacity_bytes?: number | null;
+            /** Config */
+            config: {
+                [key: string]: unknown;
+            };
+            /**
+             * Driver
+             * @enum {string}
+             */
+            driver: "posix" | "s3";
+            /**
+             * Min Storage Days
+             * @default 0
+             */
+            min_storage_days: number;
+            /** Name */
+            name: string;
+            /**
+             * Offline
+             * @description archive semantics: reads need a restore first
+             * @default false
+             */
+            offline: boolean;
+            /** Price Ref */
+            price_ref?: {
+                [key: string]: string;
+            };
+            restore_delays?: components["schemas"]["RestoreDelays"] | null;
+            /** Storage Classes */
+            storage_classes?: string[];
+        };
+        /** TierOut */
+        TierOut: {
+            /** Bucket Count */
+            bucket_count: number;
+            /** Capacity Bytes */
+            capacity_bytes: number | null;
+            /**
+             * Config
+             * @description driver settings without secrets; admins only
+             */
+            config: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Driver */
+            driver: string;
+            /** Has Secret */
+            has_secret: boolean;
+            /** Id */
+            id: number;
+            /**
+             * Location
+             * @description directory, or s3 endpoint/bucket/prefix
+             */
+            location: string;
+            /** Min Storage Days */
+            min_storage_days: number;
+            /** Name */
+            name: string;
+            /** Object Count */
+            object_count: number;
+            /** Offline */
+            offline: boolean;
+            /** Price Ref */
+            price_ref: {
+                [key: string]: string;
+            };
+            /** Restore Delays */
+            restore_delays: {
+                [key: string]: number;
+            };
+            /** Storage Classes */
+            storage_classes: string[];
+            /** Used Bytes */
+            used_bytes: number;
+        };
+        /**
+         * TierRef
+         * @description A storage class to price: `CLASS`, `catalog-id:CLASS`, optionally `@speed` of its restores.
+         */
+        TierRef: {
+            /** Catalog */
+            catalog?: string | null;
+            /**
+             * Label
+             * @default
+             */
+            label: string;
+            /** Restore Speed */
+            restore_speed?: ("expedited" | "standard" | "bulk") | null;
+            /** Storage Class */
+            storage_class: string;
+        };
+        /** TierReportOut */
+        TierReportOut: {
+            /** Annual */
+            annual: number;
+            /** Billable Gib */
+            billable_gib: number;
+            /** Catalog */
+            catalog: string;
+            /** Estimated */
+            estimated: string[];
+            /** Measured */
+            measured: boolean;
+            /** Min Billable Bytes */
+            min_billable_bytes: number;
+            /** Min Storage Days */
+            min_storage_days: number;
+            monthly: components["schemas"]["BreakdownOut"];
+            /** Name */
+            name: string;
+            restore_hours: components["schemas"]["RestoreHoursOut"] | null;
+            /** Restore Speed */
+            restore_speed: ("expedited" | "standard" | "bulk") | null;
+            /** Storage Class */
+            storage_class: string;
+            /** Tier */
+            tier: string;
+            total: components["schemas"]["BreakdownOut"];
+        };
+        /** TierShareOut */
+        TierShareOut: {
+            /** Bytes */
+            bytes: number;
+            /** Objects */
+            objects: number;
+            /** Offline */
+            offline: boolean;
+            /** Tier */
+            tier: string;
+        };
+        /**
+         * TierUpdate
+         * @description Fields to change; ``config`` keys are merged (an omitted secret keeps the stored one).
+         */
+        TierUpdate: {
+            /** Capacity Bytes */
+            capacity_bytes?: number | null;
+            /** Config */
+            config?: {
+                [key: string]: unknown;
+            } | null;
+            /** Min Storage Days */
+            min_storage_days?: number | null;
+            /** Name */
+            name?: string | null;
+            /** Offline */
+            offline?: boolean | null;
+            /** Price Ref */
+            price_ref?: {
+                [key: string]: string;
+            } | null;
+            restore_delays?: components["schemas"]["RestoreDelays"] | null;
+            /** Storage Classes */
+            storage_classes?: string[] | null;
         };
         /** TierUsage */
         TierUsage: {
@@ -261,6 +2818,41 @@ export interface components {
             storage_classes: string[];
             /** Used Bytes */
             used_bytes: number;
+        };
+        /** TimelineOut */
+        TimelineOut: {
+            /** Directions */
+            directions: components["schemas"]["DirectionLoadOut"][];
+            /**
+             * End
+             * Format: date-time
+             */
+            end: string;
+            /**
+             * Now
+             * Format: date-time
+             */
+            now: string;
+            /**
+             * Reservations
+             * @description the reservations you may see in the span
+             */
+            reservations: components["schemas"]["ReservationOut"][];
+            /**
+             * Start
+             * Format: date-time
+             */
+            start: string;
+        };
+        /** TimelinePoint */
+        TimelinePoint: {
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /** Ready */
+            ready: number;
         };
         /** TokenCreate */
         TokenCreate: {
@@ -329,6 +2921,19 @@ export interface components {
             msg: string;
             /** Error Type */
             type: string;
+        };
+        /** WebhookIn */
+        WebhookIn: {
+            /**
+             * Url
+             * @description http(s) URL; empty or null clears it
+             */
+            url?: string | null;
+        };
+        /** WebhookOut */
+        WebhookOut: {
+            /** Url */
+            url: string | null;
         };
     };
     responses: never;
@@ -430,6 +3035,79 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TokenOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_benchmarks_api_benchmarks_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BenchmarksOut"];
+                };
+            };
+        };
+    };
+    get_capacity_api_capacity_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CapacityOut"];
+                };
+            };
+        };
+    };
+    put_capacity_api_capacity_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CapacityIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CapacityOut"];
                 };
             };
             /** @description Validation Error */
@@ -574,6 +3252,124 @@ export interface operations {
             };
         };
     };
+    list_notifications_api_notifications_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+                unread?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationsOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    mark_read_api_notifications_read_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MarkReadIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MarkReadOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_webhook_api_notifications_webhook_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookOut"];
+                };
+            };
+        };
+    };
+    set_webhook_api_notifications_webhook_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     get_overview_api_overview_get: {
         parameters: {
             query?: never;
@@ -590,6 +3386,1472 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OverviewOut"];
+                };
+            };
+        };
+    };
+    list_catalogs_api_pricing_catalogs_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CatalogSummary"][];
+                };
+            };
+        };
+    };
+    add_catalog_api_pricing_catalogs_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Catalog-Input"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CatalogSummary"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_catalog_api_pricing_catalogs__catalog_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                catalog_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Catalog-Output"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    delete_catalog_api_pricing_catalogs__catalog_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                catalog_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    import_catalog_api_pricing_catalogs_import_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["Body_import_catalog_api_pricing_catalogs_import_post"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Catalog-Output"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    upload_catalog_api_pricing_catalogs_upload_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["Body_upload_catalog_api_pricing_catalogs_upload_post"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CatalogSummary"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    evaluate_api_pricing_evaluate_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Scenario"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    from_my_data_api_pricing_from_my_data_get: {
+        parameters: {
+            query?: {
+                bucket?: string[] | null;
+                catalog?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FromMyDataOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    report_csv_api_pricing_report_csv_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Scenario"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": unknown;
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_scenarios_api_pricing_scenarios_get: {
+        parameters: {
+            query?: {
+                all?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScenarioOut"][];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    create_scenario_api_pricing_scenarios_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScenarioCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScenarioOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_scenario_api_pricing_scenarios__scenario_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                scenario_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScenarioOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    delete_scenario_api_pricing_scenarios__scenario_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                scenario_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    update_scenario_api_pricing_scenarios__scenario_id__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                scenario_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScenarioUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScenarioOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    duplicate_scenario_api_pricing_scenarios__scenario_id__duplicate_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                scenario_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScenarioOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    scenario_report_api_pricing_scenarios__scenario_id__report_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                scenario_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    scenario_report_csv_api_pricing_scenarios__scenario_id__report_csv_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                scenario_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": unknown;
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    share_scenario_api_pricing_scenarios__scenario_id__share_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                scenario_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShareOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    unshare_scenario_api_pricing_scenarios__scenario_id__share_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                scenario_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_shared_api_pricing_shared__token__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScenarioOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    shared_report_csv_api_pricing_shared__token__report_csv_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": unknown;
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_reservations_api_reservations_get: {
+        parameters: {
+            query?: {
+                bucket?: string | null;
+                direction?: ("read" | "write") | null;
+                limit?: number;
+                offset?: number;
+                /** @description admins: one user's reservations */
+                owner?: string | null;
+                /** @description repeatable */
+                state?: ("booked" | "active" | "finished" | "cancelled")[] | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReservationOut"][];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    create_reservation_api_reservations_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReservationIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReservationOut"];
+                };
+            };
+            /** @description does not fit; body holds max_rate_mbps and earliest_start */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_reservation_api_reservations__reservation_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                reservation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReservationOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    cancel_reservation_api_reservations__reservation_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                reservation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_throughput_api_reservations__reservation_id__throughput_get: {
+        parameters: {
+            query?: {
+                max_points?: number;
+            };
+            header?: never;
+            path: {
+                reservation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ThroughputOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_availability_api_reservations_availability_get: {
+        parameters: {
+            query: {
+                direction: "read" | "write";
+                end: string;
+                /** @description also say whether this rate fits */
+                rate_mbps?: number | null;
+                start: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AvailabilityOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_timeline_api_reservations_timeline_get: {
+        parameters: {
+            query?: {
+                end?: string | null;
+                start?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TimelineOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_batches_api_restores_batches_get: {
+        parameters: {
+            query?: {
+                before_id?: number | null;
+                limit?: number;
+                scope?: "mine" | "everyone";
+                state?: ("in_progress" | "ready" | "failed" | "expired") | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchListOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    create_batch_api_restores_batches_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_batch_api_restores_batches__batch_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                batch_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchDetailOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    export_commands_api_restores_batches__batch_id__commands_sh_get: {
+        parameters: {
+            query?: {
+                dest?: string;
+                tool?: "aws" | "tierpilot";
+            };
+            header?: never;
+            path: {
+                batch_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    export_csv_api_restores_batches__batch_id__export_csv_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                batch_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_items_api_restores_batches__batch_id__items_get: {
+        parameters: {
+            query?: {
+                after_id?: number | null;
+                limit?: number;
+                state?: ("pending" | "ongoing" | "ready" | "failed" | "expired") | null;
+            };
+            header?: never;
+            path: {
+                batch_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ItemPageOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    retry_api_restores_batches__batch_id__retry_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                batch_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RetryOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    upgrade_speed_api_restores_batches__batch_id__speed_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                batch_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SpeedIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    preview_api_restores_preview_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PreviewIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PreviewOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    queue_api_restores_queue_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+                scope?: "mine" | "everyone";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueueOut"];
+                };
+            };
+            /** @description unchanged since the ETag */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_schedule_api_restores_schedules__tier_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tier_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    set_schedule_api_restores_schedules__tier_id__put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tier_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScheduleIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    summary_api_restores_summary_get: {
+        parameters: {
+            query?: {
+                scope?: "mine" | "everyone";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SummaryOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_tiers_api_tiers_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TierOut"][];
+                };
+            };
+        };
+    };
+    create_tier_api_tiers_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TierCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TierOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_tier_api_tiers__tier_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tier_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TierOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    delete_tier_api_tiers__tier_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tier_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    update_tier_api_tiers__tier_id__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tier_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TierUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TierOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
         };

@@ -47,3 +47,16 @@ export function formatDateTime(iso: string | null | undefined): string {
   const d = new Date(hasZone || !iso.includes("T") ? iso : `${iso}Z`);
   return Number.isNaN(d.getTime()) ? "—" : dateTimeFormat.format(d);
 }
+
+/** A duration in seconds as the largest sensible unit: 5 → "5 s", 5400 → "1.5 h". */
+export function formatDuration(seconds: number): string {
+  if (!Number.isFinite(seconds) || seconds < 0) return "—";
+  if (seconds < 60) return `${Math.round(seconds)} s`;
+  if (seconds < 3600) return `${trim(seconds / 60)} min`;
+  if (seconds < 86400) return `${trim(seconds / 3600)} h`;
+  return `${trim(seconds / 86400)} d`;
+}
+
+function trim(value: number): string {
+  return value >= 10 ? value.toFixed(0) : value.toFixed(1).replace(/\.0$/, "");
+}

@@ -22,7 +22,7 @@ export function NotAvailableYet({
         icon={icons[icon]}
         title="Not available yet"
         level={2}
-        description={`${title} needs a part of the server that is not installed in this version of tierpilot. When it is, this page will let you:`}
+        description={`${title} is not part of this version of the dashboard yet. When it is, this page will let you:`}
       >
         <ul className="planned-features">
           {features.map((f, i) => (

@@ -1,10 +1,26 @@
 import { useQuery } from "@tanstack/react-query";
-import { overviewQueryOptions, type TierUsage } from "@/api/overview";
+import { type Tier, tiersQueryOptions } from "@/api/tiers";
 import { Badge, Card, type Column, ErrorBanner, LoadingState, Table } from "@/components/ui";
-import { formatBytes, formatCount } from "@/lib/format";
+import { formatBytes, formatCount, formatDuration } from "@/lib/format";
 
-const columns: Array<Column<TierUsage>> = [
-  { id: "name", header: "Tier", cell: (t) => <strong>{t.name}</strong> },
+function restoreDelays(t: Tier): string {
+  const speeds = ["expedited", "standard", "bulk"].filter((s) => t.restore_delays[s] != null);
+  return speeds.map((s) => `${s} ${formatDuration(t.restore_delays[s] ?? 0)}`).join(" · ");
+}
+
+const columns: Array<Column<Tier>> = [
+  {
+    id: "name",
+    header: "Tier",
+    cell: (t) => (
+      <div className="cell-stack">
+        <strong>{t.name}</strong>
+        <span className="cell-sub mono" title={t.location}>
+          {t.location}
+        </span>
+      </div>
+    ),
+  },
   { id: "driver", header: "Driver", cell: (t) => <Badge>{t.driver}</Badge>, hideOnNarrow: true },
   {
     id: "classes",
@@ -16,7 +32,21 @@ const columns: Array<Column<TierUsage>> = [
     id: "access",
     header: "Access",
     cell: (t) =>
-      t.offline ? <Badge tone="warning">offline archive</Badge> : <Badge tone="success">online</Badge>,
+      t.offline ? (
+        <div className="cell-stack">
+          <Badge tone="warning">offline archive</Badge>
+          {restoreDelays(t) ? <span className="cell-sub">restore: {restoreDelays(t)}</span> : null}
+        </div>
+      ) : (
+        <Badge tone="success">online</Badge>
+      ),
+  },
+  {
+    id: "min-days",
+    header: "Min. storage",
+    cell: (t) => (t.min_storage_days ? `${t.min_storage_days} days` : "—"),
+    align: "end",
+    hideOnNarrow: true,
   },
   { id: "used", header: "Used", cell: (t) => formatBytes(t.used_bytes), align: "end" },
   {
@@ -29,22 +59,20 @@ const columns: Array<Column<TierUsage>> = [
   {
     id: "objects",
     header: "Objects",
-    cell: (t) => formatCount(t.object_count),
+    cell: (t) => `${formatCount(t.object_count)} in ${formatCount(t.bucket_count)} buckets`,
     align: "end",
     hideOnNarrow: true,
   },
 ];
 
-/** Admins: the storage tiers buckets live on. */
+/** Admins: the storage tiers buckets live on, with where they are and how they are read. */
 export function TiersSection() {
-  // The overview already carries every tier with its usage; a dedicated tiers API replaces this
-  // when tiers become editable here.
-  const tiers = useQuery({ ...overviewQueryOptions(), select: (o) => o.tiers });
+  const tiers = useQuery(tiersQueryOptions());
   return (
     <Card
       id="tiers"
       title="Tiers"
-      description="Storage locations with their access rules. Adding and editing tiers here comes with the S3 gateway release; until then the demo seed and the CLI create them."
+      description="Storage locations with their access rules. Offline archive tiers need a restore before an object can be read."
       padded={false}
     >
       {tiers.isPending ? (

@@ -1,0 +1,72 @@
+import { Bar, BarChart, CartesianGrid, Cell, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
+import type { Report } from "@/api/pricing";
+import { formatUsd } from "./chart-data";
+
+/** Annual totals of each hybrid plan next to keeping all data in one tier. */
+export function HybridResult({ report, colors }: { report: Report; colors: Map<string, string> }) {
+  const rows = [
+    ...report.hybrid.map((h) => ({ name: h.name, annual: h.annual_total, hybrid: true })),
+    ...report.tiers.map((t) => ({ name: `all in ${t.tier}`, annual: t.annual, hybrid: false, tier: t.tier })),
+  ];
+  return (
+    <>
+      <figure className="chart" aria-label="Annual cost of hybrid plans and single tiers, USD">
+        <div style={{ width: "100%", height: Math.max(180, rows.length * 34 + 48) }}>
+          <ResponsiveContainer>
+            <BarChart data={rows} layout="vertical" margin={{ top: 4, right: 16, bottom: 16, left: 8 }}>
+              <CartesianGrid horizontal={false} stroke="#e5e9f0" />
+              <XAxis type="number" tickFormatter={(v: number) => formatUsd(v)} fontSize={12} />
+              <YAxis type="category" dataKey="name" width={200} fontSize={12} interval={0} />
+              <Tooltip formatter={(v) => [formatUsd(Number(v)), "per year"]} />
+              <Bar dataKey="annual" name="USD per year" isAnimationActive={false}>
+                {rows.map((r) => (
+                  <Cell
+                    key={r.name}
+                    fill={r.hybrid ? "#111827" : (colors.get(r.name.slice(7)) ?? "#94a3b8")}
+                  />
+                ))}
+              </Bar>
+            </BarChart>
+          </ResponsiveContainer>
+        </div>
+      </figure>
+      {report.hybrid.map((h) => (
+        <div key={h.name} className="ui-table-wrap">
+          <table className="ui-table planner-table">
+            <caption>{h.name}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Part</th>
+                <th scope="col" className="num">
+                  Data
+                </th>
+                <th scope="col" className="num">
+                  Downloads
+                </th>
+                <th scope="col" className="num">
+                  USD per month
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {h.parts.map((p) => (
+                <tr key={p.tier}>
+                  <th scope="row">{p.tier}</th>
+                  <td className="num">{Math.round(p.data_share * 100)} %</td>
+                  <td className="num">{Math.round(p.read_share * 100)} %</td>
+                  <td className="num">{formatUsd(p.monthly.total)}</td>
+                </tr>
+              ))}
+              <tr className="planner-table__total">
+                <th scope="row">Per year</th>
+                <td />
+                <td />
+                <td className="num">{formatUsd(h.annual_total)}</td>
+              </tr>
+            </tbody>
+          </table>
+        </div>
+      ))}
+    </>
+  );
+}

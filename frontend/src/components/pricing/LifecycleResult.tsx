@@ -1,0 +1,82 @@
+import { CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
+import type { Report } from "@/api/pricing";
+import { Stat } from "@/components/ui";
+import { formatUsd } from "./chart-data";
+
+type Lifecycle = NonNullable<Report["lifecycle"]>;
+
+function rulesText(rules: Lifecycle["policy"]["rules"]): string {
+  return rules.length
+    ? rules.map((r) => `after ${r.after_days} days → ${r.to}`).join(", ")
+    : "keep in the first tier";
+}
+
+/** The lifecycle policy's cost month by month against keeping everything in the first tier. */
+export function LifecycleResult({ lifecycle }: { lifecycle: Lifecycle }) {
+  const { policy, keep_hot: hot, best } = lifecycle;
+  const rows = policy.months.map((m, i) => ({
+    month: m.month + 1,
+    policy: m.cost.total,
+    hot: hot.months[i]?.cost.total ?? 0,
+    ...(best ? { best: best.months[i]?.cost.total ?? 0 } : {}),
+  }));
+  return (
+    <>
+      <div className="stat-row">
+        <Stat label="Policy total" value={formatUsd(policy.total)} detail={rulesText(policy.rules)} />
+        <Stat
+          label="Keep everything hot"
+          value={formatUsd(hot.total)}
+          detail={`saves ${formatUsd(lifecycle.savings)}`}
+        />
+        {best ? (
+          <Stat label="Best transition days" value={formatUsd(best.total)} detail={rulesText(best.rules)} />
+        ) : null}
+      </div>
+      <figure className="chart" aria-label="Lifecycle simulation: USD per month">
+        <div style={{ width: "100%", height: 280 }}>
+          <ResponsiveContainer>
+            <LineChart data={rows} margin={{ top: 8, right: 24, bottom: 24, left: 8 }}>
+              <CartesianGrid stroke="#e5e9f0" />
+              <XAxis
+                dataKey="month"
+                fontSize={12}
+                label={{ value: "month", position: "insideBottom", offset: -12, fontSize: 12 }}
+              />
+              <YAxis tickFormatter={(v: number) => formatUsd(v)} width={84} fontSize={12} />
+              <Tooltip formatter={(v) => formatUsd(Number(v))} labelFormatter={(m) => `month ${m}`} />
+              <Legend verticalAlign="top" height={28} wrapperStyle={{ fontSize: 12 }} />
+              <Line
+                dataKey="policy"
+                name="policy"
+                stroke="#2563eb"
+                dot={false}
+                strokeWidth={2}
+                isAnimationActive={false}
+              />
+              <Line
+                dataKey="hot"
+                name="keep hot"
+                stroke="#dc2626"
+                dot={false}
+                strokeWidth={2}
+                isAnimationActive={false}
+              />
+              {best ? (
+                <Line
+                  dataKey="best"
+                  name="best days"
+                  stroke="#059669"
+                  strokeDasharray="5 3"
+                  dot={false}
+                  strokeWidth={2}
+                  isAnimationActive={false}
+                />
+              ) : null}
+            </LineChart>
+          </ResponsiveContainer>
+        </div>
+      </figure>
+    </>
+  );
+}

@@ -1,0 +1,72 @@
+import { describe, expect, it } from "vitest";
+import { DEFAULT_FORM, fromScenario, tierRef, tierText, toScenario } from "./scenario-form";
+
+describe("scenario form", () => {
+  it("turns the default form into the case-study scenario", () => {
+    const { body, errors } = toScenario(DEFAULT_FORM);
+    expect(errors).toEqual({});
+    expect(body).toMatchObject({
+      catalog: "aws-ap-northeast-1-2018",
+      volume_gib: 633,
+      objects: 1000,
+      reads_per_month: 1,
+      read_fraction: 1,
+      egress: "same-region",
+      frequency_range: { min: 0.01, max: 100, points: 200 },
+      lifecycle: null,
+      hybrid: [],
+    });
+    expect(body?.tiers[3]).toEqual({
+      storage_class: "GLACIER",
+      catalog: null,
+      restore_speed: "bulk",
+      label: "GLACIER@bulk",
+    });
+  });
+
+  it("reads tier references with catalog and restore speed", () => {
+    expect(tierRef("gcp-us-central1-2026:COLDLINE")).toEqual({
+      storage_class: "COLDLINE",
+      catalog: "gcp-us-central1-2026",
+      restore_speed: null,
+      label: "gcp-us-central1-2026:COLDLINE",
+    });
+    expect(tierText(tierRef("azure-eastus-2026:ARCHIVE@expedited"))).toBe(
+      "azure-eastus-2026:ARCHIVE@expedited",
+    );
+  });
+
+  it("names the fields to fix and sends nothing meanwhile", () => {
+    const { body, errors } = toScenario({
+      ...DEFAULT_FORM,
+      volumeGib: "lots",
+      freqMin: "10",
+      freqMax: "1",
+      tiers: [],
+    });
+    expect(body).toBeNull();
+    expect(errors).toMatchObject({
+      volumeGib: "Enter a number",
+      freqMax: "Must be above the lower end",
+      tiers: "Pick at least one tier",
+    });
+  });
+
+  it("checks that hybrid shares add up", () => {
+    const form = { ...DEFAULT_FORM, hybridOn: true };
+    expect(toScenario(form).errors).toEqual({});
+    const parts = form.hybrid.parts.map((p, i) => (i === 0 ? { ...p, dataPercent: "50" } : p));
+    expect(toScenario({ ...form, hybrid: { ...form.hybrid, parts } }).errors).toEqual({
+      "hybrid.data": "Data shares must add up to 100 %",
+    });
+  });
+
+  it("round-trips a saved scenario and keeps keys it has no fields for", () => {
+    const { body } = toScenario({ ...DEFAULT_FORM, lifecycleOn: true, hybridOn: true });
+    const measured = { GLACIER: { requests: 0.029, restore: 8.365, retrieval: 0, restored_copy: 0 } };
+    const again = fromScenario({ ...body!, measured });
+    expect(again.extra).toEqual({ measured });
+    const back = toScenario(again).body;
+    expect(back).toEqual({ ...body, measured });
+  });
+});

@@ -1,0 +1,348 @@
+// The what-if form's state (strings, as typed) and its conversion to and from the API's scenario.
+import type { ScenarioBody } from "@/api/pricing";
+
+export type Speed = "expedited" | "standard" | "bulk";
+export type Destination = "internet" | "research-network" | "same-region";
+export const SPEEDS: Speed[] = ["expedited", "standard", "bulk"];
+
+export interface FixedCostRow {
+  name: string;
+  monthly: string;
+}
+
+export interface RuleRow {
+  afterDays: string;
+  to: string;
+}
+
+export interface HybridRow {
+  tier: string;
+  dataPercent: string;
+  readPercent: string;
+}
+
+export interface FormState {
+  catalog: string;
+  /** Tier references: `CLASS`, `catalog-id:CLASS`, with `@speed` for archive classes. */
+  tiers: string[];
+  volumeGib: string;
+  objects: string;
+  readsPerMonth: string;
+  readPercent: string;
+  restoreSpeed: Speed;
+  restoredCopyDays: string;
+  egress: Destination;
+  egressPercent: string;
+  months: string;
+  writesPerMonth: string;
+  earlyDeletionPercent: string;
+  earlyDeletionAgeDays: string;
+  fixedCosts: FixedCostRow[];
+  freqMin: string;
+  freqMax: string;
+  lifecycleOn: boolean;
+  lifecycle: {
+    horizonMonths: string;
+    ingestGibPerMonth: string;
+    initialGib: string;
+    start: string;
+    rules: RuleRow[];
+    expireAfterDays: string;
+    initialReads: string;
+    halfLifeMonths: string;
+    search: boolean;
+  };
+  hybridOn: boolean;
+  hybrid: { name: string; parts: HybridRow[] };
+  /** Scenario keys the form has no fields for (measured charges, price overrides): kept as they are. */
+  extra: Partial<ScenarioBody>;
+}
+
+/** The case study: 633 GiB in 1,000 objects in AWS Tokyo (2018), read once a month inside the region. */
+export const DEFAULT_FORM: FormState = {
+  catalog: "aws-ap-northeast-1-2018",
+  tiers: ["STANDARD", "STANDARD_IA", "GLACIER@standard", "GLACIER@bulk"],
+  volumeGib: "633",
+  objects: "1000",
+  readsPerMonth: "1",
+  readPercent: "100",
+  restoreSpeed: "standard",
+  restoredCopyDays: "1",
+  egress: "same-region",
+  egressPercent: "100",
+  months: "12",
+  writesPerMonth: "0",
+  earlyDeletionPercent: "0",
+  earlyDeletionAgeDays: "0",
+  fixedCosts: [],
+  freqMin: "0.01",
+  freqMax: "100",
+  lifecycleOn: false,
+  lifecycle: {
+    horizonMonths: "36",
+    ingestGibPerMonth: "100",
+    initialGib: "0",
+    start: "STANDARD",
+    rules: [
+      { afterDays: "30", to: "STANDARD_IA" },
+      { afterDays: "120", to: "GLACIER@bulk" },
+    ],
+    expireAfterDays: "",
+    initialReads: "2",
+    halfLifeMonths: "2",
+    search: true,
+  },
+  hybridOn: false,
+  hybrid: {
+    name: "On-premises + IA + archive",
+    parts: [
+      { tier: "onprem-example-2026:DISK", dataPercent: "10", readPercent: "70" },
+      { tier: "STANDARD_IA", dataPercent: "30", readPercent: "25" },
+      { tier: "GLACIER@bulk", dataPercent: "60", readPercent: "5" },
+    ],
+  },
+  extra: {},
+};
+
+type TierRefBody = ScenarioBody["tiers"][number];
+
+/** `catalog-id:CLASS@speed` as the API's tier reference, labelled with the same text. */
+export function tierRef(text: string): TierRefBody {
+  const match = /^(?:([a-z0-9][a-z0-9-]*):)?([A-Z0-9][A-Z0-9_]*)(?:@([a-z]+))?$/.exec(text.trim());
+  if (!match) return { storage_class: text, label: text };
+  const [, catalog, storageClass, speed] = match;
+  return {
+    storage_class: storageClass ?? text,
+    catalog: catalog ?? null,
+    restore_speed: (speed as Speed | undefined) ?? null,
+    label: text,
+  };
+}
+
+/** The reference text of an API tier reference (the inverse of tierRef). */
+export function tierText(ref: TierRefBody): string {
+  const base = ref.catalog ? `${ref.catalog}:${ref.storage_class}` : ref.storage_class;
+  return ref.restore_speed ? `${base}@${ref.restore_speed}` : base;
+}
+
+export type FormErrors = Partial<Record<string, string>>;
+
+function num(
+  errors: FormErrors,
+  field: string,
+  value: string,
+  opts: { min?: number; max?: number; positive?: boolean; integer?: boolean } = {},
+): number {
+  const trimmed = value.trim();
+  const n = Number(trimmed);
+  if (trimmed === "" || !Number.isFinite(n)) {
+    errors[field] = "Enter a number";
+  } else if (opts.positive && n <= 0) {
+    errors[field] = "Must be more than 0";
+  } else if (opts.min !== undefined && n < opts.min) {
+    errors[field] = `At least ${opts.min}`;
+  } else if (opts.max !== undefined && n > opts.max) {
+    errors[field] = `At most ${opts.max}`;
+  } else if (opts.integer && !Number.isInteger(n)) {
+    errors[field] = "A whole number";
+  }
+  return n;
+}
+
+/** The scenario the API evaluates, or the fields to fix first. */
+export function toScenario(form: FormState): { body: ScenarioBody | null; errors: FormErrors } {
+  const errors: FormErrors = {};
+  const volume = num(errors, "volumeGib", form.volumeGib, { min: 0 });
+  const objects = num(errors, "objects", form.objects, { min: 0 });
+  if (!errors.objects && !errors.volumeGib && volume > 0 && objects <= 0)
+    errors.objects = "Must be more than 0";
+  const reads = num(errors, "readsPerMonth", form.readsPerMonth, { min: 0, max: 1_000_000 });
+  const readPercent = num(errors, "readPercent", form.readPercent, { positive: true, max: 100 });
+  const copyDays = num(errors, "restoredCopyDays", form.restoredCopyDays, { min: 0, max: 3650 });
+  const egressPercent = num(errors, "egressPercent", form.egressPercent, { min: 0, max: 100 });
+  const months = num(errors, "months", form.months, { min: 1, max: 1200, integer: true });
+  const writes = num(errors, "writesPerMonth", form.writesPerMonth, { min: 0 });
+  const earlyPercent = num(errors, "earlyDeletionPercent", form.earlyDeletionPercent, { min: 0, max: 100 });
+  const earlyAge = num(errors, "earlyDeletionAgeDays", form.earlyDeletionAgeDays, { min: 0 });
+  const freqMin = num(errors, "freqMin", form.freqMin, { positive: true });
+  const freqMax = num(errors, "freqMax", form.freqMax, { positive: true, max: 1_000_000 });
+  if (!errors.freqMin && !errors.freqMax && freqMin >= freqMax)
+    errors.freqMax = "Must be above the lower end";
+  if (form.tiers.length === 0) errors.tiers = "Pick at least one tier";
+  const fixed = form.fixedCosts
+    .filter((row) => row.name.trim() || row.monthly.trim())
+    .map((row, i) => {
+      if (!row.name.trim()) errors[`fixed.${i}.name`] = "Name the cost";
+      return { name: row.name.trim(), monthly: num(errors, `fixed.${i}.monthly`, row.monthly, { min: 0 }) };
+    });
+
+  let lifecycle: ScenarioBody["lifecycle"] = null;
+  if (form.lifecycleOn) {
+    const lc = form.lifecycle;
+    const rules = lc.rules
+      .filter((r) => r.afterDays.trim() !== "" && r.to)
+      .map((r, i) => ({
+        after_days: num(errors, `lifecycle.rules.${i}`, r.afterDays, { min: 0, integer: true }),
+        to: r.to,
+      }));
+    rules.forEach((r, i) => {
+      const prev = rules[i - 1];
+      if (prev && r.after_days <= prev.after_days)
+        errors[`lifecycle.rules.${i}`] = "Must come after the rule above";
+    });
+    const expire = lc.expireAfterDays.trim()
+      ? num(errors, "lifecycle.expireAfterDays", lc.expireAfterDays, { min: 1, integer: true })
+      : null;
+    lifecycle = {
+      horizon_months: num(errors, "lifecycle.horizonMonths", lc.horizonMonths, {
+        min: 1,
+        max: 240,
+        integer: true,
+      }),
+      ingest_gib_per_month: num(errors, "lifecycle.ingestGibPerMonth", lc.ingestGibPerMonth, { min: 0 }),
+      initial_gib: num(errors, "lifecycle.initialGib", lc.initialGib, { min: 0 }),
+      start: lc.start || null,
+      rules,
+      expire_after_days: expire,
+      decay: {
+        kind: "exponential",
+        initial_reads_per_month: num(errors, "lifecycle.initialReads", lc.initialReads, { min: 0 }),
+        half_life_months: num(errors, "lifecycle.halfLifeMonths", lc.halfLifeMonths, { positive: true }),
+        floor: 0,
+        table: [],
+      },
+      search: lc.search,
+      search_step_days: 30,
+    };
+  }
+
+  let hybrid: ScenarioBody["hybrid"] = [];
+  if (form.hybridOn) {
+    const parts = form.hybrid.parts
+      .filter((p) => p.tier)
+      .map((p, i) => ({
+        tier: p.tier,
+        data_share: num(errors, `hybrid.${i}.data`, p.dataPercent, { min: 0, max: 100 }) / 100,
+        read_share: num(errors, `hybrid.${i}.read`, p.readPercent, { min: 0, max: 100 }) / 100,
+      }));
+    const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+    if (Math.abs(sum(parts.map((p) => p.data_share)) - 1) > 1e-6)
+      errors["hybrid.data"] = "Data shares must add up to 100 %";
+    if (Math.abs(sum(parts.map((p) => p.read_share)) - 1) > 1e-6)
+      errors["hybrid.read"] = "Read shares must add up to 100 %";
+    hybrid = [{ name: form.hybrid.name.trim() || "Hybrid plan", by: "share", parts }];
+  }
+
+  if (Object.keys(errors).length > 0) return { body: null, errors };
+  const body: ScenarioBody = {
+    ...form.extra,
+    catalog: form.catalog,
+    tiers: form.tiers.map(tierRef),
+    volume_gib: volume,
+    objects,
+    reads_per_month: reads,
+    read_fraction: readPercent / 100,
+    restore_speed: form.restoreSpeed,
+    restored_copy_days: copyDays,
+    egress: form.egress,
+    egress_share: egressPercent / 100,
+    months,
+    writes_per_month: writes,
+    early_deletion: earlyPercent > 0 ? { share_per_month: earlyPercent / 100, age_days: earlyAge } : null,
+    fixed_costs: fixed.map((f) => ({ ...f, tiers: null })),
+    frequency_range: { min: freqMin, max: freqMax, points: 200 },
+    lifecycle,
+    hybrid,
+  };
+  return { body, errors };
+}
+
+const str = (v: unknown, fallback = ""): string => (v === null || v === undefined ? fallback : String(v));
+const pct = (v: unknown, fallback: string): string =>
+  v === null || v === undefined ? fallback : String(Math.round(Number(v) * 100 * 1e6) / 1e6);
+
+/** The form showing a saved scenario; keys without fields are carried in `extra`. */
+export function fromScenario(body: Partial<ScenarioBody>): FormState {
+  const {
+    catalog,
+    tiers,
+    volume_gib,
+    objects,
+    reads_per_month,
+    read_fraction,
+    restore_speed,
+    restored_copy_days,
+    egress,
+    egress_share,
+    months,
+    writes_per_month,
+    early_deletion,
+    fixed_costs,
+    frequency_range,
+    lifecycle,
+    hybrid,
+    mean_object_size_mib,
+    size_histogram,
+    ...extra
+  } = body;
+  let objectCount = objects;
+  if (objectCount == null && mean_object_size_mib != null && volume_gib != null) {
+    objectCount = Math.round((Number(volume_gib) * 1024) / Number(mean_object_size_mib));
+  }
+  let volume = volume_gib;
+  if (size_histogram && size_histogram.length > 0) {
+    const count = size_histogram.reduce((a, b) => a + Number(b.count), 0);
+    const bytes = size_histogram.reduce((a, b) => a + Number(b.size_bytes) * Number(b.count), 0);
+    objectCount = objectCount ?? count;
+    volume = volume ?? bytes / 1024 ** 3;
+  }
+  const d = DEFAULT_FORM;
+  const plan = hybrid?.[0];
+  return {
+    catalog: catalog ?? d.catalog,
+    tiers: tiers ? tiers.map((t) => (typeof t === "string" ? t : tierText(t))) : d.tiers,
+    volumeGib: str(volume, d.volumeGib),
+    objects: str(objectCount, d.objects),
+    readsPerMonth: str(reads_per_month, d.readsPerMonth),
+    readPercent: pct(read_fraction, d.readPercent),
+    restoreSpeed: restore_speed ?? d.restoreSpeed,
+    restoredCopyDays: str(restored_copy_days, d.restoredCopyDays),
+    egress: egress ?? d.egress,
+    egressPercent: pct(egress_share, d.egressPercent),
+    months: str(months, d.months),
+    writesPerMonth: str(writes_per_month, d.writesPerMonth),
+    earlyDeletionPercent: pct(early_deletion?.share_per_month, "0"),
+    earlyDeletionAgeDays: str(early_deletion?.age_days, "0"),
+    fixedCosts: (fixed_costs ?? []).map((f) => ({ name: f.name, monthly: str(f.monthly) })),
+    freqMin: str(frequency_range?.min, d.freqMin),
+    freqMax: str(frequency_range?.max, d.freqMax),
+    lifecycleOn: lifecycle != null,
+    lifecycle: lifecycle
+      ? {
+          horizonMonths: str(lifecycle.horizon_months),
+          ingestGibPerMonth: Array.isArray(lifecycle.ingest_gib_per_month)
+            ? str(lifecycle.ingest_gib_per_month[0], "0")
+            : str(lifecycle.ingest_gib_per_month),
+          initialGib: str(lifecycle.initial_gib),
+          start: lifecycle.start ?? "",
+          rules: (lifecycle.rules ?? []).map((r) => ({ afterDays: str(r.after_days), to: r.to })),
+          expireAfterDays: str(lifecycle.expire_after_days),
+          initialReads: str(lifecycle.decay?.initial_reads_per_month, d.lifecycle.initialReads),
+          halfLifeMonths: str(lifecycle.decay?.half_life_months, d.lifecycle.halfLifeMonths),
+          search: lifecycle.search ?? true,
+        }
+      : d.lifecycle,
+    hybridOn: plan != null,
+    hybrid: plan
+      ? {
+          name: plan.name,
+          parts: plan.parts.map((p) => ({
+            tier: p.tier,
+            dataPercent: pct(p.data_share, "0"),
+            readPercent: pct(p.read_share ?? p.data_share, "0"),
+          })),
+        }
+      : d.hybrid,
+    extra,
+  };
+}

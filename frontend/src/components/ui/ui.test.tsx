@@ -1,0 +1,90 @@
+import { render, screen } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { describe, expect, it, vi } from "vitest";
+import { Button } from "./Button";
+import { ConfirmDialog } from "./ConfirmDialog";
+import { Input } from "./Field";
+import { ProgressBar } from "./ProgressBar";
+import { Table } from "./Table";
+
+describe("ProgressBar", () => {
+  it("exposes value, range and a spoken value", () => {
+    render(<ProgressBar label="hot-disk used" value={30} max={120} valueText="30 GiB of 120 GiB" />);
+    const bar = screen.getByRole("progressbar", { name: "hot-disk used" });
+    expect(bar).toHaveAttribute("aria-valuenow", "30");
+    expect(bar).toHaveAttribute("aria-valuemax", "120");
+    expect(bar).toHaveAttribute("aria-valuetext", "30 GiB of 120 GiB");
+  });
+
+  it("turns red past the danger share and never draws beyond full", () => {
+    const { container } = render(<ProgressBar label="x" value={150} max={100} />);
+    const fill = container.querySelector(".ui-progress__fill") as HTMLElement;
+    expect(fill.className).toContain("ui-progress__fill--danger");
+    expect(Number.parseFloat(fill.style.width)).toBe(100);
+  });
+});
+
+describe("Input", () => {
+  it("is labelled and announces its hint and error", () => {
+    render(<Input label="Password" hint="At least 8 characters." error="Too short." />);
+    const input = screen.getByLabelText("Password");
+    expect(input).toHaveAttribute("aria-invalid", "true");
+    expect(input).toHaveAccessibleDescription("At least 8 characters. Too short.");
+  });
+});
+
+describe("Button", () => {
+  it("blocks clicks while loading", async () => {
+    const onClick = vi.fn();
+    render(
+      <Button loading onClick={onClick}>
+        Save
+      </Button>,
+    );
+    const button = screen.getByRole("button", { name: "Save" });
+    expect(button).toBeDisabled();
+    expect(button).toHaveAttribute("aria-busy", "true");
+    await userEvent.click(button);
+    expect(onClick).not.toHaveBeenCalled();
+  });
+});
+
+describe("Table", () => {
+  it("renders headers and cells, and the empty content when there are no rows", () => {
+    const columns = [{ id: "n", header: "Name", cell: (r: { n: string }) => r.n }];
+    const { rerender } = render(
+      <Table caption="Things" columns={columns} rows={[{ n: "a" }]} rowKey={(r) => r.n} />,
+    );
+    expect(screen.getByRole("table", { name: "Things" })).toBeInTheDocument();
+    expect(screen.getByRole("cell", { name: "a" })).toBeInTheDocument();
+    rerender(
+      <Table caption="Things" columns={columns} rows={[]} rowKey={(r) => r.n} empty={<p>Nothing</p>} />,
+    );
+    expect(screen.queryByRole("table")).not.toBeInTheDocument();
+    expect(screen.getByText("Nothing")).toBeInTheDocument();
+  });
+});
+
+describe("ConfirmDialog", () => {
+  it("focuses Cancel first and reports the choice", async () => {
+    const onConfirm = vi.fn();
+    const onCancel = vi.fn();
+    render(
+      <ConfirmDialog
+        open
+        title="Delete this key?"
+        description="It stops working at once."
+        confirmLabel="Delete key"
+        onConfirm={onConfirm}
+        onCancel={onCancel}
+      />,
+    );
+    const dialog = screen.getByRole("alertdialog", { name: "Delete this key?" });
+    expect(dialog).toHaveAccessibleDescription("It stops working at once.");
+    expect(screen.getByRole("button", { name: "Cancel" })).toHaveFocus();
+    await userEvent.click(screen.getByRole("button", { name: "Delete key" }));
+    expect(onConfirm).toHaveBeenCalledTimes(1);
+    await userEvent.click(screen.getByRole("button", { name: "Cancel" }));
+    expect(onCancel).toHaveBeenCalledTimes(1);
+  });
+});
