@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises:
-Create Date: 2026-11-22 02:46:41.736290
+Create Date: 2026-11-22 02:55:03.783398
 """
 
 from __future__ import annotations
@@ -297,6 +297,7 @@ def upgrade() -> None:
         sa.Column("attempts", sa.Integer(), nullable=False),
         sa.Column("error", sa.Text(), nullable=True),
         sa.Column("next_attempt_at", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("handed_out_at", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=True),
         sa.Column("lease_owner", sa.String(length=128), nullable=True),
         sa.Column("lease_until", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=True),
         sa.Column("created_at", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=False),

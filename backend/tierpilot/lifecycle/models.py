@@ -69,6 +69,8 @@ class LifecycleMove(Base):
     error: Mapped[str | None] = mapped_column(Text, default=None)
     # a failed move with next_attempt_at is retried by the sweep from then on; None = given up
     next_attempt_at: Mapped[datetime | None] = mapped_column(default=None)
+    # last time the move was sent to the workers: a queued move not started a lease later is sent again
+    handed_out_at: Mapped[datetime | None] = mapped_column(default=None)
     lease_owner: Mapped[str | None] = mapped_column(String(128), default=None)
     lease_until: Mapped[datetime | None] = mapped_column(default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)

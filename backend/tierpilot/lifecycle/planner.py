@@ -238,7 +238,8 @@ def resumable(now: datetime, bucket_id: int | None = None, exclude: set[int] | N
 
     s = get_settings()
     with transaction() as session:
-        ids = repository.moves_to_resume(session, now, now - timedelta(seconds=max(60.0, s.lifecycle_sweep_s)),
+        # a queued move nobody started within a lease's time lost its message (or its worker)
+        ids = repository.moves_to_resume(session, now, now - timedelta(seconds=s.lifecycle_lease_s),
                                          s.lifecycle_batch, bucket_id)
         leased = repository.leased_moves(session, now, bucket_id)
     ids += [move_id for move_id, owner in leased if owner_is_dead(owner)]

@@ -243,7 +243,8 @@ def moves_to_resume(session: Session, now: datetime, queued_before: datetime, li
     """Open moves nobody is working on: queued long ago (lost message), lease expired, retry due."""
     stuck = and_(LifecycleMove.state.in_(("queued", "running", "switched")),
                  or_(LifecycleMove.lease_until.is_(None), LifecycleMove.lease_until < now),
-                 or_(LifecycleMove.state != "queued", LifecycleMove.created_at <= queued_before))
+                 or_(LifecycleMove.state != "queued",
+                     func.coalesce(LifecycleMove.handed_out_at, LifecycleMove.created_at) <= queued_before))
     retry = and_(LifecycleMove.state == "failed", LifecycleMove.next_attempt_at.is_not(None),
                  LifecycleMove.next_attempt_at <= now)
     q = select(LifecycleMove.id).where(or_(stuck, retry))
@@ -259,6 +260,12 @@ def leased_moves(session: Session, now: datetime, bucket_id: int | None = None) 
     if bucket_id is not None:
         q = q.where(LifecycleMove.bucket_id == bucket_id)
     return [(int(i), str(o)) for i, o in session.execute(q) if o]
+
+
+def mark_handed_out(session: Session, move_ids: Sequence[int], now: datetime) -> None:
+    for start in range(0, len(move_ids), 500):
+        session.execute(update(LifecycleMove).where(LifecycleMove.id.in_(list(move_ids[start:start + 500])))
+                        .values(handed_out_at=now).execution_options(synchronize_session=False))
 
 
 def open_moves(session: Session, bucket_id: int | None = None, limit: int = 100_000) -> list[int]:

@@ -35,12 +35,14 @@ def enqueue(move_ids: list[int]) -> int:
         return 0
     from sqlalchemy import select
 
-    from tierpilot.kit.db import transaction
+    from tierpilot.kit.db import transaction, utcnow
+    from tierpilot.lifecycle import repository
     from tierpilot.lifecycle.models import LifecycleMove
 
-    with transaction() as session:
+    with transaction(write=True) as session:
         sizes = {int(i): int(s) for i, s in session.execute(
             select(LifecycleMove.id, LifecycleMove.size).where(LifecycleMove.id.in_(move_ids)))}
+        repository.mark_handed_out(session, move_ids, utcnow())
     messages = chunks(move_ids, sizes)
     for ids in messages:
         move.apply_async(args=[ids])
