@@ -69,7 +69,8 @@ def _setup_data(tag: str) -> tuple[dict[str, User], dict[str, Path]]:
     return users, dirs
 
 
-def start_gateway(db_url: str, log: Path, extra_env: dict[str, str] | None = None) -> tuple[str, subprocess.Popen[bytes]]:
+def start_gateway(db_url: str, log: Path, extra_env: dict[str, str] | None = None
+                  ) -> tuple[str, subprocess.Popen[bytes]]:
     port = free_port()
     env = dict(os.environ, TIERPILOT_DATABASE_URL=db_url, TIERPILOT_DEFAULT_TIER="hot-disk", **(extra_env or {}))
     out = open(log, "ab")  # noqa: SIM115

@@ -44,10 +44,19 @@ def document(root: str, children: Iterable[str], ns: bool = True) -> bytes:
     return f"{DECLARATION}<{root}{attrs}>{''.join(children)}</{root}>".encode()
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
+def _plain(value: object) -> str:
+    # error documents must parse in every client: control characters (no XML 1.0 form) become %XX
+    return esc(_CONTROL.sub(lambda m: f"%{ord(m.group()):02X}", str(value)))
+
+
 def error_document(err: S3Error, resource: str, request_id: str) -> bytes:
-    fields = "".join(el(k, v) for k, v in err.fields.items() if v is not None)
-    return (f"{DECLARATION}<Error>{el('Code', err.code)}{el('Message', err.message)}{fields}"
-            f"{el('Resource', resource)}{el('RequestId', request_id)}{el('HostId', request_id)}</Error>").encode()
+    fields = "".join(f"<{k}>{_plain(v)}</{k}>" for k, v in err.fields.items() if v is not None)
+    return (f"{DECLARATION}<Error>{el('Code', err.code)}<Message>{_plain(err.message)}</Message>{fields}"
+            f"<Resource>{_plain(resource)}</Resource>{el('RequestId', request_id)}{el('HostId', request_id)}"
+            "</Error>").encode()
 
 
 # parsing ---------------------------------------------------------------------------------------------

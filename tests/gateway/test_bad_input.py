@@ -1,0 +1,327 @@
+"""Authentication failures and bad input: each answers the S3 error a client expects, stores nothing and
+leaves the catalog unchanged. Also the streaming payload modes boto3 does not use over plain HTTP."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import socket
+import time
+import zlib
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from urllib.parse import urlsplit
+
+import boto3
+import httpx
+import pytest
+from botocore.client import BaseClient
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+from tests.gateway import rawclient as raw
+from tests.gateway.conftest import Gateway, blob_files, catalog_rows
+
+
+def _code(exc: pytest.ExceptionInfo[ClientError]) -> str:
+    return str(exc.value.response["Error"]["Code"])
+
+
+def _crc32(data: bytes) -> str:
+    return base64.b64encode((zlib.crc32(data) & 0xFFFFFFFF).to_bytes(4, "big")).decode()
+
+
+@pytest.fixture
+def unchanged(gateway: Gateway, bucket: str, s3: BaseClient) -> Iterator[None]:
+    """The bucket holds one object before the test; afterwards catalog and tiers must be exactly as before."""
+    s3.put_object(Bucket=bucket, Key="existing", Body=b"keep me")
+    rows = catalog_rows(bucket)
+    blobs = {name: blob_files(path) for name, path in gateway.tier_dirs.items()}
+    yield
+    assert catalog_rows(bucket) == rows
+    assert {name: blob_files(path) for name, path in gateway.tier_dirs.items()} == blobs
+    assert s3.get_object(Bucket=bucket, Key="existing")["Body"].read() == b"keep me"
+
+
+def _creds(gateway: Gateway, user: str = "alice") -> tuple[str, str]:
+    u = gateway.users[user]
+    return u.access_key_id, u.secret_access_key
+
+
+# authentication ----------------------------------------------------------------------------------------
+
+
+def test_wrong_secret_is_signature_does_not_match(gateway: Gateway, bucket: str, unchanged: None) -> None:
+    bad = boto3.client("s3", endpoint_url=gateway.url, aws_access_key_id=gateway.users["alice"].access_key_id,
+                       aws_secret_access_key="wrong-secret", region_name="us-east-1")
+    with pytest.raises(ClientError) as exc:
+        bad.put_object(Bucket=bucket, Key="x", Body=b"x")
+    assert _code(exc) == "SignatureDoesNotMatch"
+    with pytest.raises(ClientError) as exc:
+        bad.list_objects_v2(Bucket=bucket)
+    assert _code(exc) == "SignatureDoesNotMatch"
+
+
+def test_unknown_key_id_and_anonymous(gateway: Gateway, bucket: str, unchanged: None) -> None:
+    stranger = boto3.client("s3", endpoint_url=gateway.url, aws_access_key_id="TPUNKNOWNKEY000000000",
+                            aws_secret_access_key="whatever", region_name="us-east-1")
+    with pytest.raises(ClientError) as exc:
+        stranger.put_object(Bucket=bucket, Key="x", Body=b"x")
+    assert _code(exc) == "InvalidAccessKeyId"
+    r = httpx.put(raw.url_for(gateway.url, bucket, "x"), content=b"x")
+    assert r.status_code == 403 and raw.error_code(r) == "AccessDenied"
+    assert "<RequestId>" in r.text and r.headers["x-amz-request-id"]
+
+
+@pytest.mark.parametrize("signature_version", [None, "s3v4"])
+def test_expired_presigned_url(s3: BaseClient, gateway: Gateway, bucket: str, unchanged: None,
+                               signature_version: str | None) -> None:
+    client = gateway.client("alice", signature_version=signature_version) if signature_version else s3
+    # SigV2 URLs carry a whole-second expiry time: give the first GET a full second at least
+    url = client.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "existing"}, ExpiresIn=2)
+    assert httpx.get(url).status_code == 200
+    time.sleep(2.5)
+    r = httpx.get(url)
+    assert r.status_code == 403 and raw.error_code(r) == "AccessDenied"
+    assert "Request has expired" in r.text
+    put = client.generate_presigned_url("put_object", Params={"Bucket": bucket, "Key": "late"}, ExpiresIn=1)
+    time.sleep(2.2)
+    assert httpx.put(put, content=b"too late").status_code == 403
+
+
+def test_tampered_presigned_url(s3: BaseClient, gateway: Gateway, bucket: str, unchanged: None) -> None:
+    v4 = gateway.client("alice", signature_version="s3v4")
+    for client in (s3, v4):
+        url = client.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "existing"})
+        r = httpx.get(url.replace("/existing?", "/other?"))
+        assert r.status_code == 403 and raw.error_code(r) == "SignatureDoesNotMatch"
+
+
+def test_clock_skew_over_15_minutes_is_refused(gateway: Gateway, bucket: str, unchanged: None) -> None:
+    key_id, secret = _creds(gateway)
+    url = raw.url_for(gateway.url, bucket, "skewed")
+    for minutes in (-20, 20):
+        when = datetime.now(UTC) + timedelta(minutes=minutes)
+        signed = raw.sign("PUT", url, {}, hashlib.sha256(b"x").hexdigest(), key_id, secret, when=when)
+        r = raw.send("PUT", url, signed.headers, b"x")
+        assert r.status_code == 403 and raw.error_code(r) == "RequestTimeTooSkewed"
+    when = datetime.now(UTC) - timedelta(minutes=10)  # within the window is fine
+    signed = raw.sign("GET", raw.url_for(gateway.url, bucket, "existing"), {}, raw.EMPTY, key_id, secret, when=when)
+    assert raw.send("GET", raw.url_for(gateway.url, bucket, "existing"), signed.headers).status_code == 200
+
+
+def test_malformed_authorization_headers(gateway: Gateway, bucket: str, unchanged: None) -> None:
+    url = raw.url_for(gateway.url, bucket, "x")
+    cases = {
+        "AWS4-HMAC-SHA256 garbage": "AuthorizationHeaderMalformed",
+        "AWS4-HMAC-SHA256 Credential=a/b, SignedHeaders=host, Signature=00": "AuthorizationHeaderMalformed",
+        "Bearer abc": "AuthorizationHeaderMalformed",
+    }
+    for header, code in cases.items():
+        r = httpx.put(url, content=b"x", headers={"Authorization": header, "x-amz-content-sha256": raw.EMPTY,
+                                                  "x-amz-date": datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")})
+        assert r.status_code == 400 and raw.error_code(r) == code, (header, r.text)
+    key_id, secret = _creds(gateway)
+    signed = raw.sign("PUT", url, {}, raw.EMPTY, key_id, secret)
+    signed.headers["x-amz-date"] = "not-a-date"
+    r = raw.send("PUT", url, signed.headers, b"")
+    assert r.status_code == 403 and raw.error_code(r) == "AccessDenied"
+
+
+# payload integrity -----------------------------------------------------------------------------------
+
+
+def test_signed_payload_must_match_its_hash(gateway: Gateway, bucket: str, unchanged: None) -> None:
+    key_id, secret = _creds(gateway)
+    url = raw.url_for(gateway.url, bucket, "hashed")
+    signed = raw.sign("PUT", url, {}, hashlib.sha256(b"declared").hexdigest(), key_id, secret)
+    r = raw.send("PUT", url, signed.headers, b"different")
+    assert r.status_code == 400 and raw.error_code(r) == "XAmzContentSHA256Mismatch"
+
+
+def test_streaming_signed_chunks(gateway: Gateway, bucket: str, s3: BaseClient) -> None:
+    key_id, secret = _creds(gateway)
+    data = bytes(range(256)) * 1000
+    url = raw.url_for(gateway.url, bucket, "chunked")
+    headers = {"content-encoding": "aws-chunked", "x-amz-decoded-content-length": str(len(data))}
+    signed = raw.sign("PUT", url, headers, "STREAMING-AWS4-HMAC-SHA256-PAYLOAD", key_id, secret)
+    r = raw.send("PUT", url, signed.headers, raw.signed_chunks(data, signed))
+    assert r.status_code == 200, r.text
+    got = s3.get_object(Bucket=bucket, Key="chunked")
+    assert got["Body"].read() == data and got.get("ContentEncoding") is None
+    headers["x-amz-trailer"] = "x-amz-checksum-crc32"
+    signed = raw.sign("PUT", url, headers, "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER", key_id, secret)
+    body = raw.signed_chunks(data, signed, trailer=("x-amz-checksum-crc32", _crc32(data)))
+    r = raw.send("PUT", url, signed.headers, body)
+    assert r.status_code == 200, r.text
+    assert r.headers["x-amz-checksum-crc32"] == _crc32(data)
+
+
+def test_streaming_bad_chunk_signature_stores_nothing(gateway: Gateway, bucket: str, unchanged: None) -> None:
+    key_id, secret = _creds(gateway)
+    data = b"z" * 200_000
+    url = raw.url_for(gateway.url, bucket, "existing")
+    headers = {"content-encoding": "aws-chunked", "x-amz-decoded-content-length": str(len(data))}
+    for corrupt in (0, 2, 3):  # first chunk, middle chunk, the final empty chunk
+        signed = raw.sign("PUT", url, headers, "STREAMING-AWS4-HMAC-SHA256-PAYLOAD", key_id, secret)
+        r = raw.send("PUT", url, signed.headers, raw.signed_chunks(data, signed, corrupt=corrupt))
+        assert r.status_code == 403 and raw.error_code(r) == "SignatureDoesNotMatch", corrupt
+    headers["x-amz-trailer"] = "x-amz-checksum-crc32"
+    signed = raw.sign("PUT", url, headers, "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER", key_id, secret)
+    body = raw.signed_chunks(data, signed, trailer=("x-amz-checksum-crc32", _crc32(data)))
+    body = body.replace(b"x-amz-trailer-signature:", b"x-amz-trailer-signature:0")
+    r = raw.send("PUT", url, signed.headers, body)
+    assert r.status_code == 403 and raw.error_code(r) == "SignatureDoesNotMatch"
+
+
+def test_unsigned_payload_with_trailing_checksum(gateway: Gateway, bucket: str, s3: BaseClient,
+                                                 unchanged: None) -> None:
+    """What current boto3 and the AWS CLI send over HTTPS: STREAMING-UNSIGNED-PAYLOAD-TRAILER."""
+    key_id, secret = _creds(gateway)
+    data = b"trailer checked " * 20000
+    url = raw.url_for(gateway.url, bucket, "trailed")
+    headers = {"content-encoding": "aws-chunked", "x-amz-decoded-content-length": str(len(data)),
+               "x-amz-trailer": "x-amz-checksum-crc32", "x-amz-sdk-checksum-algorithm": "CRC32"}
+    signed = raw.sign("PUT", url, headers, "STREAMING-UNSIGNED-PAYLOAD-TRAILER", key_id, secret)
+    r = raw.send("PUT", url, signed.headers, raw.unsigned_chunks(data, ("x-amz-checksum-crc32", _crc32(data))))
+    assert r.status_code == 200, r.text
+    assert s3.get_object(Bucket=bucket, Key="trailed")["Body"].read() == data
+    s3.delete_object(Bucket=bucket, Key="trailed")
+    # a wrong trailing checksum, a missing trailer, a short body: refused, nothing stored
+    signed = raw.sign("PUT", url, headers, "STREAMING-UNSIGNED-PAYLOAD-TRAILER", key_id, secret)
+    r = raw.send("PUT", url, signed.headers, raw.unsigned_chunks(data, ("x-amz-checksum-crc32", _crc32(b"no"))))
+    assert r.status_code == 400 and raw.error_code(r) == "BadDigest"
+    signed = raw.sign("PUT", url, headers, "STREAMING-UNSIGNED-PAYLOAD-TRAILER", key_id, secret)
+    r = raw.send("PUT", url, signed.headers, raw.unsigned_chunks(data, None))
+    assert r.status_code == 400 and raw.error_code(r) == "InvalidRequest"
+    signed = raw.sign("PUT", url, headers, "STREAMING-UNSIGNED-PAYLOAD-TRAILER", key_id, secret)
+    r = raw.send("PUT", url, signed.headers, raw.unsigned_chunks(data[:-10], ("x-amz-checksum-crc32", _crc32(data))))
+    assert r.status_code == 400 and raw.error_code(r) == "IncompleteBody"
+    signed = raw.sign("PUT", url, headers, "STREAMING-UNSIGNED-PAYLOAD-TRAILER", key_id, secret)
+    r = raw.send("PUT", url, signed.headers, b"zz\r\nnot hex")
+    assert r.status_code == 400 and raw.error_code(r) in ("InvalidRequest", "IncompleteBody")
+
+
+# malformed documents ---------------------------------------------------------------------------------
+
+
+def _signed_xml(gateway: Gateway, method: str, url: str, body: bytes) -> httpx.Response:
+    key_id, secret = _creds(gateway)
+    headers = {"content-md5": base64.b64encode(hashlib.md5(body).digest()).decode()}
+    signed = raw.sign(method, url, headers, hashlib.sha256(body).hexdigest(), key_id, secret)
+    return raw.send(method, url, signed.headers, body)
+
+
+def test_malformed_xml_bodies(gateway: Gateway, bucket: str, s3: BaseClient, unchanged: None) -> None:
+    upload = s3.create_multipart_upload(Bucket=bucket, Key="mp")["UploadId"]
+    bomb = (b'<?xml version="1.0"?><!DOCTYPE d [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;">]>'
+            b"<Delete><Object><Key>&b;</Key></Object></Delete>")
+    cases = [
+        ("POST", raw.url_for(gateway.url, bucket, query="delete="), b"<Delete><Object><Key>x</Key>"),
+        ("POST", raw.url_for(gateway.url, bucket, query="delete="), b"<NotDelete/>"),
+        ("POST", raw.url_for(gateway.url, bucket, query="delete="), b""),
+        ("POST", raw.url_for(gateway.url, bucket, query="delete="), b"<Delete><Quiet>true</Quiet></Delete>"),
+        ("POST", raw.url_for(gateway.url, bucket, query="delete="), bomb),
+        ("POST", raw.url_for(gateway.url, bucket, "mp", query=f"uploadId={upload}"), b"<CompleteMultipartUpload>"),
+        ("POST", raw.url_for(gateway.url, bucket, "mp", query=f"uploadId={upload}"),
+         b"<CompleteMultipartUpload><Part><PartNumber>one</PartNumber><ETag>x</ETag></Part>"
+         b"</CompleteMultipartUpload>"),
+        ("POST", raw.url_for(gateway.url, bucket, "mp", query=f"uploadId={upload}"),
+         b"<CompleteMultipartUpload></CompleteMultipartUpload>"),
+        ("PUT", raw.url_for(gateway.url, "t-new-bucket-xml"), b"<CreateBucketConfiguration><Location"),
+        ("PUT", raw.url_for(gateway.url, bucket, "existing", query="tagging="), b"<Tagging><TagSet><Tag>"),
+    ]
+    for method, url, body in cases:
+        r = _signed_xml(gateway, method, url, body)
+        assert r.status_code == 400 and raw.error_code(r) == "MalformedXML", (url, body, r.text)
+    assert "t-new-bucket-xml" not in [b["Name"] for b in s3.list_buckets()["Buckets"]]
+    s3.abort_multipart_upload(Bucket=bucket, Key="mp", UploadId=upload)
+
+
+def test_delete_objects_body_digest_is_checked(gateway: Gateway, bucket: str, unchanged: None) -> None:
+    key_id, secret = _creds(gateway)
+    body = b"<Delete><Object><Key>existing</Key></Object></Delete>"
+    url = raw.url_for(gateway.url, bucket, query="delete=")
+    headers = {"content-md5": base64.b64encode(hashlib.md5(b"other").digest()).decode()}
+    signed = raw.sign("POST", url, headers, hashlib.sha256(body).hexdigest(), key_id, secret)
+    r = raw.send("POST", url, signed.headers, body)
+    assert r.status_code == 400 and raw.error_code(r) == "BadDigest"
+
+
+# keys and headers ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("key", "code"), [
+    ("a/../b", "InvalidArgument"),
+    ("../../etc/passwd", "InvalidArgument"),
+    ("./x", "InvalidArgument"),
+    ("..", "InvalidArgument"),
+    ("nul\x00byte", "InvalidArgument"),
+    ("k" * 1025, "KeyTooLongError"),
+    ("é" * 513, "KeyTooLongError"),
+])
+def test_bad_keys_are_refused(s3: BaseClient, bucket: str, key: str, code: str, unchanged: None) -> None:
+    with pytest.raises(ClientError) as exc:
+        s3.put_object(Bucket=bucket, Key=key, Body=b"x")
+    assert _code(exc) == code
+    with pytest.raises(ClientError) as exc:
+        s3.create_multipart_upload(Bucket=bucket, Key=key)
+    assert _code(exc) == code
+    with pytest.raises(ClientError) as exc:
+        s3.copy_object(Bucket=bucket, Key=key, CopySource={"Bucket": bucket, "Key": "existing"})
+    assert _code(exc) == code
+
+
+def test_names_with_dots_inside_are_fine(s3: BaseClient, bucket: str) -> None:
+    for key in ("a..b", "...", "dir/.hidden", "x/..y/z", "k" * 1024):
+        s3.put_object(Bucket=bucket, Key=key, Body=b"ok")
+        assert s3.get_object(Bucket=bucket, Key=key)["Body"].read() == b"ok"
+
+
+def test_huge_and_garbage_headers(gateway: Gateway, bucket: str, s3: BaseClient, unchanged: None) -> None:
+    url = raw.url_for(gateway.url, bucket, "existing")
+    r = httpx.get(url, headers={"x-filler": "a" * 100_000})
+    assert r.status_code in (400, 431) and (r.status_code == 431 or
+                                            raw.error_code(r) == "RequestHeaderSectionTooLarge")
+    client = gateway.client("alice")
+
+    def add_metadata(request: object, **_: object) -> None:
+        request.headers["x-amz-meta-big"] = "v" * 3000  # type: ignore[attr-defined]
+
+    client.meta.events.register_first("before-sign.s3.PutObject", add_metadata)
+    with pytest.raises(ClientError) as exc:
+        client.put_object(Bucket=bucket, Key="meta", Body=b"x")
+    assert _code(exc) == "MetadataTooLarge"
+    # bytes that are not a valid request: the HTTP layer answers 400, the gateway keeps serving
+    host, port = urlsplit(gateway.url).netloc.split(":")
+    for garbage in (b"\x00\x01\x02 garbage\r\n\r\n", b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: nope\r\n\r\n",
+                    b"PUT /" + bucket.encode() + b"/k HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n"):
+        with socket.create_connection((host, int(port)), timeout=5) as sock:
+            sock.sendall(garbage)
+            answer = sock.recv(4096)
+        assert answer.startswith(b"HTTP/1.1 400"), answer[:100]
+    key_id, secret = _creds(gateway)
+    bad_path = f"{gateway.url}/{bucket}/%FF%FE"
+    signed = raw.sign("GET", bad_path, {}, raw.EMPTY, key_id, secret)
+    r = raw.send("GET", bad_path, signed.headers)
+    assert r.status_code == 400 and raw.error_code(r) == "InvalidURI"
+    r = httpx.get(f"{gateway.url}/{bucket}?list-type=2", headers={"x-amz-date": "\u00e9".encode("latin-1")})
+    assert r.status_code == 403
+    assert s3.get_object(Bucket=bucket, Key="existing", Range="bytes=whatever")["Body"].read() == b"keep me"
+
+
+def test_unknown_operations(gateway: Gateway, bucket: str, s3: BaseClient) -> None:
+    key_id, secret = _creds(gateway)
+    url = raw.url_for(gateway.url, bucket, "k", query="torrent=")
+    signed = raw.sign("GET", url, {}, raw.EMPTY, key_id, secret)
+    r = raw.send("GET", url, signed.headers)
+    assert r.status_code == 501 and raw.error_code(r) == "NotImplemented"
+    url = raw.url_for(gateway.url, bucket)
+    signed = raw.sign("PATCH", url, {}, raw.EMPTY, key_id, secret)
+    r = raw.send("PATCH", url, signed.headers)
+    assert r.status_code == 405 and raw.error_code(r) == "MethodNotAllowed"
+    legacy = boto3.client("s3", endpoint_url=gateway.url, region_name="us-east-1",
+                          aws_access_key_id=key_id, aws_secret_access_key=secret,
+                          config=Config(signature_version="s3"))
+    legacy.put_object(Bucket=bucket, Key="v2-signed", Body=b"signature version 2")
+    assert legacy.get_object(Bucket=bucket, Key="v2-signed")["Body"].read() == b"signature version 2"
