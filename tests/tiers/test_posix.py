@@ -53,8 +53,10 @@ def test_killed_writer_leaves_acknowledged_blobs_intact_and_no_partial_blob(tmp_
         line = proc.stdout.readline().split()
         if line[0] == "ack":
             acked.append(int(line[1]))
-        elif len(acked) >= 3:  # "start n": blob n is being written now
-            time.sleep(0.05)
+        elif len(acked) >= 3:  # "start n": blob n is being written now; kill once bytes have landed
+            while not any(p.stat().st_size for p in (root / "tmp").iterdir()):
+                assert time.monotonic() < deadline
+                time.sleep(0.002)
             break
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)
@@ -63,7 +65,7 @@ def test_killed_writer_leaves_acknowledged_blobs_intact_and_no_partial_blob(tmp_
     driver = PosixDriver(root)
     partial = len(acked)
     leftovers = list((root / "tmp").iterdir())
-    assert len(leftovers) == 1 and 0 < leftovers[0].stat().st_size < len(expected(partial))  # killed mid-write
+    assert len(leftovers) == 1 and 0 < leftovers[0].stat().st_size <= len(expected(partial))  # killed mid-write
     for i in acked:
         assert _read(driver, f"bucket/dir/key{i}~w{i}") == expected(i)
     with pytest.raises(BlobNotFound):
