@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -18,8 +16,8 @@ import boto3
 import pytest
 from botocore.client import BaseClient
 
-from tests.conftest import ROOT, _truncate_all
-from tests.servers import free_port, wait_port
+from tests.conftest import _truncate_all
+from tests.gateway.conftest import start_gateway, stop
 from tierpilot.tiers.base import BlobNotFound, NotRestored, PartInfo, RestoreInProgress
 from tierpilot.tiers.s3 import S3Driver
 
@@ -34,32 +32,12 @@ class Backend:
     tag: str
 
 
-def _start_gateway(db_url: str, log: Path, default_tier: str) -> tuple[str, subprocess.Popen[bytes]]:
-    port = free_port()
-    env = dict(os.environ, TIERPILOT_DATABASE_URL=db_url, TIERPILOT_DEFAULT_TIER=default_tier)
-    out = open(log, "ab")  # noqa: SIM115 - the process writes to it until stopped
-    proc = subprocess.Popen([sys.executable, "-m", "tierpilot.cli", "gateway", "--port", str(port),
-                             "--log-level", "warning"], env=env, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
-    try:
-        wait_port(port, timeout=30)
-    except RuntimeError:
-        proc.kill()
-        raise RuntimeError(f"gateway did not start:\n{log.read_text()[-3000:]}") from None
-    return f"http://127.0.0.1:{port}", proc
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
 @pytest.fixture(scope="module")
 def backend(db_url: str, data_dir: Path) -> Iterator[Backend]:
-    """A gateway with a hot posix tier and an offline archive tier (1-3 s recalls), and a user."""
+    """A gateway with a hot posix tier and an offline archive tier (1-3 s recalls), and a user.
+
+    Buckets name their tier at creation (x-tierpilot-tier): the gateway's default tier is not among these.
+    """
     from tierpilot.auth import service as auth
     from tierpilot.kit.db import transaction
     from tierpilot.tiers import service as tiers
@@ -73,9 +51,9 @@ def backend(db_url: str, data_dir: Path) -> Iterator[Backend]:
         tiers.create(s, TierCreate(name=f"archive-{tag}", driver="posix", config={"path": f"s3gw-{tag}/archive"},
                                    storage_classes=["GLACIER", "DEEP_ARCHIVE"], offline=True,
                                    restore_delays=RestoreDelays(expedited=1, standard=2, bulk=3)))
-    url, proc = _start_gateway(db_url, data_dir / f"s3-backend-{tag}.log", f"hot-{tag}")
+    url, proc = start_gateway(db_url, data_dir / f"s3-backend-{tag}.log")
     yield Backend(url, key.access_key_id, key.secret_access_key, tag)
-    _stop(proc)
+    stop(proc)
     _truncate_all()
 
 
@@ -87,7 +65,7 @@ def _client(backend: Backend) -> BaseClient:
 @pytest.fixture
 def driver(backend: Backend) -> S3Driver:
     bucket = f"tier-{uuid.uuid4().hex[:12]}"
-    _client(backend).create_bucket(Bucket=bucket)
+    _create_bucket_on_tier(_client(backend), bucket, f"hot-{backend.tag}")
     return S3Driver("remote", endpoint_url=backend.url, bucket=bucket, prefix="blobs/",
                     access_key_id=backend.access_key_id, secret_access_key=backend.secret_access_key,
                     part_size=8 * MiB)
@@ -186,14 +164,14 @@ def test_a_gateway_bucket_on_an_s3_tier_served_by_a_second_gateway(backend: Back
     from tierpilot.tiers.schemas import TierCreate
 
     remote_bucket = f"remote-{backend.tag}"
-    _client(backend).create_bucket(Bucket=remote_bucket)
+    _create_bucket_on_tier(_client(backend), remote_bucket, f"hot-{backend.tag}")
     with transaction(write=True) as s:
         tiers.create(s, TierCreate(
             name=f"remote-{backend.tag}", driver="s3", storage_classes=["STANDARD"],
             config={"endpoint_url": backend.url, "bucket": remote_bucket, "prefix": "front",
                     "access_key_id": backend.access_key_id, "secret_access_key": backend.secret_access_key,
                     "part_size": 8 * MiB}))
-    url, proc = _start_gateway(db_url, data_dir / f"s3-front-{backend.tag}.log", f"hot-{backend.tag}")
+    url, proc = start_gateway(db_url, data_dir / f"s3-front-{backend.tag}.log")
     try:
         front = boto3.client("s3", endpoint_url=url, aws_access_key_id=backend.access_key_id,
                              aws_secret_access_key=backend.secret_access_key, region_name="us-east-1")
@@ -209,4 +187,4 @@ def test_a_gateway_bucket_on_an_s3_tier_served_by_a_second_gateway(backend: Back
         front.delete_object(Bucket="front-bucket", Key="dir/obj ünï")
         assert _client(backend).list_objects_v2(Bucket=remote_bucket).get("Contents", []) == []
     finally:
-        _stop(proc)
+        stop(proc)

@@ -104,12 +104,7 @@ class OfflinePosixDriver(PosixDriver):
 
     def _save(self, state_path: Path, state: _State) -> None:
         tmp = self._write_tmp(iter((state.to_json(),)), None)
-        try:
-            os.rename(tmp, state_path)
-        except BaseException:
-            _unlink_quiet(tmp)
-            raise
-        _fsync_dir(state_path.parent)
+        self._install(tmp, state_path.parent, state_path.name, self.blobs)
 
     def _materialize(self, blob: Path, copy: Path) -> None:
         """Link the readable restored copy into place (idempotent)."""
@@ -117,12 +112,7 @@ class OfflinePosixDriver(PosixDriver):
             return
         tmp = self._new_tmp()
         os.link(blob, tmp)
-        try:
-            os.rename(tmp, copy)
-        except BaseException:
-            _unlink_quiet(tmp)
-            raise
-        _fsync_dir(copy.parent)
+        self._install(tmp, copy.parent, copy.name, self.blobs)
 
     def _drop(self, state_path: Path, copy: Path) -> None:
         """Expire a restore: the copy goes first, so a crash never leaves a copy without its state."""

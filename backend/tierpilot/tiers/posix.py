@@ -302,18 +302,22 @@ class PosixDriver(TierDriver):
         return tmp
 
     def _install(self, tmp: Path, directory: Path, name: str, top: Path) -> None:
-        """Rename a complete temp file into place and make the rename durable.
+        """Rename a complete temp file into place and make the rename durable (the temp file goes on error).
 
         A concurrent delete may remove the (empty) directory between mkdir and rename: retry.
         """
-        for attempt in range(8):
-            try:
-                self._ensure_dir(directory, top)
-                os.rename(tmp, directory / name)
-                break
-            except FileNotFoundError:
-                if not tmp.exists() or attempt == 7:
-                    raise
+        try:
+            for attempt in range(8):
+                try:
+                    self._ensure_dir(directory, top)
+                    os.rename(tmp, directory / name)
+                    break
+                except FileNotFoundError:
+                    if not tmp.exists() or attempt == 7:
+                        raise
+        except BaseException:
+            _unlink_quiet(tmp)
+            raise
         _fsync_dir(directory)
 
     def _install_blob(self, tmp: Path, locator: str) -> None:

@@ -269,20 +269,27 @@ class S3Driver(TierDriver):
         if not more:
             self.client.put_object(Bucket=self.bucket, Key=key, Body=bytes(buffer), **extra)
             return
+
+        def parts(upload_id: str) -> Iterator[Callable[[], dict[str, Any]]]:
+            nonlocal more
+            number = 0
+            while buffer:
+                number += 1
+                body = bytes(buffer[: self.part_size])
+                del buffer[: self.part_size]
+                yield self._part_call(key, upload_id, number, body)
+                if more and len(buffer) < self.part_size:
+                    more = fill()
+
+        self._multipart(key, extra, parts)
+
+    def _multipart(self, key: str, extra: dict[str, Any],
+                   calls: Callable[[str], Iterator[Callable[[], dict[str, Any]]]]) -> None:
+        """One native multipart upload of ``key`` whose part requests ``calls(upload_id)`` makes; aborted
+        on any failure, so no half upload lingers (bar a crash: see ``abort_stale_uploads``)."""
         upload_id = self.client.create_multipart_upload(Bucket=self.bucket, Key=key, **extra)["UploadId"]
         try:
-            def parts() -> Iterator[Callable[[], dict[str, Any]]]:
-                nonlocal more
-                number = 0
-                while buffer:
-                    number += 1
-                    body = bytes(buffer[: self.part_size])
-                    del buffer[: self.part_size]
-                    yield self._part_call(key, upload_id, number, body)
-                    if more and len(buffer) < self.part_size:
-                        more = fill()
-
-            done = self._bounded_map(parts())
+            done = self._bounded_map(calls(upload_id))
             self.client.complete_multipart_upload(Bucket=self.bucket, Key=key, UploadId=upload_id,
                                                   MultipartUpload={"Parts": done})
         except BaseException:
@@ -408,27 +415,22 @@ class S3Driver(TierDriver):
     def _join_server_side(self, key: str, ranges: Sequence[tuple[dict[str, str], int, int | None]],
                           extra: dict[str, Any]) -> None:
         """One multipart upload whose parts are server-side copies of (source, first byte, last byte)."""
-        upload_id = self.client.create_multipart_upload(Bucket=self.bucket, Key=key, **extra)["UploadId"]
 
-        def copy_call(number: int, source: dict[str, str], lo: int, hi: int | None) -> Callable[[], dict[str, Any]]:
-            def call() -> dict[str, Any]:
-                args: dict[str, Any] = {}
-                if hi is not None:
-                    args["CopySourceRange"] = f"bytes={lo}-{hi}"
-                reply = self.client.upload_part_copy(Bucket=self.bucket, Key=key, UploadId=upload_id,
-                                                     PartNumber=number, CopySource=source, **args)
-                return {"PartNumber": number, "ETag": reply["CopyPartResult"]["ETag"]}
+        def copies(upload_id: str) -> Iterator[Callable[[], dict[str, Any]]]:
+            for number, (source, lo, hi) in enumerate(ranges, start=1):
+                yield self._copy_call(key, upload_id, number, source, lo, hi)
 
-            return call
+        self._multipart(key, extra, copies)
 
-        try:
-            done = self._bounded_map(copy_call(n, s, lo, hi) for n, (s, lo, hi) in enumerate(ranges, start=1))
-            self.client.complete_multipart_upload(Bucket=self.bucket, Key=key, UploadId=upload_id,
-                                                  MultipartUpload={"Parts": done})
-        except BaseException:
-            with contextlib.suppress(Exception):
-                self.client.abort_multipart_upload(Bucket=self.bucket, Key=key, UploadId=upload_id)
-            raise
+    def _copy_call(self, key: str, upload_id: str, number: int, source: dict[str, str], lo: int,
+                   hi: int | None) -> Callable[[], dict[str, Any]]:
+        def call() -> dict[str, Any]:
+            args: dict[str, Any] = {"CopySourceRange": f"bytes={lo}-{hi}"} if hi is not None else {}
+            reply = self.client.upload_part_copy(Bucket=self.bucket, Key=key, UploadId=upload_id,
+                                                 PartNumber=number, CopySource=source, **args)
+            return {"PartNumber": number, "ETag": reply["CopyPartResult"]["ETag"]}
+
+        return call
 
     # multipart -----------------------------------------------------------------------------------------
 
