@@ -133,10 +133,20 @@ def test_location_and_archive_mode_are_fixed_while_objects_are_stored(
     r = client.patch(f"/api/tiers/{tier['id']}", json={"config": {"path": "elsewhere"}})
     assert r.status_code == 409
     assert client.patch(f"/api/tiers/{tier['id']}", json={"offline": True}).status_code == 409
-    r = client.patch(f"/api/tiers/{tier['id']}", json={"price_ref": {"catalog": "c", "storage_class": "STANDARD"},
-                                                        "min_storage_days": 30, "name": "busy2"})
+    ref = {"catalog": "aws-us-east-1-2026", "storage_class": "STANDARD_IA"}
+    r = client.patch(f"/api/tiers/{tier['id']}", json={"price_ref": ref, "min_storage_days": 30, "name": "busy2"})
     assert r.status_code == 200
-    assert (r.json()["name"], r.json()["min_storage_days"], r.json()["price_ref"]["catalog"]) == ("busy2", 30, "c")
+    assert (r.json()["name"], r.json()["min_storage_days"], r.json()["price_ref"]) == ("busy2", 30, ref)
+
+
+def test_price_reference_must_name_a_catalog_class(client: TestClient) -> None:
+    tier = _posix(client, "priced", "priced")
+    for ref, message in (({"catalog": "nope", "storage_class": "STANDARD"}, "no price catalog"),
+                         ({"catalog": "aws-us-east-1-2026", "storage_class": "PLATINUM"}, "has no class"),
+                         ({"catalog": "aws-us-east-1-2026"}, "both")):
+        r = client.patch(f"/api/tiers/{tier['id']}", json={"price_ref": ref})
+        assert r.status_code == 422 and message in r.json()["detail"], r.text
+    assert client.get(f"/api/tiers/{tier['id']}").json()["price_ref"] == {}
 
 
 def test_registry_builds_one_cached_driver_per_tier_config(client: TestClient) -> None:

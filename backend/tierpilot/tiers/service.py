@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
 from tierpilot.kit.crypto import encrypt
-from tierpilot.kit.errors import Conflict, Invalid, NotFound
+from tierpilot.kit.errors import Conflict, DomainError, Invalid, NotFound
 from tierpilot.settings import get_settings
 from tierpilot.tiers import registry, repository
 from tierpilot.tiers.models import Tier
@@ -154,6 +154,26 @@ def _delays(offline: bool, delays: RestoreDelays | None, previous: dict[str, Any
     return RestoreDelays().model_dump() if offline else {}
 
 
+def _check_price_ref(session: Session, ref: dict[str, str]) -> dict[str, str]:
+    """An empty reference, or one naming a catalog and one of its classes (costs are priced from it)."""
+    if not ref:
+        return {}
+    from tierpilot.pricing import service as pricing
+
+    catalog_id, class_id = ref.get("catalog"), ref.get("storage_class")
+    if not catalog_id or not class_id:
+        raise Invalid("price_ref: give both catalog and storage_class, or neither")
+    try:
+        catalog = pricing.get_catalog(session, catalog_id)
+    except (DomainError, KeyError):
+        raise Invalid(f"price_ref: no price catalog {catalog_id!r}") from None
+    try:
+        catalog.storage_class(class_id)
+    except KeyError:
+        raise Invalid(f"price_ref: catalog {catalog_id!r} has no class {class_id!r}") from None
+    return dict(ref)
+
+
 def create(session: Session, data: TierCreate) -> Tier:
     if repository.get_by_name(session, data.name) is not None:
         raise Conflict(f"a tier named {data.name!r} exists")
@@ -162,7 +182,7 @@ def create(session: Session, data: TierCreate) -> Tier:
     tier = Tier(
         name=data.name, driver=data.driver, config=config, storage_classes=list(data.storage_classes),
         offline=offline, restore_delays=_delays(offline, data.restore_delays, {}),
-        price_ref=dict(data.price_ref), capacity_bytes=data.capacity_bytes,
+        price_ref=_check_price_ref(session, data.price_ref), capacity_bytes=data.capacity_bytes,
         min_storage_days=data.min_storage_days,
     )
     session.add(tier)
@@ -197,7 +217,7 @@ def update(session: Session, tier_id: int, data: TierUpdate) -> Tier:
     if data.restore_delays is not None or offline:
         tier.restore_delays = _delays(offline, data.restore_delays, tier.restore_delays)
     if data.price_ref is not None:
-        tier.price_ref = dict(data.price_ref)
+        tier.price_ref = _check_price_ref(session, data.price_ref)
     if "capacity_bytes" in fields:
         tier.capacity_bytes = data.capacity_bytes
     if data.min_storage_days is not None:
