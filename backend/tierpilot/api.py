@@ -100,6 +100,9 @@ def _include_domain_routers(app: FastAPI) -> None:
     from tierpilot.tiers.router import router as tiers_router
 
     routers.append(tiers_router)
+    from tierpilot.catalog.router import router as catalog_router
+
+    routers.append(catalog_router)
     from tierpilot.pricing.router import router as pricing_router
 
     routers.append(pricing_router)

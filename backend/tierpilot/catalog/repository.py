@@ -192,3 +192,14 @@ def list_parts(session: Session, upload_pk: int, after: int = 0, limit: int | No
 def parts_size(session: Session, upload_pk: int) -> int:
     return int(session.scalar(select(func.coalesce(func.sum(UploadPart.size), 0))
                               .where(UploadPart.upload_id == upload_pk)) or 0)
+
+
+def buckets_with_names(session: Session, owner_id: int | None) -> list[tuple[Bucket, str, str]]:
+    """(bucket, owner's username, tier name) for the Browser page, by bucket name."""
+    from tierpilot.auth.models import User
+
+    q = (select(Bucket, User.username, Tier.name).join(User, User.id == Bucket.owner_id)
+         .join(Tier, Tier.id == Bucket.tier_id).order_by(Bucket.name))
+    if owner_id is not None:
+        q = q.where(Bucket.owner_id == owner_id)
+    return [(b, str(u), str(t)) for b, u, t in session.execute(q)]

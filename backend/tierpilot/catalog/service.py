@@ -6,6 +6,8 @@ dependency commits. Moving bytes to and from tiers is ``catalog.store``'s job.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import ipaddress
 import re
@@ -106,6 +108,22 @@ def multipart_etag(part_md5_hexes: Sequence[str]) -> str:
     """S3's ETag of a multipart object: MD5 of the parts' binary MD5s, then "-" and the part count."""
     joined = b"".join(bytes.fromhex(h.strip('"')) for h in part_md5_hexes)
     return f"{hashlib.md5(joined, usedforsecurity=False).hexdigest()}-{len(part_md5_hexes)}"
+
+
+def encode_marker(marker: str) -> str:
+    """An opaque continuation token for a listing position (a key or a common prefix)."""
+    return base64.urlsafe_b64encode(b"1:" + marker.encode("utf-8")).decode()
+
+
+def decode_marker(token: str) -> str:
+    try:
+        raw = base64.urlsafe_b64decode(token.encode() + b"=" * (-len(token) % 4))
+        if not raw.startswith(b"1:"):
+            raise ValueError(token)
+        return raw[2:].decode("utf-8")
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise InvalidInput("The continuation token provided is incorrect", "InvalidArgument",
+                           ArgumentName="continuation-token") from None
 
 
 def new_upload_id() -> str:

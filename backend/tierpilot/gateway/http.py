@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
@@ -47,7 +48,7 @@ class Request:
         assert self.caller is not None, "handler ran before authentication"
         return self.caller
 
-    async def _receive_tracked(self) -> dict[str, Any]:
+    async def _receive_tracked(self) -> MutableMapping[str, Any]:
         assert self._receive_raw is not None
         message = await self._receive_raw()
         if message["type"] != "http.request" or not message.get("more_body", False):

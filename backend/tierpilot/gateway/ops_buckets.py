@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 from datetime import datetime
 from typing import Any
 
@@ -216,21 +214,6 @@ def _prefixes(listing: catalog.Listing, enc: Any) -> list[str]:
     return [f"<CommonPrefixes>{xmlio.el('Prefix', enc(p))}</CommonPrefixes>" for p in listing.prefixes]
 
 
-def encode_token(marker: str) -> str:
-    return base64.urlsafe_b64encode(b"1:" + marker.encode("utf-8")).decode()
-
-
-def decode_token(token: str) -> str:
-    try:
-        raw = base64.urlsafe_b64decode(token.encode() + b"=" * (-len(token) % 4))
-        if not raw.startswith(b"1:"):
-            raise ValueError
-        return raw[2:].decode("utf-8")
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise invalid_argument("The continuation token provided is incorrect", "continuation-token",
-                               token[:200]) from None
-
-
 @route("GET", "bucket")
 async def list_objects(req: Request) -> None:
     bucket = await bucket_of(req)
@@ -244,7 +227,7 @@ async def list_objects(req: Request) -> None:
     if v2:
         token = q.get("continuation-token")
         start_after = q.get("start-after", "")
-        marker = decode_token(token) if token is not None else start_after
+        marker = catalog.decode_marker(token) if token is not None else start_after
     else:
         marker = q.get("marker", "")
     listing = await run(_list, bucket.id, prefix, delimiter, marker, max_keys)
@@ -259,7 +242,7 @@ async def list_objects(req: Request) -> None:
         if "continuation-token" in q:
             head.append(xmlio.el("ContinuationToken", q["continuation-token"]))
         if listing.truncated and listing.next_marker is not None:
-            head.append(xmlio.el("NextContinuationToken", encode_token(listing.next_marker)))
+            head.append(xmlio.el("NextContinuationToken", catalog.encode_marker(listing.next_marker)))
         if "start-after" in q:
             head.append(xmlio.el("StartAfter", enc(q["start-after"])))
     else:

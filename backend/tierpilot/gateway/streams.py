@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import functools
 import queue
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from typing import Any, TypeVar
 
 import anyio
@@ -18,8 +18,8 @@ T = TypeVar("T")
 BLOCK = 1 << 20  # bytes handed to a worker thread at a time
 DEPTH = 4  # blocks in flight per request: memory per upload is bounded by DEPTH * BLOCK
 
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 _limiter: anyio.CapacityLimiter | None = None
 

@@ -1,0 +1,206 @@
+"""/api/buckets: the Browser page's buckets, folders, object details, uploads and downloads.
+
+Members see and touch their own buckets, admins all. Uploads and downloads stream through the same
+data path as the gateway (``catalog.store``): bytes to a new locator, then one catalog commit.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from typing import Annotated, Any
+from urllib.parse import quote
+
+import anyio.to_thread
+from fastapi import APIRouter, Query, Request, status
+from fastapi.responses import StreamingResponse
+from starlette.datastructures import UploadFile
+
+from tierpilot.auth.deps import CurrentUser, SessionDep
+from tierpilot.auth.models import User
+from tierpilot.catalog import repository, service, store
+from tierpilot.catalog.errors import InvalidInput, NoSuchKey
+from tierpilot.catalog.models import Bucket, Object
+from tierpilot.catalog.schemas import BucketCreate, BucketOut, FolderListing, ObjectDetail, ObjectSummary, UploadOut
+from tierpilot.kit.db import transaction
+from tierpilot.settings import get_settings
+from tierpilot.tiers.models import Tier
+
+router = APIRouter(prefix="/buckets", tags=["catalog"])
+
+READ_CHUNK = 1 << 20
+MAX_UPLOAD = 5 * 1024**3
+
+
+def _bucket_for(session: Any, name: str, user: User) -> Bucket:
+    bucket = service.get_bucket(session, name)
+    service.require_access(bucket, user.id, user.is_admin)
+    return bucket
+
+
+def _tier_names(session: Any) -> dict[int, Tier]:
+    return {t.id: t for t in repository.list_tiers(session)}
+
+
+def _summary(obj: Object, tiers: dict[int, Tier]) -> ObjectSummary:
+    tier = tiers.get(obj.tier_id)
+    return ObjectSummary(key=obj.key, size=obj.size, etag=obj.etag, storage_class=obj.storage_class,
+                         tier=tier.name if tier else str(obj.tier_id), last_modified=obj.last_modified,
+                         restore_state=obj.restore_state)
+
+
+def _bucket_out(bucket: Bucket, owner: str, tier: str) -> BucketOut:
+    return BucketOut(name=bucket.name, owner=owner, tier=tier, region=bucket.region,
+                     object_count=bucket.object_count, used_bytes=bucket.used_bytes, space_bytes=bucket.space_bytes,
+                     space_start=bucket.space_start, space_end=bucket.space_end, created_at=bucket.created_at)
+
+
+@router.get("", response_model=list[BucketOut])
+def list_buckets(session: SessionDep, user: CurrentUser) -> list[BucketOut]:
+    """Buckets with their object count and stored bytes (own buckets; admins see all)."""
+    rows = repository.buckets_with_names(session, None if user.is_admin else user.id)
+    return [_bucket_out(b, owner, tier) for b, owner, tier in rows]
+
+
+@router.post("", response_model=BucketOut, status_code=status.HTTP_201_CREATED)
+def create_bucket(body: BucketCreate, session: SessionDep, user: CurrentUser) -> BucketOut:
+    bucket = service.create_bucket(session, owner_id=user.id, name=body.name, tier_name=body.tier,
+                                   space_bytes=body.space_bytes, space_start=body.space_start,
+                                   space_end=body.space_end)
+    tier = session.get(Tier, bucket.tier_id)
+    return _bucket_out(bucket, user.username, tier.name if tier else "")
+
+
+@router.delete("/{name}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_bucket(name: str, session: SessionDep, user: CurrentUser) -> None:
+    bucket = _bucket_for(session, name, user)
+    store.delete_bucket(bucket)  # its own transaction, then the tier clean-up
+
+
+@router.get("/{name}/objects", response_model=FolderListing)
+def list_objects(
+    name: str, session: SessionDep, user: CurrentUser,
+    prefix: str = "",
+    delimiter: Annotated[str, Query(max_length=16)] = "/",
+    cursor: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+) -> FolderListing:
+    """One page of a folder: its sub-folders (common prefixes) and objects, in key order."""
+    bucket = _bucket_for(session, name, user)
+    marker = service.decode_marker(cursor) if cursor else ""
+    page = service.list_objects(session, bucket.id, prefix, delimiter, marker, limit)
+    tiers = _tier_names(session)
+    return FolderListing(
+        bucket=bucket.name, prefix=prefix, delimiter=delimiter, folders=page.prefixes,
+        objects=[_summary(o, tiers) for o in page.objects], truncated=page.truncated,
+        next_cursor=service.encode_marker(page.next_marker) if page.truncated and page.next_marker else None,
+    )
+
+
+def _object(session: Any, bucket: Bucket, key: str) -> Object:
+    obj = repository.get_object(session, bucket.id, key)
+    if obj is None:
+        raise NoSuchKey(f"no object {key!r} in bucket {bucket.name!r}", Key=key)
+    return obj
+
+
+@router.get("/{name}/object", response_model=ObjectDetail)
+def object_detail(name: str, key: str, session: SessionDep, user: CurrentUser) -> ObjectDetail:
+    """Everything the catalog knows about one object: tier, class, size, checksum, restore state."""
+    bucket = _bucket_for(session, name, user)
+    obj = _object(session, bucket, key)
+    tiers = _tier_names(session)
+    tier = tiers.get(obj.tier_id)
+    offline = bool(tier and tier.offline)
+    summary = _summary(obj, tiers)
+    return ObjectDetail(
+        **summary.model_dump(), bucket=bucket.name, content_type=obj.content_type,
+        checksum_algorithm=obj.checksum_algorithm, checksum_value=obj.checksum_value, parts_count=obj.parts_count,
+        user_metadata=dict(obj.user_metadata or {}), headers=dict(obj.headers or {}), tags=dict(obj.tags or {}),
+        tier_offline=offline, readable=not offline or obj.restore_state == "restored",
+        created_at=obj.created_at, last_access_at=obj.last_access_at, restore_speed=obj.restore_speed,
+        restore_expiry=obj.restore_expiry, s3_uri=f"s3://{bucket.name}/{obj.key}",
+        gateway_url=get_settings().gateway_url,
+    )
+
+
+@router.delete("/{name}/object", status_code=status.HTTP_204_NO_CONTENT)
+def delete_object(name: str, key: str, session: SessionDep, user: CurrentUser) -> None:
+    store.delete_objects(_bucket_for(session, name, user), [key])
+
+
+def _content_disposition(key: str) -> str:
+    filename = key.rstrip("/").rsplit("/", 1)[-1] or "download"
+    ascii_name = filename.encode("ascii", "replace").decode().replace('"', "_")
+    return f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{quote(filename, safe='')}"
+
+
+@router.get("/{name}/object/content", response_class=StreamingResponse)
+def download(name: str, key: str, session: SessionDep, user: CurrentUser) -> StreamingResponse:
+    """The object's bytes as a download (archived objects need a completed restore: 403)."""
+    bucket = _bucket_for(session, name, user)
+    obj = _object(session, bucket, key)
+    chunks: Iterator[bytes] = store.open_object(obj) if obj.size else iter(())
+    store.access_log.note(obj.id)
+    headers = {"content-length": str(obj.size), "etag": f'"{obj.etag}"',
+               "content-disposition": _content_disposition(key)}
+    return StreamingResponse(chunks, media_type=obj.content_type, headers=headers)
+
+
+def _spooled_chunks(upload: UploadFile) -> Iterator[bytes]:
+    while True:
+        data = upload.file.read(READ_CHUNK)
+        if not data:
+            return
+        yield data
+
+
+@router.post("/{name}/objects", response_model=UploadOut, status_code=status.HTTP_201_CREATED)
+async def upload(request: Request, name: str, user: CurrentUser, key: str | None = None,
+                 storage_class: str | None = None) -> UploadOut:
+    """Store an object: a multipart form (``file``, optional ``key`` or ``prefix`` fields) from the
+    browser, or the raw request body with ``?key=`` (streamed, never held in memory)."""
+    def prepare() -> tuple[Bucket, Tier, str]:
+        with transaction() as session:
+            bucket = _bucket_for(session, name, user)
+            session.expunge(bucket)
+        tier, cls = service.tier_for_class(store.tiers.all(), bucket.tier_id, storage_class)
+        return bucket, tier, cls
+
+    bucket, tier, cls = await anyio.to_thread.run_sync(prepare)
+    content_type = request.headers.get("content-type", "")
+    if content_type.startswith("multipart/form-data"):
+        form = await request.form(max_files=1, max_part_size=1024 * 1024)
+        file = form.get("file")
+        if not isinstance(file, UploadFile):
+            raise InvalidInput("the form needs a `file` field")
+        form_key = form.get("key")
+        prefix = form.get("prefix")
+        target = key or (form_key if isinstance(form_key, str) and form_key else None)
+        if target is None:
+            target = (prefix if isinstance(prefix, str) else "") + (file.filename or "upload")
+        service.validate_key(target)
+        spec = store.NewObject(tier=tier, storage_class=cls, content_type=file.content_type)
+        size = file.size
+        if size is not None and size > MAX_UPLOAD:
+            raise InvalidInput("objects are at most 5 GiB; use the gateway's multipart upload for larger ones",
+                               "EntityTooLarge")
+        await anyio.to_thread.run_sync(store.check_space, bucket, size, None, target)
+        put = functools.partial(store.put_object, bucket, target, _spooled_chunks(file), spec)
+        obj = await anyio.to_thread.run_sync(put)
+    else:
+        if not key:
+            raise InvalidInput("give the object key as ?key= (or post a multipart form)")
+        service.validate_key(key)
+        length = request.headers.get("content-length")
+        expected = int(length) if length and length.isdigit() else None
+        if expected is not None and expected > MAX_UPLOAD:
+            raise InvalidInput("objects are at most 5 GiB", "EntityTooLarge")
+        from tierpilot.gateway.flow import BestEffortFlow
+        from tierpilot.gateway.streams import Inbound
+
+        await anyio.to_thread.run_sync(store.check_space, bucket, expected, None, key)
+        spec = store.NewObject(tier=tier, storage_class=cls, content_type=content_type or None)
+        inbound = Inbound(request.receive, BestEffortFlow())
+        obj = await inbound.drive(store.put_object, bucket, key, inbound.blocks(), spec)
+    return UploadOut(key=obj.key, size=obj.size, etag=obj.etag, storage_class=obj.storage_class)

@@ -1,0 +1,75 @@
+"""API shapes of the Browser page: buckets, folder listings, object details."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class BucketCreate(BaseModel):
+    name: str = Field(min_length=3, max_length=63, description="S3 bucket name")
+    tier: str | None = Field(None, description="tier name; default from settings")
+    space_bytes: int | None = Field(None, ge=0, description="space reservation in bytes")
+    space_start: datetime | None = Field(None, description="space reservation start (UTC)")
+    space_end: datetime | None = Field(None, description="space reservation end (UTC)")
+
+
+class BucketOut(BaseModel):
+    name: str
+    owner: str
+    tier: str
+    region: str
+    object_count: int
+    used_bytes: int = Field(description="bytes stored (sum of object sizes)")
+    space_bytes: int | None = None
+    space_start: datetime | None = None
+    space_end: datetime | None = None
+    created_at: datetime
+
+
+class ObjectSummary(BaseModel):
+    key: str
+    size: int = Field(description="bytes")
+    etag: str
+    storage_class: str
+    tier: str
+    last_modified: datetime
+    restore_state: str | None = Field(None, description="None | ongoing | restored | failed")
+
+
+class FolderListing(BaseModel):
+    bucket: str
+    prefix: str
+    delimiter: str
+    folders: list[str] = Field(description="common prefixes (sub-folders) at this level")
+    objects: list[ObjectSummary]
+    truncated: bool
+    next_cursor: str | None = Field(None, description="pass as `cursor` for the next page")
+
+
+class ObjectDetail(ObjectSummary):
+    bucket: str
+    content_type: str
+    checksum_algorithm: str | None = None
+    checksum_value: str | None = None
+    parts_count: int | None = None
+    user_metadata: dict[str, Any]
+    headers: dict[str, Any]
+    tags: dict[str, Any]
+    tier_offline: bool
+    readable: bool = Field(description="GET works now (not archived, or restored)")
+    created_at: datetime
+    last_access_at: datetime | None = None
+    restore_speed: str | None = None
+    restore_expiry: datetime | None = None
+    s3_uri: str
+    gateway_url: str
+
+
+class UploadOut(BaseModel):
+    key: str
+    size: int
+    etag: str
+    storage_class: str

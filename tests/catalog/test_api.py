@@ -1,0 +1,106 @@
+"""The Browser page's API: buckets with usage, folders, object details, uploads and downloads."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+from fastapi.testclient import TestClient
+
+from tierpilot.tiers.models import Tier
+
+
+def _upload(client: TestClient, bucket: str, key: str, data: bytes, **params: str) -> dict[str, object]:
+    r = client.post(f"/api/buckets/{bucket}/objects", params={"key": key, **params}, content=data,
+                    headers={"content-type": "application/octet-stream"})
+    assert r.status_code == 201, r.text
+    return dict(r.json())
+
+
+def test_buckets_list_with_usage_members_see_their_own(client: TestClient, member_client: TestClient,
+                                                       tiers: dict[str, Tier]) -> None:
+    assert client.post("/api/buckets", json={"name": "admin-bucket"}).status_code == 201
+    r = member_client.post("/api/buckets", json={"name": "member-bucket", "tier": "infrequent",
+                                                 "space_bytes": 10_000})
+    assert r.status_code == 201, r.text
+    assert r.json()["tier"] == "infrequent" and r.json()["space_bytes"] == 10_000
+    assert member_client.post("/api/buckets", json={"name": "member-bucket"}).status_code == 409
+    assert member_client.post("/api/buckets", json={"name": "Bad_Name"}).status_code == 422
+    _upload(member_client, "member-bucket", "a", b"x" * 100)
+    _upload(member_client, "member-bucket", "b/c", b"y" * 50)
+    mine = member_client.get("/api/buckets").json()
+    assert [(b["name"], b["object_count"], b["used_bytes"], b["owner"]) for b in mine] == [
+        ("member-bucket", 2, 150, "member")]
+    everything = client.get("/api/buckets").json()
+    assert sorted(b["name"] for b in everything) == ["admin-bucket", "member-bucket"]
+    # others' buckets are off limits to members, open to admins
+    assert member_client.get("/api/buckets/admin-bucket/objects").status_code == 403
+    assert client.get("/api/buckets/member-bucket/objects").status_code == 200
+    assert member_client.get("/api/buckets/nope/objects").status_code == 404
+
+
+def test_folder_listing_pagination_details_download(client: TestClient, tiers: dict[str, Tier]) -> None:
+    client.post("/api/buckets", json={"name": "browse"})
+    keys = ["top.txt", "runs/2026/a.root", "runs/2026/b.root", "runs/2027/c.root", "runs/readme", "zz/last"]
+    payloads = {k: os.urandom(1000 + i) for i, k in enumerate(keys)}
+    for k, data in payloads.items():
+        _upload(client, "browse", k, data)
+    root = client.get("/api/buckets/browse/objects").json()
+    assert root["folders"] == ["runs/", "zz/"] and [o["key"] for o in root["objects"]] == ["top.txt"]
+    runs = client.get("/api/buckets/browse/objects", params={"prefix": "runs/"}).json()
+    assert runs["folders"] == ["runs/2026/", "runs/2027/"]
+    assert [o["key"] for o in runs["objects"]] == ["runs/readme"]
+    assert runs["objects"][0]["tier"] == "hot-disk" and runs["objects"][0]["storage_class"] == "STANDARD"
+    seen: list[str] = []
+    cursor = None
+    while True:
+        params = {"delimiter": "", "limit": "2", **({"cursor": cursor} if cursor else {})}
+        page = client.get("/api/buckets/browse/objects", params=params).json()
+        seen += [o["key"] for o in page["objects"]]
+        cursor = page["next_cursor"]
+        if not cursor:
+            break
+    assert seen == sorted(keys)
+    detail = client.get("/api/buckets/browse/object", params={"key": "runs/2026/a.root"}).json()
+    data = payloads["runs/2026/a.root"]
+    assert detail["size"] == len(data) and detail["etag"] == hashlib.md5(data).hexdigest()
+    assert detail["readable"] is True and detail["tier_offline"] is False
+    assert detail["s3_uri"] == "s3://browse/runs/2026/a.root"
+    r = client.get("/api/buckets/browse/object/content", params={"key": "runs/2026/a.root"})
+    assert r.status_code == 200 and r.content == data
+    assert 'filename="a.root"' in r.headers["content-disposition"]
+    assert client.get("/api/buckets/browse/object", params={"key": "missing"}).status_code == 404
+    assert client.delete("/api/buckets/browse/object", params={"key": "top.txt"}).status_code == 204
+    assert client.get("/api/buckets/browse/object", params={"key": "top.txt"}).status_code == 404
+
+
+def test_browser_form_upload_and_archived_download(client: TestClient, tiers: dict[str, Tier]) -> None:
+    client.post("/api/buckets", json={"name": "forms"})
+    r = client.post("/api/buckets/forms/objects", data={"prefix": "in/"},
+                    files={"file": ("résumé.pdf", b"%PDF-1.4 body", "application/pdf")})
+    assert r.status_code == 201, r.text
+    assert r.json()["key"] == "in/résumé.pdf"
+    detail = client.get("/api/buckets/forms/object", params={"key": "in/résumé.pdf"}).json()
+    assert detail["content_type"] == "application/pdf"
+    r = client.get("/api/buckets/forms/object/content", params={"key": "in/résumé.pdf"})
+    assert r.content == b"%PDF-1.4 body" and "filename*=UTF-8''r%C3%A9sum%C3%A9.pdf" in r.headers["content-disposition"]
+    _upload(client, "forms", "cold/data", b"frozen", storage_class="GLACIER")
+    detail = client.get("/api/buckets/forms/object", params={"key": "cold/data"}).json()
+    assert detail["tier"] == "archive" and detail["readable"] is False
+    r = client.get("/api/buckets/forms/object/content", params={"key": "cold/data"})
+    assert r.status_code == 403
+    bad = client.post("/api/buckets/forms/objects", params={"key": "a/../b"}, content=b"x")
+    assert bad.status_code == 422
+    assert client.delete("/api/buckets/forms").status_code == 409  # not empty
+    for key in ("in/résumé.pdf", "cold/data"):
+        client.delete("/api/buckets/forms/object", params={"key": key})
+    assert client.delete("/api/buckets/forms").status_code == 204
+    assert client.get("/api/buckets/forms/objects").status_code == 404
+
+
+def test_quota_applies_to_api_uploads(client: TestClient, tiers: dict[str, Tier]) -> None:
+    client.post("/api/buckets", json={"name": "small", "space_bytes": 100})
+    _upload(client, "small", "a", b"x" * 80)
+    r = client.post("/api/buckets/small/objects", params={"key": "b"}, content=b"x" * 30)
+    assert r.status_code == 403 and "space reservation" in r.json()["detail"]
+    assert [b["used_bytes"] for b in client.get("/api/buckets").json() if b["name"] == "small"] == [80]

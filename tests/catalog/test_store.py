@@ -1,0 +1,126 @@
+"""The data path's write order: bytes on the tier first, then the catalog, then the old bytes go."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import select
+
+from tierpilot.catalog import store
+from tierpilot.catalog.errors import QuotaExceeded
+from tierpilot.catalog.models import Bucket, Object
+from tierpilot.kit.db import transaction
+from tierpilot.tiers.base import PutResult
+from tierpilot.tiers.models import Tier
+from tierpilot.tiers.registry import driver_for
+
+
+@pytest.fixture
+def bucket(tiers: dict[str, Tier]) -> Bucket:
+    from tests.conftest import make_user
+    from tierpilot.catalog import service
+
+    user = make_user("store-owner", "store-password-1")
+    with transaction(write=True) as s:
+        b = service.create_bucket(s, owner_id=int(user["id"]), name="store-test", tier_name="hot-disk")
+        s.flush()
+        s.expunge(b)
+    return b
+
+
+def _rows(bucket: Bucket) -> list[tuple[str, str]]:
+    with transaction() as s:
+        return [tuple(r) for r in s.execute(select(Object.key, Object.locator)  # type: ignore[misc]
+                                            .where(Object.bucket_id == bucket.id).order_by(Object.key))]
+
+
+def _blobs(tier: Tier) -> list[str]:
+    return sorted(b.locator for b in driver_for(tier).list())
+
+
+def _spec(tier: Tier) -> store.NewObject:
+    return store.NewObject(tier=tier, storage_class=tier.storage_classes[0])
+
+
+def test_catalog_is_never_ahead_of_the_bytes(bucket: Bucket, tiers: dict[str, Tier]) -> None:
+    hot = tiers["hot-disk"]
+    seen: dict[str, object] = {}
+
+    def between_put_and_commit(result: PutResult) -> None:
+        seen["blobs"] = _blobs(hot)
+        seen["rows"] = _rows(bucket)
+        seen["size"] = result.size
+
+    store.put_object(bucket, "k", iter([b"abc", b"def"]), _spec(hot), verify=between_put_and_commit)
+    assert len(seen["blobs"]) == 1 and seen["rows"] == [] and seen["size"] == 6  # type: ignore[arg-type]
+    assert _rows(bucket) == [("k", seen["blobs"][0])]  # type: ignore[index]
+
+
+def test_overwrite_deletes_the_old_bytes_only_after_commit(bucket: Bucket, tiers: dict[str, Tier]) -> None:
+    hot = tiers["hot-disk"]
+    store.put_object(bucket, "k", iter([b"old"]), _spec(hot))
+    old_locator = _rows(bucket)[0][1]
+    seen: list[list[str]] = []
+    store.put_object(bucket, "k", iter([b"new"]), _spec(hot), verify=lambda r: seen.append(_blobs(hot)))
+    assert old_locator in seen[0] and len(seen[0]) == 2  # both exist until the catalog switched
+    new_locator = _rows(bucket)[0][1]
+    assert _blobs(hot) == [new_locator] and new_locator != old_locator
+
+
+def test_rejected_write_leaves_nothing(bucket: Bucket, tiers: dict[str, Tier]) -> None:
+    hot = tiers["hot-disk"]
+    store.put_object(bucket, "keep", iter([b"kept"]), _spec(hot))
+    before = (_rows(bucket), _blobs(hot))
+
+    def reject(result: PutResult) -> None:
+        raise ValueError("digest mismatch")
+
+    with pytest.raises(ValueError):
+        store.put_object(bucket, "keep", iter([b"other"]), _spec(hot), verify=reject)
+    with pytest.raises(ValueError):
+        store.put_object(bucket, "fresh", iter([b"other"]), _spec(hot), verify=reject)
+    assert (_rows(bucket), _blobs(hot)) == before
+
+
+def test_quota_refused_at_commit_removes_the_new_bytes(tiers: dict[str, Tier]) -> None:
+    from tests.conftest import make_user
+    from tierpilot.catalog import service
+
+    hot = tiers["hot-disk"]
+    user = make_user("quota-owner", "quota-password-1")
+    with transaction(write=True) as s:
+        b = service.create_bucket(s, owner_id=int(user["id"]), name="quota-test", space_bytes=5)
+        s.flush()
+        s.expunge(b)
+    # no size known up front (a streamed body): only the commit can refuse it
+    with pytest.raises(QuotaExceeded):
+        store.put_object(b, "big", iter([b"0123456789"]), _spec(hot))
+    assert _rows(b) == [] and _blobs(hot) == []
+
+
+def test_multipart_parts_go_after_complete(bucket: Bucket, tiers: dict[str, Tier]) -> None:
+    from tierpilot.catalog import service
+
+    hot = tiers["hot-disk"]
+    with transaction(write=True) as s:
+        upload = service.create_upload(s, bucket, "mp", owner_id=bucket.owner_id, tier_id=hot.id,
+                                       storage_class="STANDARD", content_type=None, user_metadata={}, headers={},
+                                       checksum_algorithm=None)
+        s.flush()
+        s.expunge(upload)
+    part1, _ = store.upload_part(upload, 1, iter([b"a" * service.MIN_PART_SIZE]))
+    part2, _ = store.upload_part(upload, 2, iter([b"b" * 10]))
+    obj = store.complete_upload(bucket, upload, [service.RequestedPart(1, part1.etag),
+                                                 service.RequestedPart(2, part2.etag)])
+    assert obj.size == service.MIN_PART_SIZE + 10 and obj.parts_count == 2
+    assert list(driver_for(hot).list_uploads()) == []
+    data = b"".join(store.open_object(obj))
+    assert data == b"a" * service.MIN_PART_SIZE + b"b" * 10
+
+
+def test_access_log_batches_last_access(bucket: Bucket, tiers: dict[str, Tier]) -> None:
+    obj = store.put_object(bucket, "seen", iter([b"x"]), _spec(tiers["hot-disk"]))
+    store.access_log.note(obj.id)
+    assert store.access_log.flush() == 1
+    with transaction() as s:
+        assert s.scalar(select(Object.last_access_at).where(Object.id == obj.id)) is not None
+    assert store.access_log.flush() == 0
