@@ -1,6 +1,14 @@
 // @vitest-environment node
 import { describe, expect, it } from "vitest";
-import { formatBytes, formatCount, formatDateTime, formatDuration, formatPercent, usedShare } from "./format";
+import {
+  chartByteUnit,
+  formatBytes,
+  formatCount,
+  formatDateTime,
+  formatDuration,
+  formatPercent,
+  usedShare,
+} from "./format";
 
 describe("formatBytes", () => {
   it("uses binary units as cloud bills do", () => {
@@ -58,5 +66,13 @@ describe("formatDuration", () => {
     expect(formatDuration(90)).toBe("1.5 min");
     expect(formatDuration(200 * 60)).toBe("3.3 h");
     expect(formatDuration(2 * 86400)).toBe("2 d");
+  });
+});
+
+describe("chartByteUnit", () => {
+  it("scales a chart to the unit of its largest value", () => {
+    expect(chartByteUnit(15.6 * 1024 ** 2)).toEqual({ divisor: 1024 ** 2, label: "MiB" });
+    expect(chartByteUnit(633 * 1024 ** 3)).toEqual({ divisor: 1024 ** 3, label: "GiB" });
+    expect(chartByteUnit(0)).toEqual({ divisor: 1, label: "B" });
   });
 });

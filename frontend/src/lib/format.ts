@@ -60,3 +60,14 @@ export function formatDuration(seconds: number): string {
 function trim(value: number): string {
   return value >= 10 ? value.toFixed(0) : value.toFixed(1).replace(/\.0$/, "");
 }
+
+/** The binary unit that keeps a chart's largest value readable: its divisor and label. */
+export function chartByteUnit(maxBytes: number): { divisor: number; label: string } {
+  let unit = 0;
+  let value = maxBytes;
+  while (value >= 1024 && unit < BINARY_UNITS.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return { divisor: 1024 ** unit, label: BINARY_UNITS[unit] ?? "B" };
+}

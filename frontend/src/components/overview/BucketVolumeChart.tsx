@@ -1,14 +1,13 @@
 import { Bar, BarChart, CartesianGrid, Cell, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import type { BucketUsage } from "@/api/overview";
-import { formatBytes, formatCount } from "@/lib/format";
+import { chartByteUnit, formatBytes, formatCount } from "@/lib/format";
 
-const GIB = 1024 ** 3;
 const MAX_BARS = 10;
 
 interface Row {
   name: string;
   tier: string;
-  gib: number;
+  value: number;
   bytes: number;
   objects: number;
 }
@@ -27,7 +26,7 @@ function ChartTooltip({ active, payload }: { active?: boolean; payload?: Array<{
   );
 }
 
-/** The largest buckets by stored volume (GiB), each bar in its tier's colour. */
+/** The largest buckets by stored volume, each bar in its tier's colour; the unit follows the data. */
 export function BucketVolumeChart({
   buckets,
   colors,
@@ -35,33 +34,37 @@ export function BucketVolumeChart({
   buckets: BucketUsage[];
   colors: Map<string, string>;
 }) {
-  const rows: Row[] = [...buckets]
-    .sort((a, b) => b.used_bytes - a.used_bytes)
-    .slice(0, MAX_BARS)
-    .map((b) => ({
-      name: b.name,
-      tier: b.tier,
-      gib: b.used_bytes / GIB,
-      bytes: b.used_bytes,
-      objects: b.object_count,
-    }));
+  const largest = [...buckets].sort((a, b) => b.used_bytes - a.used_bytes).slice(0, MAX_BARS);
+  const unit = chartByteUnit(largest[0]?.used_bytes ?? 0);
+  const rows: Row[] = largest.map((b) => ({
+    name: b.name,
+    tier: b.tier,
+    value: b.used_bytes / unit.divisor,
+    bytes: b.used_bytes,
+    objects: b.object_count,
+  }));
   const height = Math.max(160, rows.length * 36 + 48);
   const tiersShown = [...new Set(rows.map((r) => r.tier))];
   return (
-    <figure className="chart" aria-label="Stored volume per bucket in GiB">
+    <figure className="chart" aria-label={`Stored volume per bucket in ${unit.label}`}>
       <div style={{ width: "100%", height }}>
         <ResponsiveContainer>
           <BarChart data={rows} layout="vertical" margin={{ top: 4, right: 16, bottom: 16, left: 8 }}>
             <CartesianGrid horizontal={false} stroke="#e5e9f0" />
             <XAxis
               type="number"
-              tickFormatter={(v: number) => (v >= 10 ? v.toFixed(0) : v.toFixed(1))}
-              label={{ value: "GiB stored", position: "insideBottom", offset: -8, fontSize: 12 }}
+              tickFormatter={(v: number) => (Number.isInteger(v) ? String(v) : v.toFixed(1))}
+              label={{ value: `${unit.label} stored`, position: "insideBottom", offset: -8, fontSize: 12 }}
               fontSize={12}
             />
-            <YAxis type="category" dataKey="name" width={110} fontSize={12} interval={0} />
+            <YAxis type="category" dataKey="name" width={120} fontSize={12} interval={0} />
             <Tooltip content={<ChartTooltip />} cursor={{ fill: "rgba(37, 99, 235, 0.06)" }} />
-            <Bar dataKey="gib" name="GiB stored" radius={[0, 4, 4, 0]} isAnimationActive={false}>
+            <Bar
+              dataKey="value"
+              name={`${unit.label} stored`}
+              radius={[0, 4, 4, 0]}
+              isAnimationActive={false}
+            >
               {rows.map((r) => (
                 <Cell key={r.name} fill={colors.get(r.tier) ?? "#4b5563"} />
               ))}

@@ -12,6 +12,8 @@ export interface ProgressBarProps {
   caption?: ReactNode;
   /** Fills turn amber and red from these shares, for capacities; progress of work stays blue. */
   thresholds?: { warning: number; danger: number } | null;
+  /** "neutral" for a share that is not a limit (e.g. a tier's part of all data). */
+  tone?: "default" | "neutral";
 }
 
 export function ProgressBar({
@@ -21,6 +23,7 @@ export function ProgressBar({
   valueText,
   caption,
   thresholds = { warning: 0.75, danger: 0.9 },
+  tone: baseTone = "default",
 }: ProgressBarProps) {
   const share = max > 0 ? Math.min(1, Math.max(0, value / max)) : 0;
   const tone =
@@ -28,7 +31,9 @@ export function ProgressBar({
       ? "danger"
       : thresholds && share >= thresholds.warning
         ? "warning"
-        : "ok";
+        : baseTone === "neutral"
+          ? "neutral"
+          : "ok";
   return (
     <div className="ui-progress">
       <div
@@ -42,7 +47,8 @@ export function ProgressBar({
       >
         <div
           className={cx("ui-progress__fill", `ui-progress__fill--${tone}`)}
-          style={{ width: `${(share * 100).toFixed(2)}%` }}
+          // a sliver stays visible for tiny non-zero shares
+          style={{ width: `${(share * 100).toFixed(2)}%`, minWidth: share > 0 ? 4 : 0 }}
         />
       </div>
       {caption ? <div className="ui-progress__caption">{caption}</div> : null}
