@@ -115,6 +115,9 @@ def _include_domain_routers(app: FastAPI) -> None:
     from tierpilot.notifications.router import router as notifications_router
 
     routers.append(notifications_router)
+    from tierpilot.lifecycle.router import router as lifecycle_router
+
+    routers.append(lifecycle_router)
     for router in routers:
         app.include_router(router, prefix="/api")
 

@@ -14,6 +14,7 @@ import pytest
 from sqlalchemy import select, update
 
 from tests.conftest import make_user
+from tests.gateway.conftest import bucket, gateway, s3  # noqa: F401  (the gateway tests' fixtures, for test_s3api)
 
 
 @dataclass

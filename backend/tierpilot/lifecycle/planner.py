@@ -106,8 +106,8 @@ def decide(actions: Iterable[Action], now: datetime, key: str, size: int, tags: 
     return best
 
 
-def _scan(session: Session, bucket: Bucket, tiers: Sequence[Tier], action: Action, now: datetime,
-          limit: int | None, created_after: datetime | None = None) -> list[Row[Any]]:
+def scan(session: Session, bucket: Bucket, tiers: Sequence[Tier], action: Action, now: datetime,
+         limit: int | None, exclude_queued: bool = True) -> list[Row[Any]]:
     """The objects an action may be due for: one index range per tier it could move objects from."""
     threshold = action.threshold(now)
     if threshold is None:
@@ -128,7 +128,7 @@ def _scan(session: Session, bucket: Bucket, tiers: Sequence[Tier], action: Actio
         rows.extend(repository.due_objects(
             session, bucket.id, tier.id, threshold, prefix=p.prefix, tags=p.tags, size_gt=p.size_greater_than,
             size_lt=p.size_less_than, min_size=action.min_size, classes_below=classes_below,
-            created_after=created_after, limit=remaining, exclude_queued=True))
+            limit=remaining, exclude_queued=exclude_queued))
     return rows
 
 
@@ -148,7 +148,7 @@ def plan_bucket(session: Session, bucket: Bucket, config: LifecycleConfig, tiers
     for action in acts:
         if len(plan.rows) >= limit:
             break
-        for row in _scan(session, bucket, tiers, action, now, limit - len(plan.rows)):
+        for row in scan(session, bucket, tiers, action, now, limit - len(plan.rows)):
             plan.scanned += 1
             if row.id in seen:
                 continue

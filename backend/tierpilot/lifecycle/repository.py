@@ -87,8 +87,7 @@ def _filter_conditions(prefix: str, tags: Sequence[tuple[str, str]], size_gt: in
 def due_objects(session: Session, bucket_id: int, tier_id: int, created_before: datetime, *, prefix: str = "",
                 tags: Sequence[tuple[str, str]] = (), size_gt: int | None = None, size_lt: int | None = None,
                 min_size: int | None = None, classes_below: Sequence[str] | None = None,
-                created_after: datetime | None = None, limit: int | None = None,
-                exclude_queued: bool = False) -> list[Row[Any]]:
+                limit: int | None = None, exclude_queued: bool = False) -> list[Row[Any]]:
     """Objects of one bucket on one tier created at or before ``created_before`` that pass a rule's filter.
 
     One range of the (bucket_id, tier_id, created_at) index, oldest first: objects leave the range when
@@ -98,8 +97,6 @@ def due_objects(session: Session, bucket_id: int, tier_id: int, created_before: 
     """
     conds = [Object.bucket_id == bucket_id, Object.tier_id == tier_id, Object.created_at <= created_before,
              *_filter_conditions(prefix, tags, size_gt, size_lt, min_size)]
-    if created_after is not None:
-        conds.append(Object.created_at > created_after)
     if classes_below is not None:
         conds.append(Object.storage_class.in_(list(classes_below)))
     if exclude_queued:
@@ -336,7 +333,7 @@ def add_meter(session: Session, *, day: str, action: str, src_tier_id: int, dst_
     session.execute(stmt)
 
 
-def meter_totals(session: Session, since_day: str | None = None) -> list[Row[Any]]:
+def meter_totals(session: Session, since_day: str | None = None) -> list[tuple[Any, ...]]:
     """Totals per action and tier pair (optionally from a day on)."""
     t = LifecycleMeter
     q = select(t.action, t.src_tier_id, t.dst_tier_id, func.sum(t.objects), func.sum(t.bytes),
@@ -344,4 +341,4 @@ def meter_totals(session: Session, since_day: str | None = None) -> list[Row[Any
                func.sum(t.failures)).group_by(t.action, t.src_tier_id, t.dst_tier_id)
     if since_day is not None:
         q = q.where(t.day >= since_day)
-    return list(session.execute(q.order_by(t.action, t.src_tier_id, t.dst_tier_id)))
+    return [tuple(r) for r in session.execute(q.order_by(t.action, t.src_tier_id, t.dst_tier_id))]

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from tierpilot.lifecycle import planner
 from tierpilot.lifecycle.executor import run_move
 from worker.app import celery_app
+
+log = logging.getLogger(__name__)
 
 # moves per task message: small objects share a message, large ones spread over the workers
 CHUNK_OBJECTS = 32
@@ -47,6 +50,17 @@ def enqueue(move_ids: list[int]) -> int:
     for ids in messages:
         move.apply_async(args=[ids])
     return len(messages)
+
+
+def send(move_ids: list[int]) -> None:
+    """Send moves to the workers without touching the database (after a commit); a broker that is down
+    only delays them until the next sweep hands them out."""
+    try:
+        for start in range(0, len(move_ids), CHUNK_OBJECTS):
+            move.apply_async(args=[move_ids[start:start + CHUNK_OBJECTS]], retry=False)
+    except Exception:
+        log.warning("could not send %d lifecycle moves; the next sweep hands them out", len(move_ids),
+                    exc_info=True)
 
 
 @celery_app.task(name="lifecycle.sweep")

@@ -1,0 +1,161 @@
+"""The lifecycle API's shapes. Rules themselves are ``rules.Rule`` / ``rules.LifecycleConfig`` (S3's model)."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from decimal import Decimal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tierpilot.lifecycle.rules import LifecycleConfig, MinSizeMode, Rule
+
+
+class BucketLifecycle(BaseModel):
+    bucket: str
+    tier: str
+    rules: int
+    enabled_rules: int
+    objects: int
+    bytes: int
+    updated_at: datetime | None
+    updated_by: str
+
+
+class ConfigurationOut(BaseModel):
+    bucket: str
+    configured: bool
+    rules: list[Rule]
+    transition_default_minimum_object_size: MinSizeMode
+    updated_at: datetime | None = None
+    updated_by: str = ""
+
+
+class DryRunIn(BaseModel):
+    """An edited rule (added, or replacing ``replace_id``), or a whole configuration, to try before saving."""
+
+    model_config = ConfigDict(extra="forbid")
+    rule: Rule | None = None
+    replace_id: str | None = None
+    configuration: LifecycleConfig | None = None
+    days: int = Field(90, ge=1, le=365)
+
+
+class Amount(BaseModel):
+    objects: int
+    bytes: int
+
+
+class TierAmount(Amount):
+    tier: str
+
+
+class PreviewDay(BaseModel):
+    date: date
+    moves: list[TierAmount]
+    expirations: Amount
+
+
+class Totals(BaseModel):
+    moves: list[TierAmount]
+    expirations: Amount
+
+
+class TierCost(BaseModel):
+    tier: str
+    price: str | None = Field(description="price catalog entry (catalog:CLASS); null = not priced")
+    objects_before: int
+    bytes_before: int
+    objects_after: int
+    bytes_after: int
+    before_usd_month: Decimal
+    after_usd_month: Decimal
+
+
+class Cost(BaseModel):
+    before_usd_month: Decimal = Field(description="storage per month now (USD)")
+    after_usd_month: Decimal = Field(description="storage per month once the previewed moves are done (USD)")
+    transition_requests_usd: Decimal
+    early_deletion_usd: Decimal
+    tiers: list[TierCost]
+
+
+class Sample(BaseModel):
+    bucket: str
+    key: str
+    action: str
+    size: int
+    from_tier: str
+    to_tier: str | None
+    storage_class: str | None
+
+
+class PreviewOut(BaseModel):
+    generated_at: datetime
+    days: int
+    buckets: list[str]
+    series: list[PreviewDay]
+    totals: Totals
+    cost: Cost
+    unpriced_tiers: list[str]
+    objects_walked: int
+    truncated: bool
+    samples: list[Sample] = Field(description="first objects acted on today (the next sweep's work)")
+
+
+class DryRunOut(BaseModel):
+    configuration: LifecycleConfig = Field(description="the configuration as it would be saved")
+    preview: PreviewOut
+
+
+class MoveOut(BaseModel):
+    id: int
+    action: str
+    rule_id: str
+    bucket: str
+    key: str
+    from_tier: str
+    to_tier: str | None
+    from_class: str
+    to_class: str | None
+    size: int
+    state: str
+    attempts: int
+    error: str | None
+    next_attempt_at: datetime | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    copy_seconds: float | None
+    bytes_moved: int
+    early_deletion_usd: Decimal
+
+
+class MovesOut(BaseModel):
+    moves: list[MoveOut]
+    counts: dict[str, int]
+    next_before_id: int | None
+
+
+class RetryOut(BaseModel):
+    retried: int
+
+
+class MeterRow(BaseModel):
+    action: str
+    from_tier: str
+    to_tier: str | None
+    objects: int
+    bytes: int
+    transition_requests: int
+    early_deletions: int
+    early_deletion_usd: Decimal
+    failures: int
+
+
+class MeterOut(BaseModel):
+    since: date | None
+    rows: list[MeterRow]
+
+
+class SweepQueued(BaseModel):
+    task_id: str
