@@ -21,6 +21,7 @@ from tierpilot.restores.models import (
 from tierpilot.tiers.models import Tier
 
 ITEMS = cast(Table, RestoreItem.__table__)
+BATCHES = cast(Table, RestoreBatch.__table__)
 COUNTERS = cast(Table, RestoreBatchTier.__table__)
 OBJECTS = cast(Table, Object.__table__)
 
@@ -183,14 +184,17 @@ def set_catalog_restore(session: Session, rows: Sequence[dict[str, Any]]) -> Non
     session.execute(stmt, list(rows))
 
 
-def counters_of(session: Session, batch_ids: Sequence[int]) -> dict[int, list[RestoreBatchTier]]:
-    out: dict[int, list[RestoreBatchTier]] = {bid: [] for bid in batch_ids}
+COUNTER_COLUMNS = ("objects", "bytes", "pending", "ongoing", "ready", "ready_bytes", "failed", "expired")
+
+
+def counter_rows(session: Session, batch_ids: Sequence[int]) -> list[Any]:
+    """(batch_id, tier_id, objects, bytes, pending, ongoing, ready, ready_bytes, failed, expired) rows."""
     if not batch_ids:
-        return out
-    for row in session.scalars(select(RestoreBatchTier).where(RestoreBatchTier.batch_id.in_(list(batch_ids)))
-                               .order_by(RestoreBatchTier.batch_id, RestoreBatchTier.tier_id)):
-        out[row.batch_id].append(row)
-    return out
+        return []
+    c = RestoreBatchTier
+    return list(session.execute(
+        select(c.batch_id, c.tier_id, *(getattr(c, name) for name in COUNTER_COLUMNS))
+        .where(c.batch_id.in_(list(batch_ids))).order_by(c.batch_id, c.tier_id)))
 
 
 def batch_totals(session: Session, batch_ids: Sequence[int]) -> dict[int, dict[str, int]]:
@@ -202,8 +206,7 @@ def batch_totals(session: Session, batch_ids: Sequence[int]) -> dict[int, dict[s
         select(c.batch_id, func.sum(c.objects), func.sum(c.bytes), func.sum(c.pending), func.sum(c.ongoing),
                func.sum(c.ready), func.sum(c.ready_bytes), func.sum(c.failed), func.sum(c.expired))
         .where(c.batch_id.in_(list(batch_ids))).group_by(c.batch_id))
-    names = ("objects", "bytes", "pending", "ongoing", "ready", "ready_bytes", "failed", "expired")
-    return {row[0]: {n: int(v or 0) for n, v in zip(names, row[1:], strict=True)} for row in rows}
+    return {row[0]: {n: int(v or 0) for n, v in zip(COUNTER_COLUMNS, row[1:], strict=True)} for row in rows}
 
 
 def lock_batches(session: Session, batch_ids: Sequence[int]) -> list[RestoreBatch]:
@@ -229,16 +232,17 @@ def get_batch(session: Session, batch_id: int, for_update: bool = False) -> Rest
 
 
 def list_batches(session: Session, owner_id: int | None, state: str | None, limit: int,
-                 before_id: int | None) -> list[RestoreBatch]:
-    """Newest first (by id, which follows creation), keyset-paged by ``before_id``."""
-    q = select(RestoreBatch)
+                 before_id: int | None) -> list[Any]:
+    """Newest first (by id, which follows creation), keyset-paged by ``before_id``; plain rows (a page
+    is read many times a minute: no ORM identity work)."""
+    q = select(*BATCHES.columns)
     if owner_id is not None:
         q = q.where(RestoreBatch.owner_id == owner_id)
     if state is not None:
         q = q.where(RestoreBatch.state == state)
     if before_id is not None:
         q = q.where(RestoreBatch.id < before_id)
-    return list(session.scalars(q.order_by(RestoreBatch.id.desc()).limit(limit)))
+    return list(session.execute(q.order_by(RestoreBatch.id.desc()).limit(limit)))
 
 
 def queue_version(session: Session, owner_id: int | None) -> tuple[int, datetime | None]:
@@ -268,11 +272,11 @@ def tier_counts(session: Session, owner_id: int | None) -> list[Any]:
     return list(session.execute(q))
 
 
-def oldest_in_progress(session: Session, owner_id: int | None) -> RestoreBatch | None:
-    q = select(RestoreBatch).where(RestoreBatch.state == "in_progress")
+def oldest_in_progress(session: Session, owner_id: int | None) -> Any | None:
+    q = select(*BATCHES.columns).where(RestoreBatch.state == "in_progress")
     if owner_id is not None:
         q = q.where(RestoreBatch.owner_id == owner_id)
-    return session.scalar(q.order_by(RestoreBatch.created_at, RestoreBatch.id).limit(1))
+    return session.execute(q.order_by(RestoreBatch.created_at, RestoreBatch.id).limit(1)).first()
 
 
 def loose_items_active(session: Session, owner_id: int | None) -> tuple[int, datetime | None]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from fastapi import APIRouter, Query, Request, Response, status
 from fastapi.responses import StreamingResponse
@@ -26,7 +26,6 @@ from tierpilot.restores.schemas import (
     ScheduleOut,
     SpeedIn,
     SummaryOut,
-    TierCountOut,
     TimelinePoint,
 )
 
@@ -43,13 +42,6 @@ def _everyone(user: User, scope: Scope) -> bool:
     return scope == "everyone"
 
 
-def _not_modified(request: Request, response: Response, etag: str) -> bool:
-    """Set the ETag; True when the client's copy is current (answer 304 without a body)."""
-    response.headers["etag"] = etag
-    response.headers["cache-control"] = "no-cache"
-    return request.headers.get("if-none-match") == etag
-
-
 @router.post("/preview", response_model=PreviewOut)
 def preview(body: PreviewIn, session: SessionDep, user: CurrentUser) -> PreviewOut:
     """Objects, bytes, and per speed the expected ready time and cost of restoring a selection."""
@@ -63,42 +55,45 @@ def create_batch(body: BatchCreate, session: SessionDep, user: CurrentUser) -> B
     return BatchOut.of(service.get_batch(session, user, batch.id))
 
 
-def _summary(session: SessionDep, user: User, everyone: bool) -> SummaryOut:
+def _summary(session: SessionDep, user: User, everyone: bool) -> dict[str, Any]:
     s = service.summary(session, user, everyone)
-    return SummaryOut(scope="everyone" if everyone else "mine", batches_by_state=s.batches_by_state,
-                      tiers=[TierCountOut(**t) for t in s.tiers],
-                      oldest_in_progress=BatchOut.of(s.oldest_in_progress) if s.oldest_in_progress else None,
-                      single_restores_active=s.loose_active, single_restores_oldest=s.loose_oldest)
+    return {"scope": "everyone" if everyone else "mine", "batches_by_state": s.batches_by_state, "tiers": s.tiers,
+            "oldest_in_progress": BatchOut.data(s.oldest_in_progress) if s.oldest_in_progress else None,
+            "single_restores_active": s.loose_active, "single_restores_oldest": s.loose_oldest}
 
 
 def _page(session: SessionDep, user: User, everyone: bool, state: str | None, limit: int,
-          before_id: int | None) -> BatchListOut:
+          before_id: int | None) -> dict[str, Any]:
     views = service.list_batches(session, user, everyone, state, limit, before_id)
-    return BatchListOut(items=[BatchOut.of(v) for v in views],
-                        next_before_id=views[-1].batch.id if len(views) == limit else None)
+    return {"items": [BatchOut.data(v) for v in views],
+            "next_before_id": views[-1].batch.id if len(views) == limit else None}
 
 
 @router.get("/queue", response_model=QueueOut, responses={304: {"description": "unchanged since the ETag"}})
-def queue(request: Request, response: Response, session: SessionDep, user: CurrentUser,
-          scope: Scope = "mine", limit: int = Query(100, ge=1, le=500)) -> QueueOut | Response:
+def queue(request: Request, session: SessionDep, user: CurrentUser, scope: Scope = "mine",
+          limit: int = Query(100, ge=1, le=500)) -> Response:
     """The Restores page's data: summary and newest batches. Poll it with If-None-Match: 304 while nothing moved."""
     everyone = _everyone(user, scope)
-    if _not_modified(request, response, service.queue_etag(session, user, everyone, f"-{limit}")):
-        return Response(status_code=304, headers=dict(response.headers))
-    return QueueOut(summary=_summary(session, user, everyone),
-                    batches=_page(session, user, everyone, None, limit, None))
+    etag = service.queue_etag(session, user, everyone, f"-{limit}")
+    headers = {"etag": etag, "cache-control": "no-cache"}
+    if request.headers.get("if-none-match") == etag:
+        return Response(status_code=304, headers=headers)
+    body = QueueOut.model_validate({"summary": _summary(session, user, everyone),
+                                    "batches": _page(session, user, everyone, None, limit, None)})
+    # serialised once here: the page is polled every few seconds by every open dashboard
+    return Response(body.model_dump_json(), media_type="application/json", headers=headers)
 
 
 @router.get("/batches", response_model=BatchListOut)
 def list_batches(session: SessionDep, user: CurrentUser, scope: Scope = "mine", state: State | None = None,
                  limit: int = Query(100, ge=1, le=500), before_id: int | None = None) -> BatchListOut:
-    return _page(session, user, _everyone(user, scope), state, limit, before_id)
+    return BatchListOut.model_validate(_page(session, user, _everyone(user, scope), state, limit, before_id))
 
 
 @router.get("/summary", response_model=SummaryOut)
 def summary(session: SessionDep, user: CurrentUser, scope: Scope = "mine") -> SummaryOut:
     """Counts by batch state and by tier, the oldest running batch (admins: of everyone)."""
-    return _summary(session, user, _everyone(user, scope))
+    return SummaryOut.model_validate(_summary(session, user, _everyone(user, scope)))
 
 
 @router.get("/batches/{batch_id}", response_model=BatchDetailOut)

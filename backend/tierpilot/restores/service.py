@@ -331,23 +331,28 @@ def retry_failed(session: Session, user: User, batch_id: int) -> int:
 
 @dataclass(frozen=True)
 class BatchView:
-    batch: RestoreBatch
+    batch: Any  # a RestoreBatch or a row of its columns
     owner: str
     totals: dict[str, int]
     tiers: list[dict[str, Any]]
 
 
-def _views(session: Session, batches: Sequence[RestoreBatch]) -> list[BatchView]:
-    ids = [b.id for b in batches]
-    totals = repository.batch_totals(session, ids)
-    counters = repository.counters_of(session, ids)
+def _views(session: Session, batches: Sequence[Any]) -> list[BatchView]:
+    """Batches with their owner's name and counters: three small queries for any number of batches."""
+    rows = repository.counter_rows(session, [b.id for b in batches])
     names = repository.usernames(session, {b.owner_id for b in batches})
     tier_names = repository.tier_names(session)
-    empty = dict.fromkeys(("objects", "bytes", "pending", "ongoing", "ready", "ready_bytes", "failed",
-                           "expired"), 0)
-    return [BatchView(b, names.get(b.owner_id, "?"), totals.get(b.id, empty),
-                      [{"tier": tier_names.get(c.tier_id, str(c.tier_id)), "objects": c.objects,
-                        "bytes": c.bytes, "ready": c.ready, "failed": c.failed} for c in counters[b.id]])
+    totals: dict[int, dict[str, int]] = {}
+    tiers: dict[int, list[dict[str, Any]]] = {}
+    for row in rows:
+        sums = totals.setdefault(row.batch_id, dict.fromkeys(repository.COUNTER_COLUMNS, 0))
+        for name in repository.COUNTER_COLUMNS:
+            sums[name] += int(getattr(row, name))
+        tiers.setdefault(row.batch_id, []).append(
+            {"tier": tier_names.get(row.tier_id, str(row.tier_id)), "objects": row.objects, "bytes": row.bytes,
+             "ready": row.ready, "failed": row.failed})
+    empty = dict.fromkeys(repository.COUNTER_COLUMNS, 0)
+    return [BatchView(b, names.get(b.owner_id, "?"), totals.get(b.id, empty), tiers.get(b.id, []))
             for b in batches]
 
 

@@ -266,6 +266,10 @@ def _first_poll(row: Any, requested_at: datetime, schedule: PollSchedule, hint: 
     return requested_at + timedelta(seconds=schedule.first_offset_at_or_after(max(wait, 0.0)))
 
 
+# columns written back unchanged unless an outcome changes them (claim and error are always set)
+_CARRIED = tuple(name for name in repository.WRITABLE if name not in ("claim_token", "last_error"))
+
+
 def _apply(session: Session, token: str, outcomes: Sequence[Outcome], contexts: dict[int, TierContext],
            stats: SweepStats, now: datetime) -> None:
     settings = get_settings()
@@ -278,7 +282,8 @@ def _apply(session: Session, token: str, outcomes: Sequence[Outcome], contexts: 
             continue
         ctx = contexts[row.tier_id]
         schedule = ctx.schedules[row.speed]
-        values: dict[str, Any] = {name: getattr(row, name) for name in repository.WRITABLE if hasattr(row, name)}
+        mapping = row._mapping
+        values: dict[str, Any] = {name: mapping[name] for name in _CARRIED}
         values.update(_id=row.id, claim_token=None, last_error=outcome.error)
         kind = outcome.kind
         if kind == "ongoing" and row.requested_at is not None \
