@@ -15,9 +15,12 @@ TASK_MODULES = [
     "tierpilot.restores.tasks",
     "tierpilot.lifecycle.tasks",
     "tierpilot.reservations.tasks",
+    "tierpilot.tiers.tasks",
 ]
 
 BEAT_SCHEDULE: dict[str, dict[str, object]] = {
+    # a backstop: walks every tier directory, so rarely
+    "tiers.housekeep": {"task": "tiers.housekeep", "schedule": timedelta(hours=6), "options": {"expires": 3600}},
     "auth.purge_expired_tokens": {"task": "auth.purge_expired_tokens", "schedule": timedelta(hours=1)},
     # restore sweeps read due rows from the database; a sweep not started within a few periods is dropped
     "restores.poll_due": {"task": "restores.poll_due", "schedule": timedelta(seconds=get_settings().restore_sweep_s),

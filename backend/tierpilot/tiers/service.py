@@ -5,8 +5,11 @@ Services flush; the caller commits.
 
 from __future__ import annotations
 
+import logging
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +17,7 @@ from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
 from tierpilot.kit.crypto import encrypt
+from tierpilot.kit.db import utcnow
 from tierpilot.kit.errors import Conflict, DomainError, Invalid, NotFound
 from tierpilot.settings import get_settings
 from tierpilot.tiers import registry, repository
@@ -27,6 +31,7 @@ from tierpilot.tiers.schemas import (
     TierUpdate,
 )
 
+log = logging.getLogger(__name__)
 _SECRET = "secret_access_key"
 _SECRET_ENC = "secret_access_key_enc"
 
@@ -238,3 +243,36 @@ def delete(session: Session, tier_id: int) -> None:
     session.delete(tier)
     session.flush()
     registry.forget(tier_id)
+
+
+STALE_UPLOAD_AGE = timedelta(days=7)
+
+
+def list_tiers(session: Session) -> list[Tier]:
+    return repository.list_tiers(session)
+
+
+def housekeep(tiers: Sequence[Tier], now: datetime | None = None) -> dict[str, int]:
+    """Backstop sweep of tiers: temp files of crashed writers, expired restored copies on offline tiers,
+    native multipart uploads a crashed PUT left on S3 tiers. One failing tier does not stop the others."""
+    from tierpilot.tiers.offline import OfflinePosixDriver
+    from tierpilot.tiers.posix import PosixDriver
+    from tierpilot.tiers.s3 import S3Driver
+
+    now = now or utcnow()
+    stats = {"tiers": 0, "tmp_files_removed": 0, "restored_copies_purged": 0, "stale_uploads_aborted": 0,
+             "errors": 0}
+    for tier in tiers:
+        stats["tiers"] += 1
+        try:
+            driver = registry.driver_for(tier)
+            if isinstance(driver, PosixDriver):
+                stats["tmp_files_removed"] += driver.sweep_tmp()
+            if isinstance(driver, OfflinePosixDriver):
+                stats["restored_copies_purged"] += driver.purge_expired()
+            if isinstance(driver, S3Driver):
+                stats["stale_uploads_aborted"] += driver.abort_stale_uploads(now - STALE_UPLOAD_AGE)
+        except Exception:  # reported and counted: the next run tries again
+            log.exception("housekeeping of tier %s failed", tier.name)
+            stats["errors"] += 1
+    return stats
