@@ -11,7 +11,7 @@ export interface DialogProps {
   footer?: ReactNode;
   /** "alert" for confirmations of destructive actions. */
   role?: "dialog" | "alertdialog";
-  size?: "sm" | "md";
+  size?: "sm" | "md" | "lg";
 }
 
 /**

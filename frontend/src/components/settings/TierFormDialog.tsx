@@ -1,0 +1,201 @@
+import { useQuery } from "@tanstack/react-query";
+import { type FormEvent, useState } from "react";
+import { catalogsQueryOptions } from "@/api/pricing";
+import { type Tier, useCreateTier, useUpdateTier } from "@/api/tiers";
+import { Button, Checkbox, Dialog, ErrorBanner, Input, Select } from "@/components/ui";
+import {
+  emptyTierForm,
+  type TierFormErrors,
+  type TierFormValues,
+  tierToForm,
+  toCreateBody,
+  toUpdateBody,
+  validateTierForm,
+} from "./tier-form";
+
+/** Add a tier, or edit one (`tier` given); every opening starts from the tier's current values. */
+export function TierFormDialog({
+  open,
+  tier,
+  onClose,
+}: {
+  open: boolean;
+  tier: Tier | null;
+  onClose: () => void;
+}) {
+  if (!open) return null;
+  return <TierForm key={tier?.id ?? "new"} tier={tier} onClose={onClose} />;
+}
+
+function TierForm({ tier, onClose }: { tier: Tier | null; onClose: () => void }) {
+  const editing = tier !== null;
+  const [values, setValues] = useState<TierFormValues>(() => (tier ? tierToForm(tier) : emptyTierForm()));
+  const [errors, setErrors] = useState<TierFormErrors>({});
+  const create = useCreateTier();
+  const update = useUpdateTier();
+  const save = editing ? update : create;
+  const catalogs = useQuery(catalogsQueryOptions());
+  const inUse = !!tier && (tier.object_count > 0 || tier.bucket_count > 0);
+
+  const set = <K extends keyof TierFormValues>(key: K, value: TierFormValues[K]) =>
+    setValues((v) => ({ ...v, [key]: value }));
+  const text = (key: keyof TierFormValues) => ({
+    value: String(values[key]),
+    error: errors[key],
+    onChange: (e: { target: { value: string } }) => set(key, e.target.value as never),
+  });
+
+  const submit = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    const found = validateTierForm(values, { hasStoredSecret: tier?.has_secret });
+    setErrors(found);
+    if (Object.keys(found).length > 0) return;
+    const done = { onSuccess: onClose };
+    if (tier) update.mutate({ id: tier.id, body: toUpdateBody(values) }, done);
+    else create.mutate(toCreateBody(values), done);
+  };
+
+  const catalog = catalogs.data?.find((c) => c.id === values.priceCatalog);
+  return (
+    <Dialog
+      open
+      size="lg"
+      onClose={onClose}
+      title={editing ? `Edit tier ${tier.name}` : "Add tier"}
+      description={
+        inUse
+          ? "This tier holds data: its location and whether it is offline cannot change."
+          : "A storage location with its access rules. Buckets are created on a tier; lifecycle rules move objects between tiers."
+      }
+    >
+      <form className="stack" onSubmit={submit} noValidate aria-label={editing ? "Edit tier" : "Add tier"}>
+        {save.isError ? <ErrorBanner title="The tier was not saved" error={save.error} /> : null}
+        <div className="form-grid">
+          <Input label="Name" autoComplete="off" spellCheck={false} {...text("name")} />
+          <Select
+            label="Driver"
+            value={values.driver}
+            disabled={editing}
+            hint={editing ? "The driver of a tier cannot change." : undefined}
+            onChange={(e) => set("driver", e.target.value === "s3" ? "s3" : "posix")}
+            options={[
+              { value: "posix", label: "posix — a directory on this machine" },
+              { value: "s3", label: "s3 — an S3-compatible endpoint" },
+            ]}
+          />
+        </div>
+
+        {values.driver === "posix" ? (
+          <Input
+            label="Directory"
+            hint="Absolute, or relative to the data directory's tiers/ folder."
+            spellCheck={false}
+            disabled={inUse}
+            {...text("path")}
+          />
+        ) : (
+          <fieldset className="form-fieldset" disabled={inUse}>
+            <legend>S3 endpoint</legend>
+            <div className="form-grid">
+              <Input
+                label="Endpoint URL"
+                placeholder="https://s3.us-east-1.amazonaws.com"
+                {...text("endpointUrl")}
+              />
+              <Input label="Region" {...text("region")} />
+              <Input label="Bucket" spellCheck={false} {...text("bucket")} />
+              <Input label="Key prefix" hint="Optional folder inside the bucket." {...text("prefix")} />
+              <Input label="Access key ID" autoComplete="off" spellCheck={false} {...text("accessKeyId")} />
+              <Input
+                label="Secret access key"
+                type="password"
+                autoComplete="new-password"
+                hint={
+                  tier?.has_secret
+                    ? "Leave empty to keep the stored secret."
+                    : "Stored encrypted, never shown again."
+                }
+                {...text("secretAccessKey")}
+              />
+              <Input
+                label="Storage class of new objects"
+                hint="GLACIER or DEEP_ARCHIVE make the tier an offline archive."
+                {...text("s3StorageClass")}
+              />
+            </div>
+          </fieldset>
+        )}
+
+        <Input
+          label="Storage classes served"
+          hint="The x-amz-storage-class values that land on this tier, separated by commas."
+          spellCheck={false}
+          {...text("storageClasses")}
+        />
+        <Checkbox
+          label="Offline archive"
+          hint="Objects must be restored before they can be read."
+          checked={values.offline}
+          disabled={inUse}
+          onChange={(e) => set("offline", e.target.checked)}
+        />
+        {values.offline ? (
+          <fieldset className="form-fieldset">
+            <legend>Restore delay per speed (seconds)</legend>
+            <div className="form-grid form-grid--3">
+              <Input label="Expedited" inputMode="decimal" {...text("expedited")} />
+              <Input label="Standard" inputMode="decimal" {...text("standard")} />
+              <Input label="Bulk" inputMode="decimal" {...text("bulk")} />
+            </div>
+          </fieldset>
+        ) : null}
+
+        <div className="form-grid">
+          <Input
+            label="Capacity (GiB)"
+            hint="GiB = 2³⁰ bytes. Empty: no limit."
+            inputMode="decimal"
+            {...text("capacityGiB")}
+          />
+          <Input
+            label="Minimum storage (days)"
+            hint="Objects leaving earlier are charged the remaining days."
+            inputMode="numeric"
+            {...text("minStorageDays")}
+          />
+          <Select
+            label="Price catalog"
+            value={values.priceCatalog}
+            hint={catalogs.isError ? "Price catalogs could not be loaded." : undefined}
+            onChange={(e) => setValues((v) => ({ ...v, priceCatalog: e.target.value, priceClass: "" }))}
+            options={[
+              { value: "", label: "None" },
+              ...(catalogs.data ?? []).map((c) => ({
+                value: c.id,
+                label: `${c.id} (${c.provider}, ${c.region})`,
+              })),
+            ]}
+          />
+          <Select
+            label="Priced as class"
+            value={values.priceClass}
+            error={errors.priceClass}
+            disabled={!catalog}
+            onChange={(e) => set("priceClass", e.target.value)}
+            options={[
+              { value: "", label: catalog ? "Choose a class" : "Choose a catalog first" },
+              ...(catalog?.classes ?? []).map((c) => ({ value: c, label: c })),
+            ]}
+          />
+        </div>
+
+        <div className="ui-dialog__footer">
+          <Button onClick={onClose}>Cancel</Button>
+          <Button type="submit" variant="primary" loading={save.isPending}>
+            {editing ? "Save tier" : "Add tier"}
+          </Button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
