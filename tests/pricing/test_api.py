@@ -173,7 +173,7 @@ def test_a_shared_link_lets_another_user_read_until_unshared(client: TestClient,
     sid = member_client.post("/api/pricing/scenarios", json={"name": "shared", "body": MINIMAL}).json()["id"]
     share = member_client.post(f"/api/pricing/scenarios/{sid}/share").json()
     token = share["share_token"]
-    assert share["path"] == f"/pricing/shared/{token}"
+    assert share["path"] == f"/planner?shared={token}"
     assert member_client.post(f"/api/pricing/scenarios/{sid}/share").json()["share_token"] == token
     seen = client.get(f"/api/pricing/shared/{token}")
     assert seen.status_code == 200 and seen.json()["name"] == "shared"

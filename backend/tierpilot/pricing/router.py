@@ -156,7 +156,8 @@ def duplicate_scenario(scenario_id: int, session: SessionDep, user: CurrentUser)
 def share_scenario(scenario_id: int, session: SessionDep, user: CurrentUser) -> ShareOut:
     row = service.share_scenario(session, user, scenario_id)
     assert row.share_token is not None
-    return ShareOut(share_token=row.share_token, path=f"/pricing/shared/{row.share_token}")
+    # the dashboard's planner opens a shared scenario from this link
+    return ShareOut(share_token=row.share_token, path=f"/planner?shared={row.share_token}")
 
 
 @router.delete("/scenarios/{scenario_id}/share", status_code=status.HTTP_204_NO_CONTENT)

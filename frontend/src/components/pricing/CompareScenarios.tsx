@@ -12,7 +12,11 @@ export function CompareScenarios({ scenarios }: { scenarios: SavedScenario[] }) 
   const data = reports.map((r) => r.data).filter((r) => r !== undefined);
   const tiers = [...new Set(data.flatMap((r) => r.tiers.map((t) => t.tier)))];
   return (
-    <Card title="Side by side" description="USD per month at each scenario's own access frequency." padded={false}>
+    <Card
+      title="Side by side"
+      description="USD per month at each scenario's own access frequency."
+      padded={false}
+    >
       <div className="ui-table-wrap">
         <table className="ui-table planner-table" aria-label="Scenarios side by side">
           <thead>
@@ -63,7 +67,10 @@ export function CompareScenarios({ scenarios }: { scenarios: SavedScenario[] }) 
               {data.map((r, i) => (
                 <td key={scenarios[i]?.id} className="num">
                   {r.break_even
-                    .map((b) => `${b.cheaper_below} < ${b.cheaper_above} below ${formatFrequency(b.reads_per_month)}`)
+                    .map(
+                      (b) =>
+                        `${b.cheaper_below} < ${b.cheaper_above} below ${formatFrequency(b.reads_per_month)}`,
+                    )
                     .join("; ") || "—"}
                 </td>
               ))}

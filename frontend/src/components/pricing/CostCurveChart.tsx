@@ -68,6 +68,8 @@ export function CostCurveChart({ report, colors }: { report: Report; colors: Map
   const max = fs[fs.length - 1] ?? 100;
   const markers = markersInRange(report, min, max);
   const tiers = report.tiers.map((t) => t.tier);
+  // costs span orders of magnitude across frequencies: a log axis keeps the crossings readable
+  const logCost = Object.values(report.sweep.totals).every((values) => values.every((v) => v > 0));
   return (
     <figure
       className="chart"
@@ -94,10 +96,19 @@ export function CostCurveChart({ report, colors }: { report: Report; colors: Map
               fontSize={12}
             />
             <YAxis
+              scale={logCost ? "log" : "auto"}
+              domain={logCost ? ["auto", "auto"] : [0, "auto"]}
+              allowDataOverflow={logCost}
               tickFormatter={(v: number) => formatUsd(v)}
               width={84}
               fontSize={12}
-              label={{ value: "USD per month", angle: -90, position: "insideLeft", offset: 4, fontSize: 12 }}
+              label={{
+                value: logCost ? "USD per month (log)" : "USD per month",
+                angle: -90,
+                position: "insideLeft",
+                offset: 4,
+                fontSize: 12,
+              }}
             />
             <Tooltip content={<CurveTooltip />} />
             <Legend verticalAlign="top" height={28} wrapperStyle={{ fontSize: 12 }} />

@@ -15,8 +15,9 @@ export function PrintSummary({ report, name }: { report: Report; name: string | 
         </dd>
         <dt>Access</dt>
         <dd>
-          {formatFrequency(report.reads_per_month)} full reads per month, {Math.round(Number(s.read_fraction) * 100)} %
-          of the data each; downloads to {String(s.egress)} ({Math.round(Number(s.egress_share) * 100)} %)
+          {formatFrequency(report.reads_per_month)} full reads per month,{" "}
+          {Math.round(Number(s.read_fraction) * 100)} % of the data each; downloads to {String(s.egress)} (
+          {Math.round(Number(s.egress_share) * 100)} %)
         </dd>
         <dt>Tiers</dt>
         <dd>{tiers}</dd>

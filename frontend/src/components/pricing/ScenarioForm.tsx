@@ -25,10 +25,13 @@ export function ScenarioForm({
   const set = <K extends keyof FormState>(key: K, value: FormState[K]) => onChange({ ...form, [key]: value });
   const setLc = <K extends keyof FormState["lifecycle"]>(key: K, value: FormState["lifecycle"][K]) =>
     onChange({ ...form, lifecycle: { ...form.lifecycle, [key]: value } });
-  const tierChoices = [...new Set([...form.tiers, "onprem-example-2026:DISK", "onprem-example-2026:TAPE@standard"])];
+  const tierChoices = [
+    ...new Set([...form.tiers, "onprem-example-2026:DISK", "onprem-example-2026:TAPE@standard"]),
+  ];
   const tierSelect = tierChoices.map((t) => ({ value: t, label: t }));
   const queryClient = useQueryClient();
   const changeCatalog = (id: string) => {
+    if (id === form.catalog) return;
     // tiers named without a catalog belong to the old catalog: start the new one with all its classes
     const kept = form.tiers.filter((t) => t.includes(":"));
     const detail = queryClient.getQueryData(catalogQueryOptions(id).queryKey);
@@ -179,7 +182,10 @@ export function ScenarioForm({
               label="Item"
               value={row.name}
               onChange={(e) =>
-                set("fixedCosts", form.fixedCosts.map((r, j) => (j === i ? { ...r, name: e.target.value } : r)))
+                set(
+                  "fixedCosts",
+                  form.fixedCosts.map((r, j) => (j === i ? { ...r, name: e.target.value } : r)),
+                )
               }
               error={errors[`fixed.${i}.name`]}
             />
@@ -188,7 +194,10 @@ export function ScenarioForm({
               inputMode="decimal"
               value={row.monthly}
               onChange={(e) =>
-                set("fixedCosts", form.fixedCosts.map((r, j) => (j === i ? { ...r, monthly: e.target.value } : r)))
+                set(
+                  "fixedCosts",
+                  form.fixedCosts.map((r, j) => (j === i ? { ...r, monthly: e.target.value } : r)),
+                )
               }
               error={errors[`fixed.${i}.monthly`]}
             />
@@ -196,7 +205,12 @@ export function ScenarioForm({
               size="sm"
               variant="ghost"
               aria-label={`Remove ${row.name || "cost"}`}
-              onClick={() => set("fixedCosts", form.fixedCosts.filter((_, j) => j !== i))}
+              onClick={() =>
+                set(
+                  "fixedCosts",
+                  form.fixedCosts.filter((_, j) => j !== i),
+                )
+              }
             >
               Remove
             </Button>
@@ -265,7 +279,10 @@ export function ScenarioForm({
                   label="to"
                   value={rule.to}
                   onChange={(e) =>
-                    setLc("rules", form.lifecycle.rules.map((r, j) => (j === i ? { ...r, to: e.target.value } : r)))
+                    setLc(
+                      "rules",
+                      form.lifecycle.rules.map((r, j) => (j === i ? { ...r, to: e.target.value } : r)),
+                    )
                   }
                   options={tierSelect}
                 />
@@ -273,7 +290,12 @@ export function ScenarioForm({
                   size="sm"
                   variant="ghost"
                   aria-label={`Remove rule ${i + 1}`}
-                  onClick={() => setLc("rules", form.lifecycle.rules.filter((_, j) => j !== i))}
+                  onClick={() =>
+                    setLc(
+                      "rules",
+                      form.lifecycle.rules.filter((_, j) => j !== i),
+                    )
+                  }
                 >
                   Remove
                 </Button>
@@ -282,7 +304,10 @@ export function ScenarioForm({
             <Button
               size="sm"
               onClick={() =>
-                setLc("rules", [...form.lifecycle.rules, { afterDays: "", to: form.tiers[form.tiers.length - 1] ?? "" }])
+                setLc("rules", [
+                  ...form.lifecycle.rules,
+                  { afterDays: "", to: form.tiers[form.tiers.length - 1] ?? "" },
+                ])
               }
             >
               Add a transition
@@ -350,7 +375,9 @@ export function ScenarioForm({
                   onChange={(e) =>
                     set("hybrid", {
                       ...form.hybrid,
-                      parts: form.hybrid.parts.map((p, j) => (j === i ? { ...p, dataPercent: e.target.value } : p)),
+                      parts: form.hybrid.parts.map((p, j) =>
+                        j === i ? { ...p, dataPercent: e.target.value } : p,
+                      ),
                     })
                   }
                   error={errors[`hybrid.${i}.data`]}
@@ -362,7 +389,9 @@ export function ScenarioForm({
                   onChange={(e) =>
                     set("hybrid", {
                       ...form.hybrid,
-                      parts: form.hybrid.parts.map((p, j) => (j === i ? { ...p, readPercent: e.target.value } : p)),
+                      parts: form.hybrid.parts.map((p, j) =>
+                        j === i ? { ...p, readPercent: e.target.value } : p,
+                      ),
                     })
                   }
                   error={errors[`hybrid.${i}.read`]}

@@ -11,7 +11,16 @@ import {
   useUnshareScenario,
   useUpdateScenario,
 } from "@/api/pricing";
-import { Button, Card, ConfirmDialog, CopyField, EmptyState, ErrorBanner, Input, LoadingState } from "@/components/ui";
+import {
+  Button,
+  Card,
+  ConfirmDialog,
+  CopyField,
+  EmptyState,
+  ErrorBanner,
+  Input,
+  LoadingState,
+} from "@/components/ui";
 import { formatDateTime } from "@/lib/format";
 
 function shareUrl(token: string): string {
@@ -73,7 +82,12 @@ export function ScenarioLibrary({
         }}
       >
         <Input label="Scenario name" value={name} onChange={(e) => setName(e.target.value)} maxLength={120} />
-        <Button type="submit" variant="primary" disabled={!current || !name.trim()} loading={create.isPending}>
+        <Button
+          type="submit"
+          variant="primary"
+          disabled={!current || !name.trim()}
+          loading={create.isPending}
+        >
           Save as new
         </Button>
         {loaded ? (
@@ -90,19 +104,28 @@ export function ScenarioLibrary({
       {scenarios.isPending ? (
         <LoadingState label="Loading scenarios…" />
       ) : scenarios.isError ? (
-        <ErrorBanner title="Could not load scenarios" error={scenarios.error} onRetry={() => scenarios.refetch()} />
+        <ErrorBanner
+          title="Could not load scenarios"
+          error={scenarios.error}
+          onRetry={() => scenarios.refetch()}
+        />
       ) : scenarios.data.length === 0 ? (
         <EmptyState title="No saved scenarios yet" description="Name the current what-if and save it." />
       ) : (
         <ul className="scenario-list" aria-label="Saved scenarios">
           {scenarios.data.map((s) => (
-            <li key={s.id} className={s.id === loadedId ? "scenario-list__item is-current" : "scenario-list__item"}>
+            <li
+              key={s.id}
+              className={s.id === loadedId ? "scenario-list__item is-current" : "scenario-list__item"}
+            >
               <label className="scenario-list__compare">
                 <input
                   type="checkbox"
                   checked={compare.includes(s.id)}
                   onChange={(e) =>
-                    onCompareChange(e.target.checked ? [...compare, s.id] : compare.filter((id) => id !== s.id))
+                    onCompareChange(
+                      e.target.checked ? [...compare, s.id] : compare.filter((id) => id !== s.id),
+                    )
                   }
                   aria-label={`Compare ${s.name}`}
                 />
@@ -120,7 +143,11 @@ export function ScenarioLibrary({
                   Duplicate
                 </Button>
                 {s.share_token ? (
-                  <Button size="sm" onClick={() => unshare.mutate(s.id)} aria-label={`Stop sharing ${s.name}`}>
+                  <Button
+                    size="sm"
+                    onClick={() => unshare.mutate(s.id)}
+                    aria-label={`Stop sharing ${s.name}`}
+                  >
                     Stop sharing
                   </Button>
                 ) : (

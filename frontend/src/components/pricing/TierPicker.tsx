@@ -85,7 +85,9 @@ export function TierPicker({
       {main ? group(main, true) : <p className="muted">Loading the catalog…</p>}
       {others.length ? (
         <details className="tier-picker__more">
-          <summary>Tiers from other catalogs ({selected.filter((t) => t.includes(":")).length} chosen)</summary>
+          <summary>
+            Tiers from other catalogs ({selected.filter((t) => t.includes(":")).length} chosen)
+          </summary>
           {others.map((c) => (
             <div key={c.id}>
               <p className="tier-picker__catalog">

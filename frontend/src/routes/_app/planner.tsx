@@ -1,21 +1,23 @@
 import { createFileRoute } from "@tanstack/react-router";
-import { NotAvailableYet } from "@/components/layout/NotAvailableYet";
+import { PlannerPage } from "@/components/pricing/PlannerPage";
+
+interface PlannerSearch {
+  scenario?: number | undefined;
+  shared?: string | undefined;
+}
 
 export const Route = createFileRoute("/_app/planner")({
-  component: CostPlannerPage,
+  validateSearch: (search: Record<string, unknown>): PlannerSearch => ({
+    scenario:
+      Number.isInteger(Number(search.scenario)) && search.scenario !== undefined
+        ? Number(search.scenario)
+        : undefined,
+    shared: typeof search.shared === "string" && search.shared ? search.shared : undefined,
+  }),
+  component: CostPlannerRoute,
 });
 
-function CostPlannerPage() {
-  return (
-    <NotAvailableYet
-      title="Cost planner"
-      icon="planner"
-      summary="What-if reports of storage, request, restore and egress costs per access frequency."
-      features={[
-        "compare monthly cost against access frequency per tier, with break-even points marked",
-        "simulate lifecycle policies and hybrid on-premises + cloud plans",
-        "save, compare, share, export (CSV) and print scenarios",
-      ]}
-    />
-  );
+function CostPlannerRoute() {
+  const { scenario, shared } = Route.useSearch();
+  return <PlannerPage scenarioId={scenario} sharedToken={shared} />;
 }

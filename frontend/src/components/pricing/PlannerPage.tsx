@@ -1,0 +1,232 @@
+import { useQuery } from "@tanstack/react-query";
+import { useEffect, useMemo, useState } from "react";
+import {
+  catalogsQueryOptions,
+  downloadReportCsv,
+  fetchFromMyData,
+  reportQueryOptions,
+  type SavedScenario,
+  type ScenarioBody,
+  scenarioQueryOptions,
+  scenariosQueryOptions,
+  sharedScenarioQueryOptions,
+} from "@/api/pricing";
+import { Badge, Button, Card, ErrorBanner, LoadingState, PageHeader } from "@/components/ui";
+import { BreakdownSection } from "./BreakdownSection";
+import { BreakEvenSummary } from "./BreakEvenSummary";
+import { CompareScenarios } from "./CompareScenarios";
+import { CostCurveChart } from "./CostCurveChart";
+import { formatFrequency, tierColors } from "./chart-data";
+import { HybridResult } from "./HybridResult";
+import { LifecycleResult } from "./LifecycleResult";
+import { PrintSummary } from "./PrintSummary";
+import { ScenarioForm } from "./ScenarioForm";
+import { ScenarioLibrary } from "./ScenarioLibrary";
+import { DEFAULT_FORM, type FormState, fromScenario, toScenario } from "./scenario-form";
+import "./pricing.css";
+
+const TYPING_PAUSE_MS = 300;
+
+/** The value once it has stopped changing for `ms` (compared by content, not identity). */
+function useSettled<T>(value: T, ms: number): T {
+  const [settled, setSettled] = useState(value);
+  const key = JSON.stringify(value);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the JSON key stands for the value
+  useEffect(() => {
+    const timer = window.setTimeout(() => setSettled(value), ms);
+    return () => window.clearTimeout(timer);
+  }, [key, ms]);
+  return settled;
+}
+
+export interface PlannerPageProps {
+  /** A saved scenario of the user's to open (`?scenario=ID`). */
+  scenarioId?: number | undefined;
+  /** A scenario shared by link (`?shared=TOKEN`). */
+  sharedToken?: string | undefined;
+}
+
+/** What-if cost reports: storage, requests, restores and egress per tier against access frequency. */
+export function PlannerPage({ scenarioId, sharedToken }: PlannerPageProps) {
+  const catalogs = useQuery(catalogsQueryOptions());
+  const [form, setForm] = useState<FormState>(DEFAULT_FORM);
+  const [loaded, setLoaded] = useState<{ id: number | null; name: string | null }>({ id: null, name: null });
+  const [compare, setCompare] = useState<number[]>([]);
+  const [actionError, setActionError] = useState<unknown>(null);
+  const [prefilling, setPrefilling] = useState(false);
+  const [exporting, setExporting] = useState(false);
+
+  const { body, errors } = useMemo(() => toScenario(form), [form]);
+  const settled = useSettled<ScenarioBody | null>(body, TYPING_PAUSE_MS);
+  const report = useQuery(reportQueryOptions(settled));
+  const saved = useQuery(scenariosQueryOptions());
+  const shared = useQuery({
+    ...sharedScenarioQueryOptions(sharedToken ?? ""),
+    enabled: Boolean(sharedToken),
+  });
+  const opened = useQuery({ ...scenarioQueryOptions(scenarioId ?? 0), enabled: scenarioId !== undefined });
+
+  const open = (s: SavedScenario, own: boolean) => {
+    setForm(fromScenario(s.body as Partial<ScenarioBody>));
+    setLoaded({ id: own ? s.id : null, name: s.name });
+  };
+  // a link (?shared= or ?scenario=) opens that scenario once it has loaded
+  useEffect(() => {
+    if (!shared.data) return;
+    setForm(fromScenario(shared.data.body as Partial<ScenarioBody>));
+    setLoaded({ id: null, name: shared.data.name });
+  }, [shared.data]);
+  useEffect(() => {
+    if (!opened.data) return;
+    setForm(fromScenario(opened.data.body as Partial<ScenarioBody>));
+    setLoaded({ id: opened.data.id, name: opened.data.name });
+  }, [opened.data]);
+
+  const prefill = async () => {
+    setPrefilling(true);
+    setActionError(null);
+    try {
+      const out = await fetchFromMyData(form.catalog);
+      setForm({
+        ...fromScenario(out.scenario as Partial<ScenarioBody>),
+        lifecycleOn: false,
+        hybridOn: false,
+      });
+      setLoaded({ id: null, name: null });
+    } catch (error) {
+      setActionError(error);
+    } finally {
+      setPrefilling(false);
+    }
+  };
+  const exportCsv = async () => {
+    if (!body) return;
+    setExporting(true);
+    setActionError(null);
+    try {
+      await downloadReportCsv(body, loaded.name ?? "cost-report");
+    } catch (error) {
+      setActionError(error);
+    } finally {
+      setExporting(false);
+    }
+  };
+
+  const data = report.data;
+  const colors = tierColors(data ? data.tiers.map((t) => t.tier) : form.tiers);
+  const comparing = (saved.data ?? []).filter((s) => compare.includes(s.id));
+  return (
+    <>
+      <PageHeader
+        title="Cost planner"
+        description="What each tier costs at the access frequency you expect, and where the lines cross. Money in USD; volume in GiB (2^30 bytes)."
+        actions={
+          <>
+            <Button onClick={prefill} loading={prefilling}>
+              From my data
+            </Button>
+            <Button onClick={exportCsv} loading={exporting} disabled={!body}>
+              Export CSV
+            </Button>
+            <Button onClick={() => window.print()} disabled={!data}>
+              Print
+            </Button>
+          </>
+        }
+      />
+      {shared.isError ? (
+        <ErrorBanner title="Could not open the shared scenario" error={shared.error} />
+      ) : null}
+      {opened.isError ? <ErrorBanner title="Could not open the scenario" error={opened.error} /> : null}
+      {actionError ? <ErrorBanner title="That did not work" error={actionError} /> : null}
+      {data ? <PrintSummary report={data} name={loaded.name} /> : null}
+      <div className="planner-layout">
+        <aside className="planner-inputs print-hide">
+          <Card
+            title="What if"
+            description={loaded.name ? `Scenario “${loaded.name}”` : "Type to update the report."}
+          >
+            {catalogs.isPending ? (
+              <LoadingState label="Loading price catalogs…" />
+            ) : catalogs.isError ? (
+              <ErrorBanner
+                title="Could not load price catalogs"
+                error={catalogs.error}
+                onRetry={() => catalogs.refetch()}
+              />
+            ) : (
+              <ScenarioForm form={form} errors={errors} catalogs={catalogs.data} onChange={setForm} />
+            )}
+          </Card>
+        </aside>
+        <div className="planner-results" aria-live="polite" aria-busy={report.isFetching || undefined}>
+          {report.isError ? (
+            <ErrorBanner title="The scenario cannot be priced" error={report.error} />
+          ) : !data ? (
+            body ? (
+              <LoadingState label="Pricing the scenario…" />
+            ) : (
+              <p className="muted">Fix the marked fields to see the report.</p>
+            )
+          ) : (
+            <>
+              <Card
+                title="Monthly cost against access frequency"
+                description={`Break-even points are marked; the scenario reads the data ${formatFrequency(data.reads_per_month)} times a month.`}
+                actions={report.isFetching ? <Badge tone="neutral">updating…</Badge> : null}
+              >
+                <CostCurveChart report={data} colors={colors} />
+                <BreakEvenSummary report={data} />
+              </Card>
+              <Card
+                title="Cost breakdown per tier"
+                description={`USD per month at ${formatFrequency(data.reads_per_month)} full reads per month.`}
+                className="print-break-before"
+              >
+                <BreakdownSection report={data} />
+              </Card>
+              {data.lifecycle ? (
+                <Card
+                  title="Lifecycle simulation"
+                  description="Cost per month of the policy against keeping all data hot."
+                >
+                  <LifecycleResult lifecycle={data.lifecycle} />
+                </Card>
+              ) : null}
+              {data.hybrid.length ? (
+                <Card
+                  title="Hybrid plan"
+                  description="Annual totals of the split against keeping all data in one tier."
+                >
+                  <HybridResult report={data} colors={colors} />
+                </Card>
+              ) : null}
+              {data.notes.length ? (
+                <ul className="plain-list muted">
+                  {data.notes.map((n) => (
+                    <li key={n}>{n}</li>
+                  ))}
+                </ul>
+              ) : null}
+              <p className="muted catalog-note">
+                Prices:{" "}
+                {data.catalogs
+                  .map((c) => `${c.id} (${c.valid_from}${c.has_estimates ? ", some figures estimated" : ""})`)
+                  .join("; ")}
+              </p>
+            </>
+          )}
+        </div>
+      </div>
+      <ScenarioLibrary
+        current={body}
+        loadedId={loaded.id}
+        onLoad={(s) => open(s, true)}
+        onSaved={(s) => setLoaded({ id: s.id, name: s.name })}
+        compare={compare}
+        onCompareChange={setCompare}
+      />
+      {comparing.length >= 2 ? <CompareScenarios scenarios={comparing} /> : null}
+    </>
+  );
+}
