@@ -36,12 +36,12 @@ def demo_tiers() -> list[Tier]:
     root = get_settings().tiers_dir
     return [
         Tier(name="hot-disk", driver="posix", config={"path": str(root / "hot")}, storage_classes=["STANDARD"],
-             price_ref={"catalog": "aws-us-east-1-2026", "storage_class": "STANDARD"}),
+             capacity_bytes=50 * 2**30, price_ref={"catalog": "aws-us-east-1-2026", "storage_class": "STANDARD"}),
         Tier(name="infrequent", driver="posix", config={"path": str(root / "infrequent")},
-             storage_classes=["STANDARD_IA"], min_storage_days=30,
+             storage_classes=["STANDARD_IA"], min_storage_days=30, capacity_bytes=200 * 2**30,
              price_ref={"catalog": "aws-us-east-1-2026", "storage_class": "STANDARD_IA"}),
         Tier(name="archive", driver="posix", config={"path": str(root / "archive")}, offline=True,
-             storage_classes=["GLACIER", "DEEP_ARCHIVE"], min_storage_days=90,
+             storage_classes=["GLACIER", "DEEP_ARCHIVE"], min_storage_days=90, capacity_bytes=2**40,
              restore_delays={"expedited": 5, "standard": 30, "bulk": 60},
              price_ref={"catalog": "aws-us-east-1-2026", "storage_class": "GLACIER"}),
     ]

@@ -50,7 +50,8 @@ def test_up_serves_api_and_gateway_then_stops_all_children(tmp_path: Path, sig: 
             time.sleep(0.5)
         assert health is not None and health.json()["status"] == "ok", (tmp_path / "up.log").read_text()
         with httpx.Client(base_url=f"http://127.0.0.1:{api_port}") as c:
-            assert c.post("/api/auth/login", json={"username": "boss", "password": "boss-password-1"}).status_code == 200
+            r = c.post("/api/auth/login", json={"username": "boss", "password": "boss-password-1"})
+            assert r.status_code == 200, (tmp_path / "up.log").read_text()[-5000:]
             names = {t["name"] for t in c.get("/api/overview").json()["tiers"]}
             assert names == {"hot-disk", "infrequent", "archive"}  # the demo seed
         # the gateway answers S3 (an anonymous request is refused with an S3 XML error)

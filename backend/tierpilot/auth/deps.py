@@ -20,9 +20,15 @@ CSRF_HEADER = "x-csrf-token"
 _SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 
 
-def get_session() -> Iterator[Session]:
-    """Commit when the handler returns, roll back when it raises."""
+def get_session(request: Request) -> Iterator[Session]:
+    """Commit when the handler returns, roll back when it raises.
+
+    Mutating requests take SQLite's write lock at BEGIN: a read-then-write transaction that loses
+    the race to another writer would otherwise fail at once instead of waiting its turn.
+    """
     session = session_factory()()
+    if request.method not in _SAFE_METHODS:
+        session.connection(execution_options={"sqlite_immediate": True})
     try:
         yield session
         session.commit()
