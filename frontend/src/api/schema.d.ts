@@ -89,6 +89,110 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/buckets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Buckets
+         * @description Buckets with their object count and stored bytes (own buckets; admins see all).
+         */
+        get: operations["list_buckets_api_buckets_get"];
+        put?: never;
+        /** Create Bucket */
+        post: operations["create_bucket_api_buckets_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/buckets/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete Bucket */
+        delete: operations["delete_bucket_api_buckets__name__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/buckets/{name}/object": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Object Detail
+         * @description Everything the catalog knows about one object: tier, class, size, checksum, restore state.
+         */
+        get: operations["object_detail_api_buckets__name__object_get"];
+        put?: never;
+        post?: never;
+        /** Delete Object */
+        delete: operations["delete_object_api_buckets__name__object_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/buckets/{name}/object/content": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download
+         * @description The object's bytes as a download (archived objects need a completed restore: 403).
+         */
+        get: operations["download_api_buckets__name__object_content_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/buckets/{name}/objects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Objects
+         * @description One page of a folder: its sub-folders (common prefixes) and objects, in key order.
+         */
+        get: operations["list_objects_api_buckets__name__objects_get"];
+        put?: never;
+        /**
+         * Upload
+         * @description Store an object: a multipart form (``file``, optional ``key`` or ``prefix`` fields) from the
+         *     browser, or the raw request body with ``?key=`` (streamed, never held in memory).
+         */
+        post: operations["upload_api_buckets__name__objects_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/capacity": {
         parameters: {
             query?: never;
@@ -173,6 +277,222 @@ export interface paths {
         put?: never;
         /** Rotate Key */
         post: operations["rotate_key_api_keys__access_key_id__rotate_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/lifecycle/buckets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Buckets
+         * @description The caller's buckets (all, for admins) with how many rules each has.
+         */
+        get: operations["list_buckets_api_lifecycle_buckets_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/lifecycle/buckets/{bucket}/configuration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Configuration */
+        get: operations["get_configuration_api_lifecycle_buckets__bucket__configuration_get"];
+        /**
+         * Put Configuration
+         * @description Replace the bucket's rules (as S3's PutBucketLifecycleConfiguration).
+         */
+        put: operations["put_configuration_api_lifecycle_buckets__bucket__configuration_put"];
+        post?: never;
+        /** Delete Configuration */
+        delete: operations["delete_configuration_api_lifecycle_buckets__bucket__configuration_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/lifecycle/buckets/{bucket}/dry-run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Dry Run
+         * @description What the bucket's rules would do with this edit (a rule added or replaced, or a whole configuration).
+         *
+         *     Nothing is saved; an edit the bucket would refuse answers 422 with the reason.
+         */
+        post: operations["dry_run_api_lifecycle_buckets__bucket__dry_run_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/lifecycle/buckets/{bucket}/rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add Rule */
+        post: operations["add_rule_api_lifecycle_buckets__bucket__rules_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/lifecycle/buckets/{bucket}/rules/{rule_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Replace Rule */
+        put: operations["replace_rule_api_lifecycle_buckets__bucket__rules__rule_id__put"];
+        post?: never;
+        /** Delete Rule */
+        delete: operations["delete_rule_api_lifecycle_buckets__bucket__rules__rule_id__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/lifecycle/meter": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Meter
+         * @description Metered moves per action and tier pair (all buckets; admins).
+         */
+        get: operations["get_meter_api_lifecycle_meter_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/lifecycle/moves": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Moves
+         * @description Executed and queued moves, newest first: counts, bytes, duration, errors, attempts.
+         */
+        get: operations["list_moves_api_lifecycle_moves_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/lifecycle/moves/{move_id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry Move
+         * @description Run a failed move again now (the workers get it once this request commits).
+         */
+        post: operations["retry_move_api_lifecycle_moves__move_id__retry_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/lifecycle/moves/retry-failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Retry Failed */
+        post: operations["retry_failed_api_lifecycle_moves_retry_failed_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/lifecycle/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Preview
+         * @description Bytes and objects that move or expire per day and target tier, and storage cost per month before/after.
+         */
+        get: operations["get_preview_api_lifecycle_preview_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/lifecycle/sweep": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sweep Now
+         * @description Ask the workers for a sweep now instead of at the next beat (admins).
+         */
+        post: operations["sweep_now_api_lifecycle_sweep_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -925,6 +1245,24 @@ export interface components {
             /** Storage */
             storage: components["schemas"]["Band-Output"][];
         };
+        /** Amount */
+        Amount: {
+            /** Bytes */
+            bytes: number;
+            /** Objects */
+            objects: number;
+        };
+        /** AndOperator */
+        AndOperator: {
+            /** Object Size Greater Than */
+            object_size_greater_than?: number | null;
+            /** Object Size Less Than */
+            object_size_less_than?: number | null;
+            /** Prefix */
+            prefix?: string | null;
+            /** Tags */
+            tags?: components["schemas"]["Tag"][];
+        };
         /** AvailabilityOut */
         AvailabilityOut: {
             /** Bookable Mbps */
@@ -990,115 +1328,6 @@ export interface components {
             price: number;
             /** Up To Gib */
             up_to_gib?: number | null;
-        };
-        /** BatchCreate */
-        BatchCreate: {
-            /** Bucket */
-            bucket: string;
-            /**
-             * Days
-             * @default 7
-             */
-            days: number;
-            /** Keys */
-            keys?: string[];
-            /** Name */
-            name?: string | null;
-            /**
-             * Prefixes
-             * @description "" selects the whole bucket
-             */
-            prefixes?: string[];
-            /**
-             * Speed
-             * @default standard
-             * @enum {string}
-             */
-            speed: "expedited" | "standard" | "bulk";
-        };
-        /** BatchDetailOut */
-        BatchDetailOut: {
-            batch: components["schemas"]["BatchOut"];
-            /**
-             * Items
-             * @description the first page; more from /items
-             */
-            items: components["schemas"]["ItemOut"][];
-            /** Timeline */
-            timeline: components["schemas"]["TimelinePoint"][];
-        };
-        /** BatchListOut */
-        BatchListOut: {
-            /** Items */
-            items: components["schemas"]["BatchOut"][];
-            /**
-             * Next Before Id
-             * @description pass as before_id for the next page
-             */
-            next_before_id: number | null;
-        };
-        /** BatchOut */
-        BatchOut: {
-            /** Cost Estimate Usd */
-            cost_estimate_usd: string | null;
-            /**
-             * Created At
-             * Format: date-time
-             */
-            created_at: string;
-            /** Days */
-            days: number;
-            /** Error */
-            error: string | null;
-            /** Estimated Ready At */
-            estimated_ready_at: string | null;
-            /** Expires At */
-            expires_at: string | null;
-            /** Id */
-            id: number;
-            /** Name */
-            name: string;
-            /** Owner */
-            owner: string;
-            progress: components["schemas"]["Progress"];
-            /** Ready At */
-            ready_at: string | null;
-            /** Source */
-            source: {
-                [key: string]: unknown;
-            };
-            /**
-             * Speed
-             * @enum {string}
-             */
-            speed: "expedited" | "standard" | "bulk";
-            /**
-             * State
-             * @description in_progress | ready | failed | expired
-             */
-            state: string;
-            /** Submitted At */
-            submitted_at: string | null;
-            /** Tiers */
-            tiers: components["schemas"]["BatchTierOut"][];
-            /**
-             * Updated At
-             * Format: date-time
-             */
-            updated_at: string;
-        };
-        /** BatchTierOut */
-        BatchTierOut: {
-            /** Bytes */
-            bytes: number;
-            /** Failed */
-            failed: number;
-            /** Objects */
-            objects: number;
-            /** Ready */
-            ready: number;
-            /** Tier */
-            tier: string;
         };
         /** BenchmarksOut */
         BenchmarksOut: {
@@ -1174,6 +1403,82 @@ export interface components {
             cheaper_below: string;
             /** Reads Per Month */
             reads_per_month: number;
+        };
+        /** BucketCreate */
+        BucketCreate: {
+            /**
+             * Name
+             * @description S3 bucket name
+             */
+            name: string;
+            /**
+             * Space Bytes
+             * @description space reservation in bytes
+             */
+            space_bytes?: number | null;
+            /**
+             * Space End
+             * @description space reservation end (UTC)
+             */
+            space_end?: string | null;
+            /**
+             * Space Start
+             * @description space reservation start (UTC)
+             */
+            space_start?: string | null;
+            /**
+             * Tier
+             * @description tier name; default from settings
+             */
+            tier?: string | null;
+        };
+        /** BucketLifecycle */
+        BucketLifecycle: {
+            /** Bucket */
+            bucket: string;
+            /** Bytes */
+            bytes: number;
+            /** Enabled Rules */
+            enabled_rules: number;
+            /** Objects */
+            objects: number;
+            /** Rules */
+            rules: number;
+            /** Tier */
+            tier: string;
+            /** Updated At */
+            updated_at: string | null;
+            /** Updated By */
+            updated_by: string;
+        };
+        /** BucketOut */
+        BucketOut: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Name */
+            name: string;
+            /** Object Count */
+            object_count: number;
+            /** Owner */
+            owner: string;
+            /** Region */
+            region: string;
+            /** Space Bytes */
+            space_bytes?: number | null;
+            /** Space End */
+            space_end?: string | null;
+            /** Space Start */
+            space_start?: string | null;
+            /** Tier */
+            tier: string;
+            /**
+             * Used Bytes
+             * @description bytes stored (sum of object sizes)
+             */
+            used_bytes: number;
         };
         /** BucketUsage */
         BucketUsage: {
@@ -1376,16 +1681,45 @@ export interface components {
             /** To */
             to: number | null;
         };
-        /** CostOut */
-        CostOut: {
-            /** Restore */
-            restore: string;
-            /** Restored Copy */
-            restored_copy: string;
-            /** Retrieval */
-            retrieval: string;
-            /** Total */
-            total: string;
+        /** ConfigurationOut */
+        ConfigurationOut: {
+            /** Bucket */
+            bucket: string;
+            /** Configured */
+            configured: boolean;
+            /** Rules */
+            rules: components["schemas"]["tierpilot__lifecycle__rules__Rule"][];
+            /**
+             * Transition Default Minimum Object Size
+             * @enum {string}
+             */
+            transition_default_minimum_object_size: "all_storage_classes_128K" | "varies_by_storage_class";
+            /** Updated At */
+            updated_at?: string | null;
+            /**
+             * Updated By
+             * @default
+             */
+            updated_by: string;
+        };
+        /** Cost */
+        Cost: {
+            /**
+             * After Usd Month
+             * @description storage per month once the previewed moves are done (USD)
+             */
+            after_usd_month: string;
+            /**
+             * Before Usd Month
+             * @description storage per month now (USD)
+             */
+            before_usd_month: string;
+            /** Early Deletion Usd */
+            early_deletion_usd: string;
+            /** Tiers */
+            tiers: components["schemas"]["TierCost"][];
+            /** Transition Requests Usd */
+            transition_requests_usd: string;
         };
         /**
          * Decay
@@ -1446,6 +1780,27 @@ export interface components {
             equal: boolean;
         };
         /**
+         * DryRunIn
+         * @description An edited rule (added, or replacing ``replace_id``), or a whole configuration, to try before saving.
+         */
+        DryRunIn: {
+            configuration?: components["schemas"]["LifecycleConfig"] | null;
+            /**
+             * Days
+             * @default 90
+             */
+            days: number;
+            /** Replace Id */
+            replace_id?: string | null;
+            rule?: components["schemas"]["tierpilot__lifecycle__rules__Rule"] | null;
+        };
+        /** DryRunOut */
+        DryRunOut: {
+            /** @description the configuration as it would be saved */
+            configuration: components["schemas"]["LifecycleConfig"];
+            preview: components["schemas"]["PreviewOut"];
+        };
+        /**
          * EarlyDeletion
          * @description Data deleted before the class's minimum duration: a share of the data set per month, at an age.
          */
@@ -1454,6 +1809,15 @@ export interface components {
             age_days: number | string;
             /** Share Per Month */
             share_per_month: number | string;
+        };
+        /** Expiration */
+        Expiration: {
+            /** Date */
+            date?: string | null;
+            /** Days */
+            days?: number | null;
+            /** Expired Object Delete Marker */
+            expired_object_delete_marker?: boolean | null;
         };
         /** FixedCost */
         FixedCost: {
@@ -1466,6 +1830,29 @@ export interface components {
              * @description tier labels it applies to; omitted = every tier
              */
             tiers?: string[] | null;
+        };
+        /** FolderListing */
+        FolderListing: {
+            /** Bucket */
+            bucket: string;
+            /** Delimiter */
+            delimiter: string;
+            /**
+             * Folders
+             * @description common prefixes (sub-folders) at this level
+             */
+            folders: string[];
+            /**
+             * Next Cursor
+             * @description pass as `cursor` for the next page
+             */
+            next_cursor?: string | null;
+            /** Objects */
+            objects: components["schemas"]["ObjectSummary"][];
+            /** Prefix */
+            prefix: string;
+            /** Truncated */
+            truncated: boolean;
         };
         /** FrequencyRange */
         FrequencyRange: {
@@ -1559,52 +1946,6 @@ export interface components {
              */
             retention_days?: number | null;
         };
-        /** ItemOut */
-        ItemOut: {
-            /** Attempts */
-            attempts: number;
-            /** Bucket */
-            bucket: string;
-            /** Expected Ready At */
-            expected_ready_at: string | null;
-            /** Expires At */
-            expires_at: string | null;
-            /** Id */
-            id: number;
-            /** Key */
-            key: string;
-            /** Last Error */
-            last_error: string | null;
-            /** Next Poll At */
-            next_poll_at: string | null;
-            /** Poll Count */
-            poll_count: number;
-            /** Ready At */
-            ready_at: string | null;
-            /** Requested At */
-            requested_at: string | null;
-            /** Size */
-            size: number;
-            /**
-             * Speed
-             * @enum {string}
-             */
-            speed: "expedited" | "standard" | "bulk";
-            /**
-             * State
-             * @description pending | ongoing | ready | failed | expired
-             */
-            state: string;
-            /** Tier Id */
-            tier_id: number;
-        };
-        /** ItemPageOut */
-        ItemPageOut: {
-            /** Items */
-            items: components["schemas"]["ItemOut"][];
-            /** Next After Id */
-            next_after_id: number | null;
-        };
         /**
          * Lifecycle
          * @description A tiering policy simulated month by month over a horizon, with new data arriving each month.
@@ -1638,7 +1979,7 @@ export interface components {
              */
             initial_gib: number | string;
             /** Rules */
-            rules?: components["schemas"]["Rule"][];
+            rules?: components["schemas"]["tierpilot__pricing__schemas__Rule"][];
             /**
              * Search
              * @description search the transition days that minimise the total
@@ -1655,6 +1996,17 @@ export interface components {
              * @description tier where new data lands; default: the first tier
              */
             start?: string | null;
+        };
+        /** LifecycleConfig */
+        LifecycleConfig: {
+            /** Rules */
+            rules?: components["schemas"]["tierpilot__lifecycle__rules__Rule"][];
+            /**
+             * Transition Default Minimum Object Size
+             * @default all_storage_classes_128K
+             * @enum {string}
+             */
+            transition_default_minimum_object_size: "all_storage_classes_128K" | "varies_by_storage_class";
         };
         /** LifecycleOut */
         LifecycleOut: {
@@ -1729,6 +2081,91 @@ export interface components {
              */
             retrieval: number | string;
         };
+        /** MeterOut */
+        MeterOut: {
+            /** Rows */
+            rows: components["schemas"]["MeterRow"][];
+            /** Since */
+            since: string | null;
+        };
+        /** MeterRow */
+        MeterRow: {
+            /** Action */
+            action: string;
+            /** Bytes */
+            bytes: number;
+            /** Early Deletion Usd */
+            early_deletion_usd: string;
+            /** Early Deletions */
+            early_deletions: number;
+            /** Failures */
+            failures: number;
+            /** From Tier */
+            from_tier: string;
+            /** Objects */
+            objects: number;
+            /** To Tier */
+            to_tier: string | null;
+            /** Transition Requests */
+            transition_requests: number;
+        };
+        /** MoveOut */
+        MoveOut: {
+            /** Action */
+            action: string;
+            /** Attempts */
+            attempts: number;
+            /** Bucket */
+            bucket: string;
+            /** Bytes Moved */
+            bytes_moved: number;
+            /** Copy Seconds */
+            copy_seconds: number | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Early Deletion Usd */
+            early_deletion_usd: string;
+            /** Error */
+            error: string | null;
+            /** Finished At */
+            finished_at: string | null;
+            /** From Class */
+            from_class: string;
+            /** From Tier */
+            from_tier: string;
+            /** Id */
+            id: number;
+            /** Key */
+            key: string;
+            /** Next Attempt At */
+            next_attempt_at: string | null;
+            /** Rule Id */
+            rule_id: string;
+            /** Size */
+            size: number;
+            /** Started At */
+            started_at: string | null;
+            /** State */
+            state: string;
+            /** To Class */
+            to_class: string | null;
+            /** To Tier */
+            to_tier: string | null;
+        };
+        /** MovesOut */
+        MovesOut: {
+            /** Counts */
+            counts: {
+                [key: string]: number;
+            };
+            /** Moves */
+            moves: components["schemas"]["MoveOut"][];
+            /** Next Before Id */
+            next_before_id: number | null;
+        };
         /** NewAccessKeyOut */
         NewAccessKeyOut: {
             /** Access Key Id */
@@ -1740,6 +2177,28 @@ export interface components {
              * @description shown once; store it now
              */
             secret_access_key: string;
+        };
+        /**
+         * NoncurrentVersionExpiration
+         * @description Accepted and returned as S3 does; buckets here are unversioned, so it never applies.
+         */
+        NoncurrentVersionExpiration: {
+            /** Newer Noncurrent Versions */
+            newer_noncurrent_versions?: number | null;
+            /** Noncurrent Days */
+            noncurrent_days?: number | null;
+        };
+        /**
+         * NoncurrentVersionTransition
+         * @description Accepted and returned as S3 does; buckets here are unversioned, so it never applies.
+         */
+        NoncurrentVersionTransition: {
+            /** Newer Noncurrent Versions */
+            newer_noncurrent_versions?: number | null;
+            /** Noncurrent Days */
+            noncurrent_days?: number | null;
+            /** Storage Class */
+            storage_class: string;
         };
         /** NotificationOut */
         NotificationOut: {
@@ -1780,6 +2239,102 @@ export interface components {
             items: components["schemas"]["NotificationOut"][];
             /** Unread */
             unread: number;
+        };
+        /** ObjectDetail */
+        ObjectDetail: {
+            /** Bucket */
+            bucket: string;
+            /** Checksum Algorithm */
+            checksum_algorithm?: string | null;
+            /** Checksum Value */
+            checksum_value?: string | null;
+            /** Content Type */
+            content_type: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Etag */
+            etag: string;
+            /** Gateway Url */
+            gateway_url: string;
+            /** Headers */
+            headers: {
+                [key: string]: unknown;
+            };
+            /** Key */
+            key: string;
+            /** Last Access At */
+            last_access_at?: string | null;
+            /**
+             * Last Modified
+             * Format: date-time
+             */
+            last_modified: string;
+            /** Parts Count */
+            parts_count?: number | null;
+            /**
+             * Readable
+             * @description GET works now (not archived, or restored)
+             */
+            readable: boolean;
+            /** Restore Expiry */
+            restore_expiry?: string | null;
+            /** Restore Speed */
+            restore_speed?: string | null;
+            /**
+             * Restore State
+             * @description None | ongoing | restored | failed
+             */
+            restore_state?: string | null;
+            /** S3 Uri */
+            s3_uri: string;
+            /**
+             * Size
+             * @description bytes
+             */
+            size: number;
+            /** Storage Class */
+            storage_class: string;
+            /** Tags */
+            tags: {
+                [key: string]: unknown;
+            };
+            /** Tier */
+            tier: string;
+            /** Tier Offline */
+            tier_offline: boolean;
+            /** User Metadata */
+            user_metadata: {
+                [key: string]: unknown;
+            };
+        };
+        /** ObjectSummary */
+        ObjectSummary: {
+            /** Etag */
+            etag: string;
+            /** Key */
+            key: string;
+            /**
+             * Last Modified
+             * Format: date-time
+             */
+            last_modified: string;
+            /**
+             * Restore State
+             * @description None | ongoing | restored | failed
+             */
+            restore_state?: string | null;
+            /**
+             * Size
+             * @description bytes
+             */
+            size: number;
+            /** Storage Class */
+            storage_class: string;
+            /** Tier */
+            tier: string;
         };
         /**
          * OnPremCost
@@ -1853,81 +2408,45 @@ export interface components {
             gateway_url: string;
             /** Tiers */
             tiers: components["schemas"]["TierUsage"][];
-            totals: components["schemas"]["Totals"];
+            totals: components["schemas"]["tierpilot__overview__Totals"];
         };
-        /** PreviewIn */
-        PreviewIn: {
-            /** Bucket */
-            bucket: string;
+        /** PreviewDay */
+        PreviewDay: {
             /**
-             * Days
-             * @description days the restored copies stay readable
-             * @default 7
+             * Date
+             * Format: date
              */
-            days: number;
-            /** Keys */
-            keys?: string[];
-            /**
-             * Prefixes
-             * @description "" selects the whole bucket
-             */
-            prefixes?: string[];
+            date: string;
+            expirations: components["schemas"]["Amount"];
+            /** Moves */
+            moves: components["schemas"]["TierAmount"][];
         };
         /** PreviewOut */
         PreviewOut: {
-            /**
-             * Already Restored
-             * @description readable now; a restore extends their expiry
-             */
-            already_restored: number;
-            /** Bucket */
-            bucket: string;
-            /** Bytes */
-            bytes: number;
+            /** Buckets */
+            buckets: string[];
+            cost: components["schemas"]["Cost"];
             /** Days */
             days: number;
-            /** Missing Keys */
-            missing_keys: string[];
             /**
-             * Not Archived
-             * @description selected but readable without a restore (left out)
+             * Generated At
+             * Format: date-time
              */
-            not_archived: number;
-            /** Objects */
-            objects: number;
-            /** Sample Keys */
-            sample_keys: string[];
-            /** Speeds */
-            speeds: components["schemas"]["SpeedOptionOut"][];
-            /** Tiers */
-            tiers: components["schemas"]["TierShareOut"][];
-        };
-        /** Progress */
-        Progress: {
-            /** Bytes */
-            bytes: number;
-            /** Expired */
-            expired: number;
-            /** Failed */
-            failed: number;
-            /** Objects */
-            objects: number;
-            /** Ongoing */
-            ongoing: number;
-            /** Pending */
-            pending: number;
-            /** Ready */
-            ready: number;
-            /** Ready Bytes */
-            ready_bytes: number;
-        };
-        /**
-         * QueueOut
-         * @description Everything the Restores page shows, in one response (polled for live updates).
-         */
-        QueueOut: {
-            batches: components["schemas"]["BatchListOut"];
-            summary: components["schemas"]["SummaryOut"];
+            generated_at: string;
+            /** Objects Walked */
+            objects_walked: number;
+            /**
+             * Samples
+             * @description first objects acted on today (the next sweep's work)
+             */
+            samples: components["schemas"]["Sample"][];
+            /** Series */
+            series: components["schemas"]["PreviewDay"][];
+            totals: components["schemas"]["tierpilot__lifecycle__schemas__Totals"];
+            /** Truncated */
+            truncated: boolean;
+            /** Unpriced Tiers */
+            unpriced_tiers: string[];
         };
         /**
          * ReportOut
@@ -2105,6 +2624,126 @@ export interface components {
             /** Typical Hours */
             typical_hours: number;
         };
+        /** RestoreBatchCreate */
+        RestoreBatchCreate: {
+            /** Bucket */
+            bucket: string;
+            /**
+             * Days
+             * @default 7
+             */
+            days: number;
+            /** Keys */
+            keys?: string[];
+            /** Name */
+            name?: string | null;
+            /**
+             * Prefixes
+             * @description "" selects the whole bucket
+             */
+            prefixes?: string[];
+            /**
+             * Speed
+             * @default standard
+             * @enum {string}
+             */
+            speed: "expedited" | "standard" | "bulk";
+        };
+        /** RestoreBatchDetailOut */
+        RestoreBatchDetailOut: {
+            batch: components["schemas"]["RestoreBatchOut"];
+            /**
+             * Items
+             * @description the first page; more from /items
+             */
+            items: components["schemas"]["RestoreItemOut"][];
+            /** Timeline */
+            timeline: components["schemas"]["RestoreTimelinePoint"][];
+        };
+        /** RestoreBatchListOut */
+        RestoreBatchListOut: {
+            /** Items */
+            items: components["schemas"]["RestoreBatchOut"][];
+            /**
+             * Next Before Id
+             * @description pass as before_id for the next page
+             */
+            next_before_id: number | null;
+        };
+        /** RestoreBatchOut */
+        RestoreBatchOut: {
+            /** Cost Estimate Usd */
+            cost_estimate_usd: string | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Days */
+            days: number;
+            /** Error */
+            error: string | null;
+            /** Estimated Ready At */
+            estimated_ready_at: string | null;
+            /** Expires At */
+            expires_at: string | null;
+            /** Id */
+            id: number;
+            /** Name */
+            name: string;
+            /** Owner */
+            owner: string;
+            progress: components["schemas"]["RestoreProgress"];
+            /** Ready At */
+            ready_at: string | null;
+            /** Source */
+            source: {
+                [key: string]: unknown;
+            };
+            /**
+             * Speed
+             * @enum {string}
+             */
+            speed: "expedited" | "standard" | "bulk";
+            /**
+             * State
+             * @description in_progress | ready | failed | expired
+             */
+            state: string;
+            /** Submitted At */
+            submitted_at: string | null;
+            /** Tiers */
+            tiers: components["schemas"]["RestoreBatchTierOut"][];
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+        };
+        /** RestoreBatchTierOut */
+        RestoreBatchTierOut: {
+            /** Bytes */
+            bytes: number;
+            /** Failed */
+            failed: number;
+            /** Objects */
+            objects: number;
+            /** Ready */
+            ready: number;
+            /** Tier */
+            tier: string;
+        };
+        /** RestoreCostOut */
+        RestoreCostOut: {
+            /** Restore */
+            restore: string;
+            /** Restored Copy */
+            restored_copy: string;
+            /** Retrieval */
+            retrieval: string;
+            /** Total */
+            total: string;
+        };
         /**
          * RestoreDelays
          * @description Seconds from a restore request until the restored copy is readable, per speed.
@@ -2133,18 +2772,294 @@ export interface components {
             /** Typical */
             typical: number;
         };
-        /** RetryOut */
-        RetryOut: {
-            batch: components["schemas"]["BatchOut"];
+        /** RestoreItemOut */
+        RestoreItemOut: {
+            /** Attempts */
+            attempts: number;
+            /** Bucket */
+            bucket: string;
+            /** Expected Ready At */
+            expected_ready_at: string | null;
+            /** Expires At */
+            expires_at: string | null;
+            /** Id */
+            id: number;
+            /** Key */
+            key: string;
+            /** Last Error */
+            last_error: string | null;
+            /** Next Poll At */
+            next_poll_at: string | null;
+            /** Poll Count */
+            poll_count: number;
+            /** Ready At */
+            ready_at: string | null;
+            /** Requested At */
+            requested_at: string | null;
+            /** Size */
+            size: number;
+            /**
+             * Speed
+             * @enum {string}
+             */
+            speed: "expedited" | "standard" | "bulk";
+            /**
+             * State
+             * @description pending | ongoing | ready | failed | expired
+             */
+            state: string;
+            /** Tier Id */
+            tier_id: number;
+        };
+        /** RestoreItemPageOut */
+        RestoreItemPageOut: {
+            /** Items */
+            items: components["schemas"]["RestoreItemOut"][];
+            /** Next After Id */
+            next_after_id: number | null;
+        };
+        /** RestorePreviewIn */
+        RestorePreviewIn: {
+            /** Bucket */
+            bucket: string;
+            /**
+             * Days
+             * @description days the restored copies stay readable
+             * @default 7
+             */
+            days: number;
+            /** Keys */
+            keys?: string[];
+            /**
+             * Prefixes
+             * @description "" selects the whole bucket
+             */
+            prefixes?: string[];
+        };
+        /** RestorePreviewOut */
+        RestorePreviewOut: {
+            /**
+             * Already Restored
+             * @description readable now; a restore extends their expiry
+             */
+            already_restored: number;
+            /** Bucket */
+            bucket: string;
+            /** Bytes */
+            bytes: number;
+            /** Days */
+            days: number;
+            /** Missing Keys */
+            missing_keys: string[];
+            /**
+             * Not Archived
+             * @description selected but readable without a restore (left out)
+             */
+            not_archived: number;
+            /** Objects */
+            objects: number;
+            /** Sample Keys */
+            sample_keys: string[];
+            /** Speeds */
+            speeds: components["schemas"]["RestoreSpeedOption"][];
+            /** Tiers */
+            tiers: components["schemas"]["RestoreTierShare"][];
+        };
+        /** RestoreProgress */
+        RestoreProgress: {
+            /** Bytes */
+            bytes: number;
+            /** Expired */
+            expired: number;
+            /** Failed */
+            failed: number;
+            /** Objects */
+            objects: number;
+            /** Ongoing */
+            ongoing: number;
+            /** Pending */
+            pending: number;
+            /** Ready */
+            ready: number;
+            /** Ready Bytes */
+            ready_bytes: number;
+        };
+        /**
+         * RestoreQueueOut
+         * @description Everything the Restores page shows, in one response (polled for live updates).
+         */
+        RestoreQueueOut: {
+            batches: components["schemas"]["RestoreBatchListOut"];
+            summary: components["schemas"]["RestoreSummaryOut"];
+        };
+        /** RestoreRetryOut */
+        RestoreRetryOut: {
+            batch: components["schemas"]["RestoreBatchOut"];
             /** Retried */
             retried: number;
         };
-        /** Rule */
-        Rule: {
-            /** After Days */
-            after_days: number;
-            /** To */
-            to: string;
+        /** RestoreScheduleIn */
+        RestoreScheduleIn: {
+            /**
+             * Speeds
+             * @description per speed {phases: [[from_s, every_s], ...], max_s}; null restores the defaults
+             */
+            speeds: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            } | null;
+        };
+        /** RestoreScheduleOut */
+        RestoreScheduleOut: {
+            /**
+             * Custom
+             * @description False: the defaults for this kind of tier
+             */
+            custom: boolean;
+            /**
+             * Speeds
+             * @description per speed: phases [[from_s, every_s], ...], max_s
+             */
+            speeds: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            };
+            /** Tier */
+            tier: string;
+            /** Tier Id */
+            tier_id: number;
+        };
+        /** RestoreSpeedIn */
+        RestoreSpeedIn: {
+            /**
+             * Speed
+             * @enum {string}
+             */
+            speed: "expedited" | "standard" | "bulk";
+        };
+        /** RestoreSpeedOption */
+        RestoreSpeedOption: {
+            /** Available */
+            available: boolean;
+            /** @description None when a tier of the selection has no price sheet */
+            cost_usd: components["schemas"]["RestoreCostOut"] | null;
+            /**
+             * Expected Ready At
+             * Format: date-time
+             */
+            expected_ready_at: string;
+            /**
+             * Expected Ready S
+             * @description until the poll that sees a typical recall done
+             */
+            expected_ready_s: number;
+            /** Notes */
+            notes: string[];
+            /**
+             * Speed
+             * @enum {string}
+             */
+            speed: "expedited" | "standard" | "bulk";
+        };
+        /** RestoreSummaryOut */
+        RestoreSummaryOut: {
+            /** Batches By State */
+            batches_by_state: {
+                [key: string]: number;
+            };
+            oldest_in_progress: components["schemas"]["RestoreBatchOut"] | null;
+            /**
+             * Scope
+             * @enum {string}
+             */
+            scope: "mine" | "everyone";
+            /**
+             * Single Restores Active
+             * @description RestoreObject calls through the gateway still running
+             */
+            single_restores_active: number;
+            /** Single Restores Oldest */
+            single_restores_oldest: string | null;
+            /** Tiers */
+            tiers: components["schemas"]["RestoreTierCountOut"][];
+        };
+        /** RestoreTierCountOut */
+        RestoreTierCountOut: {
+            /** Bytes */
+            bytes: number;
+            /** Expired */
+            expired: number;
+            /** Failed */
+            failed: number;
+            /** Objects */
+            objects: number;
+            /** Ongoing */
+            ongoing: number;
+            /** Pending */
+            pending: number;
+            /** Ready */
+            ready: number;
+            /** Tier */
+            tier: string;
+        };
+        /** RestoreTierShare */
+        RestoreTierShare: {
+            /** Bytes */
+            bytes: number;
+            /** Objects */
+            objects: number;
+            /** Offline */
+            offline: boolean;
+            /** Tier */
+            tier: string;
+        };
+        /** RestoreTimelinePoint */
+        RestoreTimelinePoint: {
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /** Ready */
+            ready: number;
+        };
+        /** RetryOut */
+        RetryOut: {
+            /** Retried */
+            retried: number;
+        };
+        /**
+         * RuleFilter
+         * @description S3's ``Filter``: empty (every object) or exactly one of its children.
+         */
+        RuleFilter: {
+            and?: components["schemas"]["AndOperator"] | null;
+            /** Object Size Greater Than */
+            object_size_greater_than?: number | null;
+            /** Object Size Less Than */
+            object_size_less_than?: number | null;
+            /** Prefix */
+            prefix?: string | null;
+            tag?: components["schemas"]["Tag"] | null;
+        };
+        /** Sample */
+        Sample: {
+            /** Action */
+            action: string;
+            /** Bucket */
+            bucket: string;
+            /** From Tier */
+            from_tier: string;
+            /** Key */
+            key: string;
+            /** Size */
+            size: number;
+            /** Storage Class */
+            storage_class: string | null;
+            /** To Tier */
+            to_tier: string | null;
         };
         /**
          * Scenario
@@ -2285,39 +3200,6 @@ export interface components {
             /** Name */
             name?: string | null;
         };
-        /** ScheduleIn */
-        ScheduleIn: {
-            /**
-             * Speeds
-             * @description per speed {phases: [[from_s, every_s], ...], max_s}; null restores the defaults
-             */
-            speeds: {
-                [key: string]: {
-                    [key: string]: unknown;
-                };
-            } | null;
-        };
-        /** ScheduleOut */
-        ScheduleOut: {
-            /**
-             * Custom
-             * @description False: the defaults for this kind of tier
-             */
-            custom: boolean;
-            /**
-             * Speeds
-             * @description per speed: phases [[from_s, every_s], ...], max_s
-             */
-            speeds: {
-                [key: string]: {
-                    [key: string]: unknown;
-                };
-            };
-            /** Tier */
-            tier: string;
-            /** Tier Id */
-            tier_id: number;
-        };
         /** ShareOut */
         ShareOut: {
             /** Path */
@@ -2340,7 +3222,7 @@ export interface components {
             /** Months */
             months: components["schemas"]["SimulationMonthOut"][];
             /** Rules */
-            rules: components["schemas"]["Rule"][];
+            rules: components["schemas"]["tierpilot__pricing__schemas__Rule"][];
             /** Total */
             total: number;
         };
@@ -2350,38 +3232,6 @@ export interface components {
             count: number | string;
             /** Size Bytes */
             size_bytes: number;
-        };
-        /** SpeedIn */
-        SpeedIn: {
-            /**
-             * Speed
-             * @enum {string}
-             */
-            speed: "expedited" | "standard" | "bulk";
-        };
-        /** SpeedOptionOut */
-        SpeedOptionOut: {
-            /** Available */
-            available: boolean;
-            /** @description None when a tier of the selection has no price sheet */
-            cost_usd: components["schemas"]["CostOut"] | null;
-            /**
-             * Expected Ready At
-             * Format: date-time
-             */
-            expected_ready_at: string;
-            /**
-             * Expected Ready S
-             * @description until the poll that sees a typical recall done
-             */
-            expected_ready_s: number;
-            /** Notes */
-            notes: string[];
-            /**
-             * Speed
-             * @enum {string}
-             */
-            speed: "expedited" | "standard" | "bulk";
         };
         /** StorageClass */
         "StorageClass-Input": {
@@ -2537,28 +3387,6 @@ export interface components {
              */
             transition_per_1k: number;
         };
-        /** SummaryOut */
-        SummaryOut: {
-            /** Batches By State */
-            batches_by_state: {
-                [key: string]: number;
-            };
-            oldest_in_progress: components["schemas"]["BatchOut"] | null;
-            /**
-             * Scope
-             * @enum {string}
-             */
-            scope: "mine" | "everyone";
-            /**
-             * Single Restores Active
-             * @description RestoreObject calls through the gateway still running
-             */
-            single_restores_active: number;
-            /** Single Restores Oldest */
-            single_restores_oldest: string | null;
-            /** Tiers */
-            tiers: components["schemas"]["TierCountOut"][];
-        };
         /** SweepOut */
         SweepOut: {
             /** Reads Per Month */
@@ -2567,6 +3395,21 @@ export interface components {
             totals: {
                 [key: string]: number[];
             };
+        };
+        /** SweepQueued */
+        SweepQueued: {
+            /** Task Id */
+            task_id: string;
+        };
+        /** Tag */
+        Tag: {
+            /** Key */
+            key: string;
+            /**
+             * Value
+             * @default
+             */
+            value: string;
         };
         /** ThroughputOut */
         ThroughputOut: {
@@ -2616,22 +3459,34 @@ export interface components {
              */
             at: string;
         };
-        /** TierCountOut */
-        TierCountOut: {
+        /** TierAmount */
+        TierAmount: {
             /** Bytes */
             bytes: number;
-            /** Expired */
-            expired: number;
-            /** Failed */
-            failed: number;
             /** Objects */
             objects: number;
-            /** Ongoing */
-            ongoing: number;
-            /** Pending */
-            pending: number;
-            /** Ready */
-            ready: number;
+            /** Tier */
+            tier: string;
+        };
+        /** TierCost */
+        TierCost: {
+            /** After Usd Month */
+            after_usd_month: string;
+            /** Before Usd Month */
+            before_usd_month: string;
+            /** Bytes After */
+            bytes_after: number;
+            /** Bytes Before */
+            bytes_before: number;
+            /** Objects After */
+            objects_after: number;
+            /** Objects Before */
+            objects_before: number;
+            /**
+             * Price
+             * @description price catalog entry (catalog:CLASS); null = not priced
+             */
+            price: string | null;
             /** Tier */
             tier: string;
         };
@@ -2719,6 +3574,56 @@ export interface components {
             /** Used Bytes */
             used_bytes: number;
         };
+        /** Rule */
+        tierpilot__lifecycle__rules__Rule: {
+            /** Abort Incomplete Multipart Upload Days */
+            abort_incomplete_multipart_upload_days?: number | null;
+            expiration?: components["schemas"]["Expiration"] | null;
+            filter?: components["schemas"]["RuleFilter"] | null;
+            /**
+             * Id
+             * @default
+             */
+            id: string;
+            noncurrent_version_expiration?: components["schemas"]["NoncurrentVersionExpiration"] | null;
+            /** Noncurrent Version Transitions */
+            noncurrent_version_transitions?: components["schemas"]["NoncurrentVersionTransition"][];
+            /**
+             * Prefix
+             * @description legacy rule-level prefix (instead of filter)
+             */
+            prefix?: string | null;
+            /**
+             * Status
+             * @default Enabled
+             * @enum {string}
+             */
+            status: "Enabled" | "Disabled";
+            /** Transitions */
+            transitions?: components["schemas"]["Transition"][];
+        };
+        /** Totals */
+        tierpilot__lifecycle__schemas__Totals: {
+            expirations: components["schemas"]["Amount"];
+            /** Moves */
+            moves: components["schemas"]["TierAmount"][];
+        };
+        /** Totals */
+        tierpilot__overview__Totals: {
+            /** Buckets */
+            buckets: number;
+            /** Bytes */
+            bytes: number;
+            /** Objects */
+            objects: number;
+        };
+        /** Rule */
+        tierpilot__pricing__schemas__Rule: {
+            /** After Days */
+            after_days: number;
+            /** To */
+            to: string;
+        };
         /**
          * TierRef
          * @description A storage class to price: `CLASS`, `catalog-id:CLASS`, optionally `@speed` of its restores.
@@ -2763,17 +3668,6 @@ export interface components {
             /** Tier */
             tier: string;
             total: components["schemas"]["BreakdownOut"];
-        };
-        /** TierShareOut */
-        TierShareOut: {
-            /** Bytes */
-            bytes: number;
-            /** Objects */
-            objects: number;
-            /** Offline */
-            offline: boolean;
-            /** Tier */
-            tier: string;
         };
         /**
          * TierUpdate
@@ -2844,16 +3738,6 @@ export interface components {
              */
             start: string;
         };
-        /** TimelinePoint */
-        TimelinePoint: {
-            /**
-             * At
-             * Format: date-time
-             */
-            at: string;
-            /** Ready */
-            ready: number;
-        };
         /** TokenCreate */
         TokenCreate: {
             /** Name */
@@ -2867,14 +3751,25 @@ export interface components {
              */
             token: string;
         };
-        /** Totals */
-        Totals: {
-            /** Buckets */
-            buckets: number;
-            /** Bytes */
-            bytes: number;
-            /** Objects */
-            objects: number;
+        /** Transition */
+        Transition: {
+            /** Date */
+            date?: string | null;
+            /** Days */
+            days?: number | null;
+            /** Storage Class */
+            storage_class: string;
+        };
+        /** UploadOut */
+        UploadOut: {
+            /** Etag */
+            etag: string;
+            /** Key */
+            key: string;
+            /** Size */
+            size: number;
+            /** Storage Class */
+            storage_class: string;
         };
         /** UserCreate */
         UserCreate: {
@@ -3068,6 +3963,253 @@ export interface operations {
             };
         };
     };
+    list_buckets_api_buckets_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BucketOut"][];
+                };
+            };
+        };
+    };
+    create_bucket_api_buckets_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BucketCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BucketOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    delete_bucket_api_buckets__name__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    object_detail_api_buckets__name__object_get: {
+        parameters: {
+            query: {
+                key: string;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ObjectDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    delete_object_api_buckets__name__object_delete: {
+        parameters: {
+            query: {
+                key: string;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    download_api_buckets__name__object_content_get: {
+        parameters: {
+            query: {
+                key: string;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_objects_api_buckets__name__objects_get: {
+        parameters: {
+            query?: {
+                cursor?: string | null;
+                delimiter?: string;
+                limit?: number;
+                prefix?: string;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FolderListing"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    upload_api_buckets__name__objects_post: {
+        parameters: {
+            query?: {
+                key?: string | null;
+                storage_class?: string | null;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UploadOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     get_capacity_api_capacity_get: {
         parameters: {
             query?: never;
@@ -3239,6 +4381,450 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["NewAccessKeyOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_buckets_api_lifecycle_buckets_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BucketLifecycle"][];
+                };
+            };
+        };
+    };
+    get_configuration_api_lifecycle_buckets__bucket__configuration_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                bucket: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigurationOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    put_configuration_api_lifecycle_buckets__bucket__configuration_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                bucket: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LifecycleConfig"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigurationOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    delete_configuration_api_lifecycle_buckets__bucket__configuration_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                bucket: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    dry_run_api_lifecycle_buckets__bucket__dry_run_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                bucket: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DryRunIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DryRunOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    add_rule_api_lifecycle_buckets__bucket__rules_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                bucket: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["tierpilot__lifecycle__rules__Rule"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigurationOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    replace_rule_api_lifecycle_buckets__bucket__rules__rule_id__put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                bucket: string;
+                rule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["tierpilot__lifecycle__rules__Rule"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigurationOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    delete_rule_api_lifecycle_buckets__bucket__rules__rule_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                bucket: string;
+                rule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigurationOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_meter_api_lifecycle_meter_get: {
+        parameters: {
+            query?: {
+                days?: number | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MeterOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_moves_api_lifecycle_moves_get: {
+        parameters: {
+            query?: {
+                before_id?: number | null;
+                bucket?: string | null;
+                limit?: number;
+                state?: string[] | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MovesOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    retry_move_api_lifecycle_moves__move_id__retry_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                move_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RetryOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    retry_failed_api_lifecycle_moves_retry_failed_post: {
+        parameters: {
+            query?: {
+                bucket?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RetryOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_preview_api_lifecycle_preview_get: {
+        parameters: {
+            query?: {
+                /** @description one bucket; omitted = every visible bucket */
+                bucket?: string | null;
+                days?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PreviewOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    sweep_now_api_lifecycle_sweep_post: {
+        parameters: {
+            query?: {
+                bucket?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SweepQueued"];
                 };
             };
             /** @description Validation Error */
@@ -4299,7 +5885,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["BatchListOut"];
+                    "application/json": components["schemas"]["RestoreBatchListOut"];
                 };
             };
             /** @description Validation Error */
@@ -4322,7 +5908,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["BatchCreate"];
+                "application/json": components["schemas"]["RestoreBatchCreate"];
             };
         };
         responses: {
@@ -4332,7 +5918,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["BatchOut"];
+                    "application/json": components["schemas"]["RestoreBatchOut"];
                 };
             };
             /** @description Validation Error */
@@ -4363,7 +5949,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["BatchDetailOut"];
+                    "application/json": components["schemas"]["RestoreBatchDetailOut"];
                 };
             };
             /** @description Validation Error */
@@ -4459,7 +6045,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ItemPageOut"];
+                    "application/json": components["schemas"]["RestoreItemPageOut"];
                 };
             };
             /** @description Validation Error */
@@ -4490,7 +6076,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryOut"];
+                    "application/json": components["schemas"]["RestoreRetryOut"];
                 };
             };
             /** @description Validation Error */
@@ -4515,7 +6101,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["SpeedIn"];
+                "application/json": components["schemas"]["RestoreSpeedIn"];
             };
         };
         responses: {
@@ -4525,7 +6111,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["BatchOut"];
+                    "application/json": components["schemas"]["RestoreBatchOut"];
                 };
             };
             /** @description Validation Error */
@@ -4548,7 +6134,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["PreviewIn"];
+                "application/json": components["schemas"]["RestorePreviewIn"];
             };
         };
         responses: {
@@ -4558,7 +6144,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PreviewOut"];
+                    "application/json": components["schemas"]["RestorePreviewOut"];
                 };
             };
             /** @description Validation Error */
@@ -4590,7 +6176,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["QueueOut"];
+                    "application/json": components["schemas"]["RestoreQueueOut"];
                 };
             };
             /** @description unchanged since the ETag */
@@ -4628,7 +6214,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ScheduleOut"];
+                    "application/json": components["schemas"]["RestoreScheduleOut"];
                 };
             };
             /** @description Validation Error */
@@ -4653,7 +6239,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ScheduleIn"];
+                "application/json": components["schemas"]["RestoreScheduleIn"];
             };
         };
         responses: {
@@ -4663,7 +6249,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ScheduleOut"];
+                    "application/json": components["schemas"]["RestoreScheduleOut"];
                 };
             };
             /** @description Validation Error */
@@ -4694,7 +6280,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SummaryOut"];
+                    "application/json": components["schemas"]["RestoreSummaryOut"];
                 };
             };
             /** @description Validation Error */
