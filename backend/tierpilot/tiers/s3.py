@@ -275,7 +275,8 @@ class S3Driver(TierDriver):
             number = 0
             while buffer:
                 number += 1
-                body = bytes(buffer[: self.part_size])
+                with memoryview(buffer) as view:  # one copy of the part, not two
+                    body = bytes(view[: self.part_size])
                 del buffer[: self.part_size]
                 yield self._part_call(key, upload_id, number, body)
                 if more and len(buffer) < self.part_size:
