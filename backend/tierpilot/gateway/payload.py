@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import queue
+import threading
 from collections.abc import Iterator
 
 from tierpilot.gateway import checksums, sigv4
@@ -59,6 +61,35 @@ def requested_checksum(req: Request) -> tuple[str | None, str | None, str | None
     return algorithm, value, trailer
 
 
+SIDE_HASH_MIN = 8 * 1024 * 1024
+
+
+class SideHasher:
+    """Feeds pieces to digests in a helper thread, at most ``depth`` pieces behind the caller."""
+
+    def __init__(self, digests: list[checksums.Digest], depth: int = 8) -> None:
+        self._digests = digests
+        self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._room = threading.Semaphore(depth)
+        self._thread = threading.Thread(target=self._run, name="payload-hash", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while (piece := self._queue.get()) is not None:
+            for d in self._digests:
+                d.update(piece)
+            self._room.release()
+
+    def feed(self, piece: bytes) -> None:
+        self._room.acquire()
+        self._queue.put(piece)
+
+    def close(self) -> None:
+        """Wait until every fed piece is hashed (the digests are final after this)."""
+        self._queue.put(None)
+        self._thread.join()
+
+
 class Payload:
     """The decoded body of one request and what it must match."""
 
@@ -102,18 +133,26 @@ class Payload:
 
     def chunks(self) -> Iterator[bytes]:
         """The payload bytes (worker thread)."""
-        decoder, sha, extra = self._decoder, self._sha, self._extra
-        for block in self._inbound.blocks():
-            pieces = decoder.feed(block) if decoder is not None else (block,)
-            for piece in pieces:
-                if sha is not None:
-                    sha.update(piece)
-                if extra is not None:
-                    extra.update(piece)
-                self.size += len(piece)
-                yield piece
-        if decoder is not None:
-            decoder.finish()
+        decoder = self._decoder
+        digests: list[checksums.Digest] = [d for d in (self._sha, self._extra) if d is not None]
+        # big bodies hash in a second thread, beside the tier's own MD5 (hashlib releases the GIL)
+        side = SideHasher(digests) if digests and (self.expected_size or 0) >= SIDE_HASH_MIN else None
+        try:
+            for block in self._inbound.blocks():
+                pieces = decoder.feed(block) if decoder is not None else (block,)
+                for piece in pieces:
+                    if side is not None:
+                        side.feed(piece)
+                    else:
+                        for d in digests:
+                            d.update(piece)
+                    self.size += len(piece)
+                    yield piece
+            if decoder is not None:
+                decoder.finish()
+        finally:
+            if side is not None:
+                side.close()
 
     def verify(self, result: PutResult) -> None:
         """Refuse the written bytes unless they are complete and match every digest the client sent."""

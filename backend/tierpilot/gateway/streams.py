@@ -44,18 +44,19 @@ class ClientDisconnected(Exception):
 
 
 class Inbound:
-    """A request body moved from the event loop to one worker thread in blocks of ~1 MiB.
+    """A request body moved from the event loop to one worker thread in batches of ~1 MiB.
 
-    ``pump`` (event loop) reads ASGI messages, accounts them with the flow and hands blocks over;
-    at most DEPTH blocks wait for the thread, then ``pump`` stops reading, which stops the server
-    reading the socket: a slow tier slows the client instead of filling memory.
+    ``pump`` (event loop) reads ASGI messages, accounts them with the flow and hands them over in
+    batches (the pieces themselves, not a joined copy); at most DEPTH batches wait for the thread,
+    then ``pump`` stops reading, which stops the server reading the socket: a slow tier slows the
+    client instead of filling memory.
     """
 
     def __init__(self, receive: Receive, flow: Flow, block: int = BLOCK, depth: int = DEPTH) -> None:
         self._receive = receive
         self._flow = flow
         self._block = block
-        self._queue: queue.SimpleQueue[bytes | Exception | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[list[bytes] | Exception | None] = queue.SimpleQueue()
         self._credit = asyncio.Semaphore(depth)
         self._loop = asyncio.get_running_loop()
         self.received = 0
@@ -78,7 +79,7 @@ class Inbound:
                     held += len(body)
                 if parts and (held >= self._block or not more):
                     await self._credit.acquire()
-                    self._queue.put(parts[0] if len(parts) == 1 else b"".join(parts))
+                    self._queue.put(parts)
                     parts, held = [], 0
             self._queue.put(None)
         except Exception as exc:
@@ -88,7 +89,7 @@ class Inbound:
             raise
 
     def blocks(self) -> Iterator[bytes]:
-        """The body's blocks, in a worker thread; raises what ended the body abnormally."""
+        """The body's pieces, in a worker thread; raises what ended the body abnormally."""
         while True:
             item = self._queue.get()
             if item is None:
@@ -96,7 +97,7 @@ class Inbound:
             if isinstance(item, Exception):
                 raise item
             self._loop.call_soon_threadsafe(self._credit.release)
-            yield item
+            yield from item
 
     async def drive(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run ``fn`` (which reads ``blocks()``) in a worker thread while pumping the body to it."""

@@ -1,0 +1,523 @@
+"""Gateway throughput against the machine's own limits, in one run on one posix tier.
+
+(a) baseline: the same bytes written (with fsync, as the tier does) and read straight in the tier's
+    directory, with the same parallelism;
+(b) a bare ASGI app on the gateway's server stack (uvicorn + httptools + uvloop, one process) that
+    only streams request bodies to a file and files to the socket: the ceiling for any Python
+    gateway here;
+(c) the gateway (`tierpilot gateway`, one process) with boto3 (default settings, i.e. SHA-256 payload
+    signing and CRC32 over plain HTTP): one stream and 8 parallel streams, PUT and GET, 1 GiB.
+    (b) and (c) get the same boto3 requests (1 stream: one 1 GiB object; 8 streams: eight 128 MiB
+    PUTs or eight 128 MiB ranged GETs); boto3's own multipart transfer is reported for (c) too.
+Then a small-object sweep: 1 KiB PUTs and GETs per second at 1, 4, 16, 64, 256 concurrent
+requests (SigV4-presigned, keep-alive connections, 4 client processes), with failures and retries.
+
+Everything runs on 127.0.0.1 in a scratch directory (SQLite). MB/s = 10^6 bytes/s.
+
+Run: .venv/bin/python bench/gateway_throughput.py [--size-mib 1024] [--sweep-seconds 4] [--workers 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import hmac
+import http.client
+import io
+import multiprocessing as mp
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+ROOT = Path(__file__).resolve().parents[1]
+MB = 1_000_000
+MiB = 1 << 20
+CHUNK = MiB
+PARALLEL = 8
+SWEEP = (1, 4, 16, 64, 256)
+CLIENT_PROCS = 4
+
+
+# ------------------------------------------------------------------------------------------ (b) bare ASGI
+
+
+def bare_app(root: Path) -> Callable[..., Any]:
+    """Streams PUT bodies into files (fsync, rename) and files (or a range) out: nothing else."""
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        loop = asyncio.get_running_loop()
+        name = scope["path"].strip("/").replace("/", "_") or "root"
+        path = root / name
+        if scope["method"] == "PUT":
+            tmp = root / f".{name}.{os.getpid()}.{id(scope)}"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            more = True
+            while more:
+                message = await receive()
+                more = message.get("more_body", False)
+                body = message.get("body", b"")
+                if body:
+                    os.write(fd, body)
+            await loop.run_in_executor(None, os.fsync, fd)
+            os.close(fd)
+            os.rename(tmp, path)
+            await send({"type": "http.response.start", "status": 200,
+                        "headers": [(b"etag", b'"bare"'), (b"content-length", b"0")]})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        size = path.stat().st_size if path.exists() else 0
+        start, end = 0, size - 1
+        headers = dict(scope["headers"])
+        status = 200
+        if b"range" in headers:
+            first, _, last = headers[b"range"].decode().removeprefix("bytes=").partition("-")
+            start, end, status = int(first), min(int(last) if last else size - 1, size - 1), 206
+        out = [(b"content-length", str(end - start + 1).encode()), (b"etag", b'"bare"')]
+        if status == 206:
+            out.append((b"content-range", f"bytes {start}-{end}/{size}".encode()))
+        await send({"type": "http.response.start", "status": status, "headers": out})
+        if scope["method"] == "GET":
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                pos = start
+                while pos <= end:
+                    data = await loop.run_in_executor(None, os.pread, fd, min(CHUNK, end - pos + 1), pos)
+                    pos += len(data)
+                    await send({"type": "http.response.body", "body": data, "more_body": pos <= end})
+            finally:
+                os.close(fd)
+        else:
+            await send({"type": "http.response.body", "body": b""})
+
+    return app
+
+
+def serve_bare(port: int, root: str) -> None:
+    import uvicorn
+
+    uvicorn.run(bare_app(Path(root)), host="127.0.0.1", port=port, http="httptools", loop="uvloop",
+                log_level="warning", access_log=False)
+
+
+# ------------------------------------------------------------------------------------------ set-up
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_port(port: int, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"nothing listens on {port}")
+
+
+class Installation:
+    """Scratch data dir, SQLite, one user, one posix tier and bucket; gateway and bare servers."""
+
+    def __init__(self, workers: int) -> None:
+        self.tmp = Path(tempfile.mkdtemp(prefix="tierpilot-bench-gw-"))
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.env = dict(os.environ, TIERPILOT_DATA_DIR=str(self.tmp), TIERPILOT_SECRET_KEY="bench-secret",
+                        TIERPILOT_DATABASE_URL=f"sqlite:///{self.tmp / 'tierpilot.db'}", TIERPILOT_SEED_DEMO="false",
+                        TIERPILOT_DEFAULT_TIER="bench")
+        os.environ.update({k: v for k, v in self.env.items() if k.startswith("TIERPILOT_")})
+        from tierpilot.auth import service as auth
+        from tierpilot.kit.db import transaction
+        from tierpilot.kit.migrate import upgrade
+        from tierpilot.tiers import service as tiers
+        from tierpilot.tiers.schemas import TierCreate
+
+        upgrade()
+        with transaction(write=True) as s:
+            tier = tiers.create(s, TierCreate(name="bench", driver="posix", config={"path": "bench"}))
+            self.tier_dir = Path(tier.config["path"])
+            _user, key = auth.create_user(s, "bench", "bench-password", is_admin=True)
+            self.key_id, self.secret = key.access_key_id, key.secret_access_key
+        self.bare_dir = self.tier_dir.parent / "bare"
+        self.bare_dir.mkdir()
+        self.raw_dir = self.tier_dir.parent / "raw"
+        self.raw_dir.mkdir()
+        self.gateway = self._start([sys.executable, "-m", "tierpilot.cli", "gateway", "--log-level", "warning",
+                                    "--workers", str(workers), "--port"], "gateway")
+        self.bare = self._start([sys.executable, __file__, "--serve-bare", str(self.bare_dir), "--port"], "bare")
+        self.s3("gateway").create_bucket(Bucket="bench")
+
+    def _start(self, cmd: list[str], name: str) -> str:
+        port = free_port()
+        log = open(self.tmp / f"{name}.log", "wb")  # noqa: SIM115
+        self.procs.append(subprocess.Popen(cmd + [str(port)], env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                                           cwd=ROOT))
+        wait_port(port)
+        return f"http://127.0.0.1:{port}"
+
+    def s3(self, which: str, pool: int = 16) -> Any:
+        import boto3
+        from botocore.config import Config
+
+        return boto3.client("s3", endpoint_url=self.gateway if which == "gateway" else self.bare,
+                            aws_access_key_id=self.key_id, aws_secret_access_key=self.secret, region_name="us-east-1",
+                            config=Config(max_pool_connections=pool))
+
+    def close(self) -> None:
+        for p in self.procs:
+            p.terminate()
+        for p in self.procs:
+            try:
+                p.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+# ------------------------------------------------------------------------------------------ large transfers
+
+
+@dataclass
+class Result:
+    name: str
+    nbytes: int
+    seconds: float
+
+    @property
+    def mbps(self) -> float:
+        return self.nbytes / self.seconds / MB
+
+
+def timed(name: str, nbytes: int, fn: Callable[[], Any]) -> Result:
+    t0 = time.perf_counter()
+    fn()
+    return Result(name, nbytes, time.perf_counter() - t0)
+
+
+def make_payload(size: int) -> bytes:
+    block = os.urandom(64 * MiB)
+    return (block * (size // len(block) + 1))[:size]
+
+
+def baseline(inst: Installation, data: bytes) -> dict[str, Result]:
+    """(a): the same bytes through the file system directly, fsynced like the tier's writes."""
+    size = len(data)
+    view = memoryview(data)
+
+    def write(path: Path, part: memoryview) -> None:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        for off in range(0, len(part), CHUNK):
+            os.write(fd, part[off:off + CHUNK])
+        os.fsync(fd)
+        os.close(fd)
+
+    def read(path: Path, start: int, length: int) -> None:
+        fd = os.open(path, os.O_RDONLY)
+        pos = start
+        while pos < start + length:
+            pos += len(os.pread(fd, min(CHUNK, start + length - pos), pos))
+        os.close(fd)
+
+    share = size // PARALLEL
+    out = {
+        "put1": timed("write 1 stream", size, lambda: write(inst.raw_dir / "one", view)),
+        "get1": timed("read 1 stream", size, lambda: read(inst.raw_dir / "one", 0, size)),
+    }
+
+    def parallel(fn: Callable[[int], None]) -> None:
+        with ThreadPoolExecutor(PARALLEL) as pool:
+            list(pool.map(fn, range(PARALLEL)))
+
+    out["put8"] = timed("write 8 streams", size, lambda: parallel(
+        lambda i: write(inst.raw_dir / f"part{i}", view[i * share:(i + 1) * share])))
+    out["get8"] = timed("read 8 streams", size, lambda: parallel(
+        lambda i: read(inst.raw_dir / "one", i * share, share)))
+    return out
+
+
+def through(inst: Installation, which: str, data: bytes) -> dict[str, Result]:
+    """(b) or (c): the same boto3 requests against the bare app or the gateway."""
+    s3 = inst.s3(which)
+    size = len(data)
+    share = size // PARALLEL
+    view = memoryview(data)
+
+    def get_all(key: str, rng: str | None = None) -> int:
+        kwargs = {"Range": rng} if rng else {}
+        body = s3.get_object(Bucket="bench", Key=key, **kwargs)["Body"]
+        n = 0
+        while chunk := body.read(CHUNK):
+            n += len(chunk)
+        return n
+
+    out = {"put1": timed("PUT 1 stream", size, lambda: s3.put_object(Bucket="bench", Key="one", Body=data))}
+    out["get1"] = timed("GET 1 stream", size, lambda: get_all("one"))
+
+    def parallel(fn: Callable[[int], Any]) -> None:
+        with ThreadPoolExecutor(PARALLEL) as pool:
+            list(pool.map(fn, range(PARALLEL)))
+
+    out["put8"] = timed("PUT 8 streams", size, lambda: parallel(
+        lambda i: s3.put_object(Bucket="bench", Key=f"part{i}", Body=bytes(view[i * share:(i + 1) * share]))))
+    out["get8"] = timed("GET 8 streams", size, lambda: parallel(
+        lambda i: get_all("one", f"bytes={i * share}-{(i + 1) * share - 1}")))
+    if which == "gateway":
+        from boto3.s3.transfer import TransferConfig
+
+        config = TransferConfig(multipart_threshold=64 * MiB, multipart_chunksize=64 * MiB, max_concurrency=PARALLEL)
+        out["mpput"] = timed("boto3 upload_fileobj (8 x 64 MiB parts)", size, lambda: s3.upload_fileobj(
+            io.BytesIO(data), "bench", "multipart", Config=config))
+        sink = _Sink()
+        out["mpget"] = timed("boto3 download_fileobj (8 x 64 MiB ranges)", size, lambda: s3.download_fileobj(
+            "bench", "multipart", sink, Config=config))
+        assert sink.n == size
+    return out
+
+
+class _Sink(io.RawIOBase):
+    """A writable, seekable file that keeps only the byte count (download_fileobj needs seek)."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self._lock = threading.Lock()
+
+    def writable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return offset
+
+    def write(self, b: Any) -> int:
+        with self._lock:
+            self.n += len(b)
+        return len(b)
+
+
+# ------------------------------------------------------------------------------------------ small objects
+
+
+class Presigner:
+    """SigV4 query-string signing with a cached signing key (cheap enough for thousands of requests/s)."""
+
+    def __init__(self, endpoint: str, key_id: str, secret: str) -> None:
+        self.host = endpoint.removeprefix("http://")
+        self.key_id = key_id
+        self.day = datetime.now(UTC).strftime("%Y%m%d")
+        key = hmac.digest(f"AWS4{secret}".encode(), self.day.encode(), "sha256")
+        for part in ("us-east-1", "s3", "aws4_request"):
+            key = hmac.digest(key, part.encode(), "sha256")
+        self.key = key
+
+    def path(self, method: str, key: str, bucket: str = "bench") -> str:
+        amz = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        scope = f"{self.day}/us-east-1/s3/aws4_request"
+        query = (f"X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential={quote(self.key_id + '/' + scope, safe='')}"
+                 f"&X-Amz-Date={amz}&X-Amz-Expires=900&X-Amz-SignedHeaders=host")
+        path = f"/{bucket}/{key}"
+        creq = f"{method}\n{path}\n{query}\nhost:{self.host}\n\nhost\nUNSIGNED-PAYLOAD"
+        sts = f"AWS4-HMAC-SHA256\n{amz}\n{scope}\n{hashlib.sha256(creq.encode()).hexdigest()}"
+        return f"{path}?{query}&X-Amz-Signature={hmac.new(self.key, sts.encode(), hashlib.sha256).hexdigest()}"
+
+
+def _sweep_worker(args: tuple[str, str, str, str, int, int, float, float]) -> dict[str, Any]:
+    endpoint, key_id, secret, op, proc, threads, start_at, seconds = args
+    signer = Presigner(endpoint, key_id, secret)
+    host, port = endpoint.removeprefix("http://").split(":")
+    body = os.urandom(1024)
+    stats: dict[str, Any] = {"ok": 0, "failed": 0, "retries": 0, "latency": []}
+    lock = threading.Lock()
+
+    def run(thread: int) -> None:
+        conn = http.client.HTTPConnection(host, int(port), timeout=30)
+        i = 0
+        ok = failed = retries = 0
+        lat: list[float] = []
+        while time.time() < start_at:
+            time.sleep(0.001)
+        end = start_at + seconds
+        while time.time() < end:
+            key = f"small/{proc}-{thread}-{i % 200}" if op == "PUT" else f"small/seed-{(proc * 997 + thread + i) % 200}"
+            i += 1
+            t0 = time.perf_counter()
+            for attempt in range(4):
+                try:
+                    conn.request(op, signer.path(op, key), body=body if op == "PUT" else None)
+                    r = conn.getresponse()
+                    r.read()
+                    if r.status in (500, 502, 503, 504) and attempt < 3:
+                        retries += 1
+                        time.sleep(0.05 * (attempt + 1))
+                        continue
+                    if r.status == 200:
+                        ok += 1
+                    else:
+                        failed += 1
+                    break
+                except (OSError, http.client.HTTPException):
+                    conn.close()
+                    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+                    if attempt == 3:
+                        failed += 1
+                    else:
+                        retries += 1
+                        time.sleep(0.05 * (attempt + 1))
+            lat.append(time.perf_counter() - t0)
+        conn.close()
+        with lock:
+            stats["ok"] += ok
+            stats["failed"] += failed
+            stats["retries"] += retries
+            stats["latency"] += lat
+
+    pool = [threading.Thread(target=run, args=(t,)) for t in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    return stats
+
+
+@dataclass
+class SweepPoint:
+    op: str
+    concurrency: int
+    seconds: float
+    ok: int
+    failed: int
+    retries: int
+    latency: list[float] = field(default_factory=list)
+
+    @property
+    def rate(self) -> float:
+        return self.ok / self.seconds
+
+    def pct(self, q: float) -> float:
+        if not self.latency:
+            return 0.0
+        return statistics.quantiles(self.latency, n=100)[int(q) - 1] * 1000 if len(self.latency) > 1 else \
+            self.latency[0] * 1000
+
+
+def sweep(inst: Installation, seconds: float) -> list[SweepPoint]:
+    s3 = inst.s3("gateway")
+    for i in range(200):
+        s3.put_object(Bucket="bench", Key=f"small/seed-{i}", Body=os.urandom(1024))
+    points: list[SweepPoint] = []
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(CLIENT_PROCS) as pool:
+        for op in ("PUT", "GET"):
+            for conc in SWEEP:
+                procs = min(CLIENT_PROCS, conc)
+                per = [conc // procs + (1 if p < conc % procs else 0) for p in range(procs)]
+                start_at = time.time() + 1.0
+                args = [(inst.gateway, inst.key_id, inst.secret, op, p, per[p], start_at, seconds)
+                        for p in range(procs)]
+                results = pool.map(_sweep_worker, args)
+                point = SweepPoint(op, conc, seconds, sum(r["ok"] for r in results),
+                                   sum(r["failed"] for r in results), sum(r["retries"] for r in results),
+                                   [x for r in results for x in r["latency"]])
+                points.append(point)
+                print(f"  {op} x{conc:<3d} {point.rate:8.0f} req/s  failed {point.failed}  retries {point.retries}"
+                      f"  p50 {point.pct(50):6.1f} ms  p99 {point.pct(99):6.1f} ms", flush=True)
+    return points
+
+
+# ------------------------------------------------------------------------------------------ report
+
+
+def report(base: dict[str, Result], bare: dict[str, Result], gw: dict[str, Result], points: list[SweepPoint],
+           size: int, workers: int) -> str:
+    lines = [
+        f"Object {size // MiB} MiB; gateway: {workers} process(es); client: boto3 {_boto3_version()} "
+        "(default settings); MB/s = 10^6 B/s.",
+        "",
+        "| transfer | (a) file system MB/s | (b) bare ASGI MB/s | (c) gateway MB/s | (c)/(a) | (c)/(b) |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    names = {"put1": "PUT, 1 stream", "get1": "GET, 1 stream", "put8": "PUT, 8 streams", "get8": "GET, 8 streams"}
+    for k, label in names.items():
+        a, b, c = base[k].mbps, bare[k].mbps, gw[k].mbps
+        lines.append(f"| {label} | {a:,.0f} | {b:,.0f} | {c:,.0f} | {c / a:.2f} | {c / b:.2f} |")
+    for k in ("mpput", "mpget"):
+        if k in gw:
+            lines.append(f"| {gw[k].name} | | | {gw[k].mbps:,.0f} | | |")
+    if not points:
+        return "\n".join(lines)
+    lines += ["", "Small objects (1 KiB), gateway:", "",
+              "| op | concurrency | requests/s | failed | retries | p50 ms | p99 ms |",
+              "|---|---:|---:|---:|---:|---:|---:|"]
+    for p in points:
+        lines.append(f"| {p.op} | {p.concurrency} | {p.rate:,.0f} | {p.failed} | {p.retries} | {p.pct(50):.1f} | "
+                     f"{p.pct(99):.1f} |")
+    for op in ("PUT", "GET"):
+        ops = [p for p in points if p.op == op]
+        peak = max(p.rate for p in ops)
+        last = ops[-1]
+        lines.append("")
+        lines.append(f"{op}: peak {peak:,.0f} req/s; at {last.concurrency} concurrent requests "
+                     f"{last.rate / peak:.0%} of peak, {sum(p.failed for p in ops)} failed requests.")
+    return "\n".join(lines)
+
+
+def _boto3_version() -> str:
+    import boto3
+
+    return str(boto3.__version__)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--size-mib", type=int, default=1024)
+    parser.add_argument("--sweep-seconds", type=float, default=4.0)
+    parser.add_argument("--workers", type=int, default=1, help="gateway processes")
+    parser.add_argument("--skip-sweep", action="store_true")
+    parser.add_argument("--serve-bare", metavar="DIR", help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve_bare:
+        serve_bare(args.port, args.serve_bare)
+        return
+    size = args.size_mib * MiB
+    inst = Installation(args.workers)
+    try:
+        data = make_payload(size)
+        print(f"(a) file system, {args.size_mib} MiB", flush=True)
+        base = baseline(inst, data)
+        print("(b) bare ASGI app", flush=True)
+        bare = through(inst, "bare", data)
+        print("(c) gateway", flush=True)
+        gw = through(inst, "gateway", data)
+        for label, res in (("a", base), ("b", bare), ("c", gw)):
+            for r in res.values():
+                print(f"  ({label}) {r.name:45s} {r.mbps:8.0f} MB/s", flush=True)
+        points = [] if args.skip_sweep else sweep(inst, args.sweep_seconds)
+        print()
+        print(report(base, bare, gw, points, size, args.workers))
+    finally:
+        inst.close()
+
+
+if __name__ == "__main__":
+    main()
