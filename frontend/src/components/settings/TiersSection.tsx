@@ -1,7 +1,18 @@
 import { useQuery } from "@tanstack/react-query";
-import { type Tier, tiersQueryOptions } from "@/api/tiers";
-import { Badge, Card, type Column, ErrorBanner, LoadingState, Table } from "@/components/ui";
+import { useState } from "react";
+import { type Tier, tiersQueryOptions, useDeleteTier } from "@/api/tiers";
+import {
+  Badge,
+  Button,
+  Card,
+  type Column,
+  ConfirmDialog,
+  ErrorBanner,
+  LoadingState,
+  Table,
+} from "@/components/ui";
 import { formatBytes, formatCount, formatDuration } from "@/lib/format";
+import { TierFormDialog } from "./TierFormDialog";
 
 function restoreDelays(t: Tier): string {
   const speeds = ["expedited", "standard", "bulk"].filter((s) => t.restore_delays[s] != null);
@@ -65,14 +76,56 @@ const columns: Array<Column<Tier>> = [
   },
 ];
 
-/** Admins: the storage tiers buckets live on, with where they are and how they are read. */
+/** Admins: the storage tiers buckets live on, with where they are and how they are read; add, edit, delete. */
 export function TiersSection() {
   const tiers = useQuery(tiersQueryOptions());
+  const remove = useDeleteTier();
+  const [editing, setEditing] = useState<{ tier: Tier | null } | null>(null);
+  const [deleting, setDeleting] = useState<Tier | null>(null);
+
+  const cancelDelete = () => {
+    setDeleting(null);
+    remove.reset();
+  };
+  const withActions: Array<Column<Tier>> = [
+    ...columns,
+    {
+      id: "actions",
+      header: <span className="visually-hidden">Actions</span>,
+      align: "end",
+      cell: (t) => {
+        const inUse = t.object_count > 0 || t.bucket_count > 0;
+        return (
+          <div className="table-actions">
+            <Button size="sm" onClick={() => setEditing({ tier: t })} aria-label={`Edit ${t.name}`}>
+              Edit
+            </Button>
+            <Button
+              size="sm"
+              variant="ghost"
+              className="button-danger-text"
+              disabled={inUse}
+              title={inUse ? "Holds objects or buckets: move or delete them first" : undefined}
+              onClick={() => setDeleting(t)}
+              aria-label={`Delete ${t.name}`}
+            >
+              Delete
+            </Button>
+          </div>
+        );
+      },
+    },
+  ];
   return (
     <Card
       id="tiers"
       title="Tiers"
       description="Storage locations with their access rules. Offline archive tiers need a restore before an object can be read."
+      actions={
+        <Button variant="primary" onClick={() => setEditing({ tier: null })}>
+          Add tier
+        </Button>
+      }
       padded={false}
     >
       {tiers.isPending ? (
@@ -82,8 +135,19 @@ export function TiersSection() {
           <ErrorBanner title="Could not load tiers" error={tiers.error} onRetry={() => tiers.refetch()} />
         </div>
       ) : (
-        <Table caption="Storage tiers" columns={columns} rows={tiers.data} rowKey={(t) => t.id} />
+        <Table caption="Storage tiers" columns={withActions} rows={tiers.data} rowKey={(t) => t.id} />
       )}
+      <TierFormDialog open={editing !== null} tier={editing?.tier ?? null} onClose={() => setEditing(null)} />
+      <ConfirmDialog
+        open={deleting !== null}
+        title={`Delete tier ${deleting?.name ?? ""}?`}
+        description="Only the tier's settings go; its directory or bucket and anything in it stay as they are."
+        confirmLabel="Delete tier"
+        pending={remove.isPending}
+        error={remove.error}
+        onCancel={cancelDelete}
+        onConfirm={() => deleting && remove.mutate(deleting.id, { onSuccess: cancelDelete })}
+      />
     </Card>
   );
 }
