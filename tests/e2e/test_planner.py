@@ -62,6 +62,14 @@ def test_fill_form_move_break_even_save_share_and_download_csv(page: Page, produ
     assert float(marker.get_attribute("data-reads-per-month") or "nan") == pytest.approx(reads)
     shoot(page, artifacts, "planner-range-0.1-10")
 
+    form.get_by_label("Simulate moving data down the tiers with age").check()
+    lifecycle = page.get_by_role("region", name="Lifecycle simulation")
+    expect(lifecycle.get_by_text("Best transition days")).to_be_visible(timeout=30_000)
+    form.get_by_label("Split the data across tiers").check()
+    hybrid = page.get_by_role("region", name="Hybrid plan")
+    expect(hybrid.get_by_role("table")).to_contain_text("onprem-example-2026:DISK")
+    shoot(page, artifacts, "planner-lifecycle-hybrid")
+
     page.get_by_label("Scenario name").fill("belle2 what-if")
     page.get_by_role("button", name="Save as new").click()
     saved = page.get_by_role("list", name="Saved scenarios").get_by_role("listitem").filter(has_text="belle2 what-if")
