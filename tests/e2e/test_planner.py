@@ -1,5 +1,5 @@
 """The Cost planner in a real browser: fill the what-if form, watch the break-even marker move with the
-frequency range, save and share a scenario, download the CSV report."""
+frequency range, save and share a scenario, download the CSV report, add a price catalog."""
 
 from __future__ import annotations
 
@@ -7,10 +7,12 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 from playwright.sync_api import Locator, Page, expect
 
 from tests.e2e.conftest import NewContext, Product
 from tests.e2e.helpers import shoot, sign_in
+from tierpilot.pricing.catalogs import CATALOG_DIR
 
 pytestmark = pytest.mark.e2e
 
@@ -87,6 +89,16 @@ def test_fill_form_move_break_even_save_share_and_download_csv(page: Page, produ
     link = saved.locator('[data-field="Share link"]')
     expect(link).to_contain_text("/planner?shared=")
     url = link.inner_text().strip()
+
+    # an admin adds a price catalog from a file; it is listed and offered at once
+    data = yaml.safe_load((CATALOG_DIR / "aws-ap-northeast-1-2018.yaml").read_text())
+    data.update(id="site-tokyo-2019", valid_from="2019-04-01")
+    upload = artifacts / "site-tokyo-2019.yaml"
+    upload.write_text(yaml.safe_dump(data))
+    page.get_by_label("Catalog file").set_input_files(str(upload))
+    catalogs = page.get_by_role("region", name="Price catalogs")
+    expect(catalogs.get_by_role("cell", name="site-tokyo-2019")).to_be_visible()
+    expect(form.get_by_label("Price catalog").locator("option", has_text="(2019-04-01)")).to_have_count(1)
 
     # another browser profile opens the shared link and sees the same scenario
     other = new_context().new_page()

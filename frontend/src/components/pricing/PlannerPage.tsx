@@ -14,6 +14,7 @@ import {
 import { Badge, Button, Card, ErrorBanner, LoadingState, PageHeader } from "@/components/ui";
 import { BreakdownSection } from "./BreakdownSection";
 import { BreakEvenSummary } from "./BreakEvenSummary";
+import { CatalogsCard } from "./CatalogsCard";
 import { CompareScenarios } from "./CompareScenarios";
 import { CostCurveChart } from "./CostCurveChart";
 import { formatFrequency, tierColors } from "./chart-data";
@@ -44,10 +45,12 @@ export interface PlannerPageProps {
   scenarioId?: number | undefined;
   /** A scenario shared by link (`?shared=TOKEN`). */
   sharedToken?: string | undefined;
+  /** Admins may add price catalogs. */
+  isAdmin?: boolean;
 }
 
 /** What-if cost reports: storage, requests, restores and egress per tier against access frequency. */
-export function PlannerPage({ scenarioId, sharedToken }: PlannerPageProps) {
+export function PlannerPage({ scenarioId, sharedToken, isAdmin = false }: PlannerPageProps) {
   const catalogs = useQuery(catalogsQueryOptions());
   const [form, setForm] = useState<FormState>(DEFAULT_FORM);
   const [loaded, setLoaded] = useState<{ id: number | null; name: string | null }>({ id: null, name: null });
@@ -227,6 +230,7 @@ export function PlannerPage({ scenarioId, sharedToken }: PlannerPageProps) {
         onCompareChange={setCompare}
       />
       {comparing.length >= 2 ? <CompareScenarios scenarios={comparing} /> : null}
+      <CatalogsCard isAdmin={isAdmin} />
     </>
   );
 }

@@ -19,5 +19,6 @@ export const Route = createFileRoute("/_app/planner")({
 
 function CostPlannerRoute() {
   const { scenario, shared } = Route.useSearch();
-  return <PlannerPage scenarioId={scenario} sharedToken={shared} />;
+  const { user } = Route.useRouteContext();
+  return <PlannerPage scenarioId={scenario} sharedToken={shared} isAdmin={user.is_admin} />;
 }
