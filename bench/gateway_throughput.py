@@ -164,6 +164,7 @@ class Installation:
         self.gateway = self._start([sys.executable, "-m", "tierpilot.cli", "gateway", "--log-level", "warning",
                                     "--workers", str(workers), "--port"], "gateway")
         self.bare = self._start([sys.executable, __file__, "--serve-bare", str(self.bare_dir), "--port"], "bare")
+        self.pids = {"gateway": self.procs[0].pid, "bare": self.procs[1].pid}
         self.s3("gateway").create_bucket(Bucket="bench")
 
     def _start(self, cmd: list[str], name: str) -> str:
@@ -201,16 +202,47 @@ class Result:
     name: str
     nbytes: int
     seconds: float
+    server_cpu: float | None = None  # CPU seconds the server process(es) used
 
     @property
     def mbps(self) -> float:
         return self.nbytes / self.seconds / MB
 
+    @property
+    def cpu_per_gib(self) -> float | None:
+        return None if self.server_cpu is None else self.server_cpu / (self.nbytes / (1 << 30))
 
-def timed(name: str, nbytes: int, fn: Callable[[], Any]) -> Result:
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds (user + system) of a process and its children, from /proc (robust to other load)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    children: dict[int, list[int]] = {}
+    stats: dict[int, list[str]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        stats[int(entry)] = fields
+        children.setdefault(int(fields[1]), []).append(int(entry))
+    total, todo = 0.0, [pid]
+    while todo:
+        p = todo.pop()
+        if p in stats:
+            total += (int(stats[p][11]) + int(stats[p][12])) / tick
+        todo += children.get(p, [])
+    return total
+
+
+def timed(name: str, nbytes: int, fn: Callable[[], Any], server_pid: int | None = None) -> Result:
+    cpu0 = tree_cpu(server_pid) if server_pid else 0.0
     t0 = time.perf_counter()
     fn()
-    return Result(name, nbytes, time.perf_counter() - t0)
+    elapsed = time.perf_counter() - t0
+    return Result(name, nbytes, elapsed, tree_cpu(server_pid) - cpu0 if server_pid else None)
 
 
 def make_payload(size: int) -> bytes:
@@ -260,6 +292,7 @@ def through(inst: Installation, which: str, data: bytes) -> dict[str, Result]:
     size = len(data)
     share = size // PARALLEL
     view = memoryview(data)
+    pid = inst.pids[which]
 
     def get_all(key: str, rng: str | None = None) -> int:
         kwargs = {"Range": rng} if rng else {}
@@ -269,26 +302,26 @@ def through(inst: Installation, which: str, data: bytes) -> dict[str, Result]:
             n += len(chunk)
         return n
 
-    out = {"put1": timed("PUT 1 stream", size, lambda: s3.put_object(Bucket="bench", Key="one", Body=data))}
-    out["get1"] = timed("GET 1 stream", size, lambda: get_all("one"))
+    out = {"put1": timed("PUT 1 stream", size, lambda: s3.put_object(Bucket="bench", Key="one", Body=data), pid)}
+    out["get1"] = timed("GET 1 stream", size, lambda: get_all("one"), pid)
 
     def parallel(fn: Callable[[int], Any]) -> None:
         with ThreadPoolExecutor(PARALLEL) as pool:
             list(pool.map(fn, range(PARALLEL)))
 
     out["put8"] = timed("PUT 8 streams", size, lambda: parallel(
-        lambda i: s3.put_object(Bucket="bench", Key=f"part{i}", Body=bytes(view[i * share:(i + 1) * share]))))
+        lambda i: s3.put_object(Bucket="bench", Key=f"part{i}", Body=bytes(view[i * share:(i + 1) * share]))), pid)
     out["get8"] = timed("GET 8 streams", size, lambda: parallel(
-        lambda i: get_all("one", f"bytes={i * share}-{(i + 1) * share - 1}")))
+        lambda i: get_all("one", f"bytes={i * share}-{(i + 1) * share - 1}")), pid)
     if which == "gateway":
         from boto3.s3.transfer import TransferConfig
 
         config = TransferConfig(multipart_threshold=64 * MiB, multipart_chunksize=64 * MiB, max_concurrency=PARALLEL)
         out["mpput"] = timed("boto3 upload_fileobj (8 x 64 MiB parts)", size, lambda: s3.upload_fileobj(
-            io.BytesIO(data), "bench", "multipart", Config=config))
+            io.BytesIO(data), "bench", "multipart", Config=config), pid)
         sink = _Sink()
         out["mpget"] = timed("boto3 download_fileobj (8 x 64 MiB ranges)", size, lambda: s3.download_fileobj(
-            "bench", "multipart", sink, Config=config))
+            "bench", "multipart", sink, Config=config), pid)
         assert sink.n == size
     return out
 
@@ -451,18 +484,21 @@ def report(base: dict[str, Result], bare: dict[str, Result], gw: dict[str, Resul
            size: int, workers: int) -> str:
     lines = [
         f"Object {size // MiB} MiB; gateway: {workers} process(es); client: boto3 {_boto3_version()} "
-        "(default settings); MB/s = 10^6 B/s.",
+        f"(default settings); {os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f} at the end; "
+        "MB/s = 10^6 B/s; CPU = server CPU seconds per GiB moved.",
         "",
-        "| transfer | (a) file system MB/s | (b) bare ASGI MB/s | (c) gateway MB/s | (c)/(a) | (c)/(b) |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| transfer | (a) file system MB/s | (b) bare ASGI MB/s | (c) gateway MB/s | (c)/(a) | (c)/(b) "
+        "| (b) CPU s/GiB | (c) CPU s/GiB |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     names = {"put1": "PUT, 1 stream", "get1": "GET, 1 stream", "put8": "PUT, 8 streams", "get8": "GET, 8 streams"}
     for k, label in names.items():
         a, b, c = base[k].mbps, bare[k].mbps, gw[k].mbps
-        lines.append(f"| {label} | {a:,.0f} | {b:,.0f} | {c:,.0f} | {c / a:.2f} | {c / b:.2f} |")
+        lines.append(f"| {label} | {a:,.0f} | {b:,.0f} | {c:,.0f} | {c / a:.2f} | {c / b:.2f} "
+                     f"| {bare[k].cpu_per_gib or 0:.2f} | {gw[k].cpu_per_gib or 0:.2f} |")
     for k in ("mpput", "mpget"):
         if k in gw:
-            lines.append(f"| {gw[k].name} | | | {gw[k].mbps:,.0f} | | |")
+            lines.append(f"| {gw[k].name} | | | {gw[k].mbps:,.0f} | | | | {gw[k].cpu_per_gib or 0:.2f} |")
     if not points:
         return "\n".join(lines)
     lines += ["", "Small objects (1 KiB), gateway:", "",
