@@ -20,8 +20,12 @@ def gateway(
     """Serve the S3-compatible gateway (without a sub-command)."""
     if ctx.invoked_subcommand is not None:
         return
+    import logging
+
     import uvicorn
 
+    # the gateway's own access log (request id, user, operation, status, bytes, time) at info level
+    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     s = get_settings()
     uvicorn.run("tierpilot.gateway.app:create_app", factory=True, host=host or s.gateway_host,
                 port=port or s.gateway_port, workers=workers, http="httptools", loop="uvloop",
