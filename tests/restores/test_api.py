@@ -94,7 +94,7 @@ def test_batch_runs_to_ready_and_exports_a_download_list(filled: Archive, member
 
     notes = member_client.get("/api/notifications").json()
     assert notes["unread"] == 1 and notes["items"][0]["kind"] == "restore.ready"
-    assert notes["items"][0]["link"] == f"/restores/{batch['id']}"
+    assert notes["items"][0]["link"] == f"/restores?batch={batch['id']}"
     assert member_client.post("/api/notifications/read", json={}).json() == {"marked": 1}
     assert member_client.get("/api/notifications", params={"unread": True}).json() == {"items": [], "unread": 0}
 

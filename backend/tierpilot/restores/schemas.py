@@ -12,9 +12,11 @@ from tierpilot.restores.costs import Cost
 from tierpilot.restores.models import RestoreItem
 
 Speed = Literal["expedited", "standard", "bulk"]
+BatchState = Literal["in_progress", "ready", "failed", "expired"]
+ItemState = Literal["pending", "ongoing", "ready", "failed", "expired"]
 
 
-class SelectionIn(BaseModel):
+class RestoreSelectionIn(BaseModel):
     """Objects of one bucket: listed keys (a Browser selection) and/or every key under prefixes."""
 
     model_config = ConfigDict(extra="forbid")
@@ -28,51 +30,51 @@ class SelectionIn(BaseModel):
         return service.Selection(self.bucket, self.keys, self.prefixes)
 
 
-class PreviewIn(SelectionIn):
+class RestorePreviewIn(RestoreSelectionIn):
     days: int = Field(7, ge=1, le=30000, description="days the restored copies stay readable")
 
 
-class BatchCreate(SelectionIn):
+class RestoreBatchCreate(RestoreSelectionIn):
     speed: Speed = "standard"
     days: int = Field(7, ge=1, le=30000)
     name: str | None = Field(None, max_length=200)
 
 
-class SpeedIn(BaseModel):
+class RestoreSpeedIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     speed: Speed
 
 
-class CostOut(BaseModel):
+class RestoreCostOut(BaseModel):
     restore: str
     retrieval: str
     restored_copy: str
     total: str
 
     @classmethod
-    def of(cls, cost: Cost) -> CostOut:
+    def of(cls, cost: Cost) -> RestoreCostOut:
         return cls(restore=f"{cost.restore:.6f}", retrieval=f"{cost.retrieval:.6f}",
                    restored_copy=f"{cost.restored_copy:.6f}", total=f"{cost.total:.6f}")
 
 
-class SpeedOptionOut(BaseModel):
+class RestoreSpeedOption(BaseModel):
     speed: Speed
     available: bool
     expected_ready_s: float = Field(description="until the poll that sees a typical recall done")
     expected_ready_at: datetime
-    cost_usd: CostOut | None = Field(description="None when a tier of the selection has no price sheet")
+    cost_usd: RestoreCostOut | None = Field(description="None when a tier of the selection has no price sheet")
     notes: list[str]
 
 
-class TierShareOut(BaseModel):
+class RestoreTierShare(BaseModel):
     tier: str
     offline: bool
     objects: int
     bytes: int
 
 
-class PreviewOut(BaseModel):
+class RestorePreviewOut(BaseModel):
     bucket: str
     objects: int
     bytes: int
@@ -80,24 +82,24 @@ class PreviewOut(BaseModel):
     not_archived: int = Field(description="selected but readable without a restore (left out)")
     missing_keys: list[str]
     days: int
-    tiers: list[TierShareOut]
-    speeds: list[SpeedOptionOut]
+    tiers: list[RestoreTierShare]
+    speeds: list[RestoreSpeedOption]
     sample_keys: list[str]
 
     @classmethod
-    def of(cls, p: service.Preview) -> PreviewOut:
+    def of(cls, p: service.Preview) -> RestorePreviewOut:
         return cls(bucket=p.bucket, objects=p.objects, bytes=p.bytes, already_restored=p.already_restored,
                    not_archived=p.not_archived, missing_keys=p.missing_keys, days=p.days,
-                   tiers=[TierShareOut(tier=s.tier.name, offline=s.tier.offline, objects=s.objects, bytes=s.bytes)
+                   tiers=[RestoreTierShare(tier=s.tier.name, offline=s.tier.offline, objects=s.objects, bytes=s.bytes)
                           for s in p.tiers],
-                   speeds=[SpeedOptionOut(speed=o.speed, available=o.available,  # type: ignore[arg-type]
+                   speeds=[RestoreSpeedOption(speed=o.speed, available=o.available,  # type: ignore[arg-type]
                                           expected_ready_s=o.expected_ready_s, expected_ready_at=o.expected_ready_at,
-                                          cost_usd=CostOut.of(o.cost) if o.cost is not None else None,
+                                          cost_usd=RestoreCostOut.of(o.cost) if o.cost is not None else None,
                                           notes=list(o.notes)) for o in p.speeds],
                    sample_keys=p.sample_keys)
 
 
-class Progress(BaseModel):
+class RestoreProgress(BaseModel):
     objects: int
     bytes: int
     pending: int
@@ -108,7 +110,7 @@ class Progress(BaseModel):
     expired: int
 
 
-class BatchTierOut(BaseModel):
+class RestoreBatchTierOut(BaseModel):
     tier: str
     objects: int
     bytes: int
@@ -116,16 +118,16 @@ class BatchTierOut(BaseModel):
     failed: int
 
 
-class BatchOut(BaseModel):
+class RestoreBatchOut(BaseModel):
     id: int
     name: str
     owner: str
     speed: Speed
     days: int
-    state: str = Field(description="in_progress | ready | failed | expired")
+    state: BatchState
     source: dict[str, Any]
-    progress: Progress
-    tiers: list[BatchTierOut]
+    progress: RestoreProgress
+    tiers: list[RestoreBatchTierOut]
     cost_estimate_usd: str | None
     created_at: datetime
     submitted_at: datetime | None
@@ -136,7 +138,7 @@ class BatchOut(BaseModel):
     updated_at: datetime
 
     @classmethod
-    def of(cls, v: service.BatchView) -> BatchOut:
+    def of(cls, v: service.BatchView) -> RestoreBatchOut:
         return cls.model_validate(cls.data(v))
 
     @staticmethod
@@ -150,12 +152,12 @@ class BatchOut(BaseModel):
                 "expires_at": b.expires_at, "error": b.error, "updated_at": b.updated_at}
 
 
-class BatchListOut(BaseModel):
-    items: list[BatchOut]
+class RestoreBatchListOut(BaseModel):
+    items: list[RestoreBatchOut]
     next_before_id: int | None = Field(description="pass as before_id for the next page")
 
 
-class TierCountOut(BaseModel):
+class RestoreTierCountOut(BaseModel):
     tier: str
     objects: int
     bytes: int
@@ -166,28 +168,28 @@ class TierCountOut(BaseModel):
     expired: int
 
 
-class SummaryOut(BaseModel):
+class RestoreSummaryOut(BaseModel):
     scope: Literal["mine", "everyone"]
     batches_by_state: dict[str, int]
-    tiers: list[TierCountOut]
-    oldest_in_progress: BatchOut | None
+    tiers: list[RestoreTierCountOut]
+    oldest_in_progress: RestoreBatchOut | None
     single_restores_active: int = Field(description="RestoreObject calls through the gateway still running")
     single_restores_oldest: datetime | None
 
 
-class QueueOut(BaseModel):
+class RestoreQueueOut(BaseModel):
     """Everything the Restores page shows, in one response (polled for live updates)."""
 
-    summary: SummaryOut
-    batches: BatchListOut
+    summary: RestoreSummaryOut
+    batches: RestoreBatchListOut
 
 
-class TimelinePoint(BaseModel):
+class RestoreTimelinePoint(BaseModel):
     at: datetime
     ready: int
 
 
-class ItemOut(BaseModel):
+class RestoreItemOut(BaseModel):
     model_config = ConfigDict(from_attributes=True)
 
     id: int
@@ -196,7 +198,7 @@ class ItemOut(BaseModel):
     size: int
     tier_id: int
     speed: Speed
-    state: str = Field(description="pending | ongoing | ready | failed | expired")
+    state: ItemState
     requested_at: datetime | None
     next_poll_at: datetime | None
     poll_count: int
@@ -207,37 +209,37 @@ class ItemOut(BaseModel):
     expires_at: datetime | None
 
     @classmethod
-    def of(cls, item: RestoreItem) -> ItemOut:
+    def of(cls, item: RestoreItem) -> RestoreItemOut:
         out = cls.model_validate(item)
         if item.state not in ("pending", "ongoing"):
             out.next_poll_at = None  # a ready item's due time is its expiry, shown as expires_at
         return out
 
 
-class BatchDetailOut(BaseModel):
-    batch: BatchOut
-    timeline: list[TimelinePoint]
-    items: list[ItemOut] = Field(description="the first page; more from /items")
+class RestoreBatchDetailOut(BaseModel):
+    batch: RestoreBatchOut
+    timeline: list[RestoreTimelinePoint]
+    items: list[RestoreItemOut] = Field(description="the first page; more from /items")
 
 
-class ItemPageOut(BaseModel):
-    items: list[ItemOut]
+class RestoreItemPageOut(BaseModel):
+    items: list[RestoreItemOut]
     next_after_id: int | None
 
 
-class RetryOut(BaseModel):
+class RestoreRetryOut(BaseModel):
     retried: int
-    batch: BatchOut
+    batch: RestoreBatchOut
 
 
-class ScheduleOut(BaseModel):
+class RestoreScheduleOut(BaseModel):
     tier_id: int
     tier: str
     custom: bool = Field(description="False: the defaults for this kind of tier")
     speeds: dict[str, dict[str, Any]] = Field(description="per speed: phases [[from_s, every_s], ...], max_s")
 
 
-class ScheduleIn(BaseModel):
+class RestoreScheduleIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     speeds: dict[str, dict[str, Any]] | None = Field(

@@ -398,5 +398,5 @@ def _notify(session: Session, batch: RestoreBatch, state: str, t: dict[str, int]
         title = f"Restore batch “{batch.name}” finished with failures"
         body = f"{t['failed']} of {t['objects']} objects could not be restored; {t['ready']} are readable."
         kind = "restore.failed"
-    notifications.notify(session, batch.owner_id, kind, title, body, link=f"/restores/{batch.id}",
+    notifications.notify(session, batch.owner_id, kind, title, body, link=f"/restores?batch={batch.id}",
                          payload=payload, now=now)

@@ -2707,9 +2707,9 @@ export interface components {
             speed: "expedited" | "standard" | "bulk";
             /**
              * State
-             * @description in_progress | ready | failed | expired
+             * @enum {string}
              */
-            state: string;
+            state: "in_progress" | "ready" | "failed" | "expired";
             /** Submitted At */
             submitted_at: string | null;
             /** Tiers */
@@ -2805,9 +2805,9 @@ export interface components {
             speed: "expedited" | "standard" | "bulk";
             /**
              * State
-             * @description pending | ongoing | ready | failed | expired
+             * @enum {string}
              */
-            state: string;
+            state: "pending" | "ongoing" | "ready" | "failed" | "expired";
             /** Tier Id */
             tier_id: number;
         };

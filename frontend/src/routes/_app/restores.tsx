@@ -1,21 +1,25 @@
 import { createFileRoute } from "@tanstack/react-router";
-import { NotAvailableYet } from "@/components/layout/NotAvailableYet";
+import type { Scope } from "@/api/restores";
+import { RestoresPage } from "@/components/restores/RestoresPage";
+
+interface RestoresSearch {
+  batch?: number;
+  scope?: Scope;
+}
 
 export const Route = createFileRoute("/_app/restores")({
-  component: RestoresPage,
+  validateSearch: (search: Record<string, unknown>): RestoresSearch => {
+    const batch = Number(search.batch);
+    return {
+      batch: Number.isInteger(batch) && batch > 0 ? batch : undefined,
+      scope: search.scope === "everyone" ? "everyone" : undefined,
+    };
+  },
+  component: RestoresRoute,
 });
 
-function RestoresPage() {
-  return (
-    <NotAvailableYet
-      title="Restores"
-      icon="restores"
-      summary="Restore archived objects in batches and watch the queue until every object is readable."
-      features={[
-        "see every restore batch with its speed, progress, ready time and cost",
-        "follow a batch object by object and export a download list once it is ready",
-        "get notified when a batch completes",
-      ]}
-    />
-  );
+function RestoresRoute() {
+  const { batch, scope = "mine" } = Route.useSearch();
+  const { user } = Route.useRouteContext();
+  return <RestoresPage batch={batch} scope={scope} isAdmin={user.is_admin} />;
 }
