@@ -223,3 +223,45 @@ def test_keyboard_user_can_skip_to_content(page: Page, product: Product) -> None
     expect(skip).to_be_in_viewport()
     page.keyboard.press("Enter")
     expect(page.locator("main#main")).to_be_focused()
+
+
+def test_admin_adds_edits_and_deletes_a_tier(page: Page, product: Product, artifacts: Path) -> None:
+    sign_in(page, product.admin_user, product.admin_password)
+    page.get_by_role("link", name="Settings").click()
+    tiers = page.get_by_role("region", name="Tiers", exact=True)
+    name = f"scratch-{secrets.token_hex(3)}"
+
+    tiers.get_by_role("button", name="Add tier").click()
+    form = page.get_by_role("dialog", name="Add tier")
+    form.get_by_label("Name").fill(name)
+    form.get_by_role("button", name="Add tier").click()
+    expect(form.get_by_text("Enter a directory.")).to_be_visible()  # checked before anything is sent
+    form.get_by_label("Directory").fill(name)
+    expect(form.get_by_text("Enter a directory.")).to_be_hidden()
+    form.get_by_label("Storage classes served").fill("standard_ia")
+    form.get_by_label("Offline archive").check()
+    form.get_by_label("Bulk").fill("120")
+    form.get_by_label("Capacity (GiB)").fill("2")
+    shoot(page, artifacts, "desktop-settings-tier-form")
+    form.get_by_role("button", name="Add tier").click()
+    expect(form).to_be_hidden()
+    row = tiers.get_by_role("row").filter(has_text=name)
+    expect(row).to_contain_text("offline archive")
+    expect(row).to_contain_text("bulk 2 min")
+    expect(row).to_contain_text("2.00 GiB")
+    created = next(t for t in page.request.get("/api/tiers").json() if t["name"] == name)
+    assert created["storage_classes"] == ["STANDARD_IA"]
+    assert created["capacity_bytes"] == 2 * 1024**3
+
+    tiers.get_by_role("button", name=f"Edit {name}").click()
+    form = page.get_by_role("dialog", name=f"Edit tier {name}")
+    expect(form.get_by_label("Capacity (GiB)")).to_have_value("2")
+    form.get_by_label("Capacity (GiB)").fill("")
+    form.get_by_role("button", name="Save tier").click()
+    expect(form).to_be_hidden()
+    expect(row).to_contain_text("unlimited")
+
+    tiers.get_by_role("button", name=f"Delete {name}").click()
+    page.get_by_role("alertdialog").get_by_role("button", name="Delete tier").click()
+    expect(row).to_have_count(0)
+    assert name not in {t["name"] for t in page.request.get("/api/tiers").json()}

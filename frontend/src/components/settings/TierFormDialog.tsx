@@ -37,8 +37,11 @@ function TierForm({ tier, onClose }: { tier: Tier | null; onClose: () => void })
   const catalogs = useQuery(catalogsQueryOptions());
   const inUse = !!tier && (tier.object_count > 0 || tier.bucket_count > 0);
 
-  const set = <K extends keyof TierFormValues>(key: K, value: TierFormValues[K]) =>
+  const set = <K extends keyof TierFormValues>(key: K, value: TierFormValues[K]) => {
     setValues((v) => ({ ...v, [key]: value }));
+    // an edited field's old complaint no longer applies; the next submit checks again
+    setErrors(({ [key]: _fixed, ...rest }) => rest);
+  };
   const text = (key: keyof TierFormValues) => ({
     value: String(values[key]),
     error: errors[key],
@@ -167,7 +170,10 @@ function TierForm({ tier, onClose }: { tier: Tier | null; onClose: () => void })
             label="Price catalog"
             value={values.priceCatalog}
             hint={catalogs.isError ? "Price catalogs could not be loaded." : undefined}
-            onChange={(e) => setValues((v) => ({ ...v, priceCatalog: e.target.value, priceClass: "" }))}
+            onChange={(e) => {
+              set("priceCatalog", e.target.value);
+              set("priceClass", "");
+            }}
             options={[
               { value: "", label: "None" },
               ...(catalogs.data ?? []).map((c) => ({
