@@ -69,9 +69,10 @@ async def push_to_redis(client: Any, rows: Sequence[Row]) -> None:
     await pipe.execute()
 
 
-def write_to_database(rows: Sequence[Row]) -> None:
+def write_to_database(rows: Sequence[Row]) -> int:
+    """Store counters; returns how many were kept (those of deleted reservations are dropped)."""
     with transaction(write=True) as session:
-        service.record_samples(session, rows)
+        return service.record_samples(session, rows)
 
 
 def rollup(client: Any) -> int:
@@ -89,7 +90,7 @@ def rollup(client: Any) -> int:
         if not rows:
             continue
         try:
-            write_to_database(rows)
+            stored += write_to_database(rows)
         except Exception:
             pipe = client.pipeline(transaction=True)
             for _, sec, n in rows:
@@ -97,5 +98,4 @@ def rollup(client: Any) -> int:
             pipe.sadd(PENDING_KEY, rid)
             pipe.execute()
             raise
-        stored += len(rows)
     return stored

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, status
-from sqlalchemy.orm import Session
+from fastapi import APIRouter, Query, status
 
 from tierpilot.auth.deps import AdminUser, CurrentUser, SessionDep
-from tierpilot.kit.db import transaction, utcnow
+from tierpilot.kit.db import utcnow
 from tierpilot.reservations import service
 from tierpilot.reservations.schemas import (
     AvailabilityOut,
@@ -30,16 +28,6 @@ from tierpilot.reservations.schemas import (
 router = APIRouter(tags=["reservations"])
 
 
-def _write_session() -> Iterator[Session]:
-    """Admission reads then writes: on SQLite the write lock is taken up front (BEGIN IMMEDIATE) so
-    concurrent bookings queue instead of failing; on PostgreSQL the pool row lock orders them."""
-    with transaction(write=True) as session:
-        yield session
-
-
-WriteSessionDep = Annotated[Session, Depends(_write_session)]
-
-
 @router.get("/capacity", response_model=CapacityOut)
 def get_capacity(session: SessionDep, user: CurrentUser) -> CapacityOut:
     pool = service.capacity(session)
@@ -47,7 +35,7 @@ def get_capacity(session: SessionDep, user: CurrentUser) -> CapacityOut:
 
 
 @router.put("/capacity", response_model=CapacityOut)
-def put_capacity(body: CapacityIn, admin: AdminUser, session: WriteSessionDep) -> CapacityOut:
+def put_capacity(body: CapacityIn, admin: AdminUser, session: SessionDep) -> CapacityOut:
     pool, over = service.set_capacity(session, service.bps_of(body.read_mbps), service.bps_of(body.write_mbps),
                                       body.unbookable_share)
     return CapacityOut.of(pool, over)
@@ -55,7 +43,7 @@ def put_capacity(body: CapacityIn, admin: AdminUser, session: WriteSessionDep) -
 
 @router.post("/reservations", response_model=ReservationOut, status_code=status.HTTP_201_CREATED,
              responses={409: {"description": "does not fit; body holds max_rate_mbps and earliest_start"}})
-def create_reservation(body: ReservationIn, user: CurrentUser, session: WriteSessionDep) -> ReservationOut:
+def create_reservation(body: ReservationIn, user: CurrentUser, session: SessionDep) -> ReservationOut:
     r = service.book(session, user, bucket=body.bucket, direction=body.direction,
                      rate_bps=service.bps_of(body.rate_mbps), start=body.start, end=body.end, note=body.note)
     return ReservationOut.of(r, user.username, utcnow())
@@ -109,7 +97,7 @@ def get_reservation(reservation_id: str, session: SessionDep, user: CurrentUser)
 
 
 @router.delete("/reservations/{reservation_id}", status_code=status.HTTP_204_NO_CONTENT)
-def cancel_reservation(reservation_id: str, user: CurrentUser, session: WriteSessionDep) -> None:
+def cancel_reservation(reservation_id: str, user: CurrentUser, session: SessionDep) -> None:
     service.cancel(session, user, reservation_id)
 
 

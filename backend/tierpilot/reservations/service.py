@@ -52,13 +52,23 @@ def as_utc(value: datetime) -> datetime:
 # ---------------------------------------------------------------- capacity
 
 
-def capacity(session: Session, lock: bool = False) -> CapacityPool:
-    """The pool's capacity row, created with the defaults on first use."""
-    pool = repository.get_pool(session, lock=lock)
+def capacity(session: Session) -> CapacityPool:
+    """The pool's figures for reading: the row, or the defaults (unsaved) before an admin set any."""
+    pool = repository.get_pool(session)
+    if pool is None:
+        return CapacityPool(name=repository.DEFAULT_POOL, read_bps=DEFAULT_READ_BPS, write_bps=DEFAULT_WRITE_BPS,
+                            unbookable_share=DEFAULT_UNBOOKABLE_SHARE, updated_at=utcnow())
+    return pool
+
+
+def locked_capacity(session: Session) -> CapacityPool:
+    """The pool's row for changing it or booking against it, created with the defaults on first use;
+    locked on PostgreSQL so concurrent bookings are admitted one after the other."""
+    pool = repository.get_pool(session, lock=True)
     if pool is None:
         repository.ensure_pool(session, repository.DEFAULT_POOL, DEFAULT_READ_BPS, DEFAULT_WRITE_BPS,
                                DEFAULT_UNBOOKABLE_SHARE)
-        pool = repository.get_pool(session, lock=lock)
+        pool = repository.get_pool(session, lock=True)
         assert pool is not None
     return pool
 
@@ -89,7 +99,7 @@ def set_capacity(session: Session, read_bps: int, write_bps: int, unbookable_sha
         raise Invalid("read_mbps and write_mbps must be positive")
     if unbookable_share is not None and not 0.0 <= unbookable_share < 1.0:
         raise Invalid("unbookable_share must be at least 0 and below 1")
-    pool = capacity(session, lock=True)
+    pool = locked_capacity(session)
     pool.read_bps, pool.write_bps = read_bps, write_bps
     if unbookable_share is not None:
         pool.unbookable_share = unbookable_share
@@ -111,7 +121,7 @@ def overbookings(session: Session, pool: CapacityPool, now: datetime) -> list[Ov
 
 def record_calibration(session: Session, read_bps: int, write_bps: int) -> CapacityPool:
     """Keep `tierpilot gateway calibrate`'s proposal next to the figures in force."""
-    pool = capacity(session, lock=True)
+    pool = locked_capacity(session)
     pool.calibrated_read_bps, pool.calibrated_write_bps, pool.calibrated_at = read_bps, write_bps, utcnow()
     session.flush()
     return pool
@@ -171,7 +181,7 @@ def book(session: Session, owner: User, *, bucket: str, direction: str, rate_bps
     if owner_of_bucket is not None and owner_of_bucket != owner.id and not owner.is_admin:
         raise Forbidden(f"bucket {bucket!r} belongs to another user")
 
-    pool = capacity(session, lock=True)
+    pool = locked_capacity(session)
     limit = bookable(pool, direction)
     existing = _bookings(repository.overlapping(session, direction, start, end))
     fitting = admission.max_rate_that_fits(existing, limit, start, end)
@@ -324,15 +334,15 @@ def achieved(per_second: Mapping[int, int]) -> Achieved:
     return Achieved(total, len(busy), total // len(busy), p5)
 
 
-def record_samples(session: Session, rows: Sequence[tuple[str, int, int]]) -> set[str]:
+def record_samples(session: Session, rows: Sequence[tuple[str, int, int]]) -> int:
     """Store per-second byte counts (rows of reservation id, second, bytes) and refresh the
-    achieved figures of the reservations they belong to; unknown ids are dropped."""
+    achieved figures of the reservations they belong to; unknown ids are dropped. Returns rows kept."""
     known = repository.existing_ids(session, (r for r, _, _ in rows))
     kept = [row for row in rows if row[0] in known]
     repository.add_samples(session, kept)
     for rid in known:
         refresh_achieved(session, rid)
-    return known
+    return len(kept)
 
 
 def refresh_achieved(session: Session, reservation_id: str) -> None:
