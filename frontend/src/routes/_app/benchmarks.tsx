@@ -1,21 +1,26 @@
+import { useQuery } from "@tanstack/react-query";
 import { createFileRoute } from "@tanstack/react-router";
-import { NotAvailableYet } from "@/components/layout/NotAvailableYet";
+import { benchmarksQueryOptions } from "@/api/benchmarks";
+import { BenchmarksReport } from "@/components/benchmarks/BenchmarksReport";
+import { ErrorBanner, LoadingState, PageHeader } from "@/components/ui";
 
 export const Route = createFileRoute("/_app/benchmarks")({
   component: BenchmarksPage,
 });
 
 function BenchmarksPage() {
+  const query = useQuery(benchmarksQueryOptions());
   return (
-    <NotAvailableYet
-      title="Benchmarks"
-      icon="benchmarks"
-      summary="Measured gateway throughput, reservation accuracy and lifecycle speed on this installation."
-      features={[
-        "see the latest throughput figures of the gateway against the machine's own limits",
-        "check that booked rates were delivered (achieved against booked per client)",
-        "compare runs over time",
-      ]}
-    />
+    <>
+      <PageHeader
+        title="Benchmarks"
+        description="Measured figures of this installation: gateway throughput against raw disk, booked against achieved rates, lifecycle and restore speed. Medians and ratios from one run each."
+      />
+      {query.isPending ? <LoadingState label="Loading figures" /> : null}
+      {query.isError ? <ErrorBanner error={query.error} /> : null}
+      {query.data ? (
+        <BenchmarksReport markdown={query.data.markdown} updatedAt={query.data.updated_at ?? null} />
+      ) : null}
+    </>
   );
 }
