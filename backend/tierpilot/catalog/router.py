@@ -12,11 +12,12 @@ from typing import Annotated, Any
 from urllib.parse import quote
 
 import anyio.to_thread
-from fastapi import APIRouter, Query, Request, status
+from fastapi import APIRouter, Depends, Query, Request, status
 from fastapi.responses import StreamingResponse
+from sqlalchemy.orm import Session
 from starlette.datastructures import UploadFile
 
-from tierpilot.auth.deps import CurrentUser, SessionDep
+from tierpilot.auth.deps import CurrentUser, SessionDep, get_current_user
 from tierpilot.auth.models import User
 from tierpilot.catalog import repository, service, store
 from tierpilot.catalog.errors import InvalidInput, NoSuchKey
@@ -27,6 +28,23 @@ from tierpilot.settings import get_settings
 from tierpilot.tiers.models import Tier
 
 router = APIRouter(prefix="/buckets", tags=["catalog"])
+
+
+def _reader() -> Iterator[Session]:
+    """A session that does not take SQLite's write lock: for handlers that write through
+    ``catalog.store`` (its own short transactions), so an upload never holds the lock while bytes flow."""
+    with transaction() as session:
+        yield session
+
+
+ReaderSession = Annotated[Session, Depends(_reader)]
+
+
+def _store_user(request: Request, session: ReaderSession) -> User:
+    return get_current_user(request, session)
+
+
+StoreUser = Annotated[User, Depends(_store_user)]
 
 READ_CHUNK = 1 << 20
 MAX_UPLOAD = 5 * 1024**3
@@ -45,8 +63,8 @@ def _tier_names(session: Any) -> dict[int, Tier]:
 def _summary(obj: Object, tiers: dict[int, Tier]) -> ObjectSummary:
     tier = tiers.get(obj.tier_id)
     return ObjectSummary(key=obj.key, size=obj.size, etag=obj.etag, storage_class=obj.storage_class,
-                         tier=tier.name if tier else str(obj.tier_id), last_modified=obj.last_modified,
-                         restore_state=obj.restore_state)
+                         tier=tier.name if tier else str(obj.tier_id), tier_offline=bool(tier and tier.offline),
+                         last_modified=obj.last_modified, restore_state=obj.restore_state)
 
 
 def _bucket_out(bucket: Bucket, owner: str, tier: str) -> BucketOut:
@@ -72,7 +90,7 @@ def create_bucket(body: BucketCreate, session: SessionDep, user: CurrentUser) ->
 
 
 @router.delete("/{name}", status_code=status.HTTP_204_NO_CONTENT)
-def delete_bucket(name: str, session: SessionDep, user: CurrentUser) -> None:
+def delete_bucket(name: str, session: ReaderSession, user: StoreUser) -> None:
     bucket = _bucket_for(session, name, user)
     store.delete_bucket(bucket)  # its own transaction, then the tier clean-up
 
@@ -110,14 +128,12 @@ def object_detail(name: str, key: str, session: SessionDep, user: CurrentUser) -
     bucket = _bucket_for(session, name, user)
     obj = _object(session, bucket, key)
     tiers = _tier_names(session)
-    tier = tiers.get(obj.tier_id)
-    offline = bool(tier and tier.offline)
     summary = _summary(obj, tiers)
     return ObjectDetail(
         **summary.model_dump(), bucket=bucket.name, content_type=obj.content_type,
         checksum_algorithm=obj.checksum_algorithm, checksum_value=obj.checksum_value, parts_count=obj.parts_count,
         user_metadata=dict(obj.user_metadata or {}), headers=dict(obj.headers or {}), tags=dict(obj.tags or {}),
-        tier_offline=offline, readable=not offline or obj.restore_state == "restored",
+        readable=not summary.tier_offline or obj.restore_state == "restored",
         created_at=obj.created_at, last_access_at=obj.last_access_at, restore_speed=obj.restore_speed,
         restore_expiry=obj.restore_expiry, s3_uri=f"s3://{bucket.name}/{obj.key}",
         gateway_url=get_settings().gateway_url,
@@ -125,7 +141,7 @@ def object_detail(name: str, key: str, session: SessionDep, user: CurrentUser) -
 
 
 @router.delete("/{name}/object", status_code=status.HTTP_204_NO_CONTENT)
-def delete_object(name: str, key: str, session: SessionDep, user: CurrentUser) -> None:
+def delete_object(name: str, key: str, session: ReaderSession, user: StoreUser) -> None:
     store.delete_objects(_bucket_for(session, name, user), [key])
 
 
@@ -156,7 +172,7 @@ def _spooled_chunks(upload: UploadFile) -> Iterator[bytes]:
 
 
 @router.post("/{name}/objects", response_model=UploadOut, status_code=status.HTTP_201_CREATED)
-async def upload(request: Request, name: str, user: CurrentUser, key: str | None = None,
+async def upload(request: Request, name: str, user: StoreUser, key: str | None = None,
                  storage_class: str | None = None) -> UploadOut:
     """Store an object: a multipart form (``file``, optional ``key`` or ``prefix`` fields) from the
     browser, or the raw request body with ``?key=`` (streamed, never held in memory)."""

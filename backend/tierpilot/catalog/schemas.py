@@ -35,6 +35,7 @@ class ObjectSummary(BaseModel):
     etag: str
     storage_class: str
     tier: str
+    tier_offline: bool = Field(description="on an archive tier: reads need a restore")
     last_modified: datetime
     restore_state: str | None = Field(None, description="None | ongoing | restored | failed")
 
@@ -58,7 +59,6 @@ class ObjectDetail(ObjectSummary):
     user_metadata: dict[str, Any]
     headers: dict[str, Any]
     tags: dict[str, Any]
-    tier_offline: bool
     readable: bool = Field(description="GET works now (not archived, or restored)")
     created_at: datetime
     last_access_at: datetime | None = None
