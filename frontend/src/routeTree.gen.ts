@@ -19,6 +19,7 @@ import { Route as AppPlannerRouteImport } from './routes/_app/planner'
 import { Route as AppReservationsRouteImport } from './routes/_app/reservations'
 import { Route as AppRestoresRouteImport } from './routes/_app/restores'
 import { Route as AppSettingsRouteImport } from './routes/_app/settings'
+import { Route as AppReservationsReservationIdRouteImport } from './routes/_app/reservations_.$reservationId'
 
 const AppRoute = AppRouteImport.update({
   id: '/_app',
@@ -69,6 +70,12 @@ const AppSettingsRoute = AppSettingsRouteImport.update({
   path: '/settings',
   getParentRoute: () => AppRoute,
 } as any)
+const AppReservationsReservationIdRoute =
+  AppReservationsReservationIdRouteImport.update({
+    id: '/reservations_/$reservationId',
+    path: '/reservations/$reservationId',
+    getParentRoute: () => AppRoute,
+  } as any)
 
 export interface FileRoutesByFullPath {
   '/': typeof AppIndexRoute
@@ -80,6 +87,7 @@ export interface FileRoutesByFullPath {
   '/reservations': typeof AppReservationsRoute
   '/restores': typeof AppRestoresRoute
   '/settings': typeof AppSettingsRoute
+  '/reservations/$reservationId': typeof AppReservationsReservationIdRoute
 }
 export interface FileRoutesByTo {
   '/login': typeof LoginRoute
@@ -91,6 +99,7 @@ export interface FileRoutesByTo {
   '/restores': typeof AppRestoresRoute
   '/settings': typeof AppSettingsRoute
   '/': typeof AppIndexRoute
+  '/reservations/$reservationId': typeof AppReservationsReservationIdRoute
 }
 export interface FileRoutesById {
   __root__: typeof rootRouteImport
@@ -104,6 +113,7 @@ export interface FileRoutesById {
   '/_app/restores': typeof AppRestoresRoute
   '/_app/settings': typeof AppSettingsRoute
   '/_app/': typeof AppIndexRoute
+  '/_app/reservations_/$reservationId': typeof AppReservationsReservationIdRoute
 }
 export interface FileRouteTypes {
   fileRoutesByFullPath: FileRoutesByFullPath
@@ -117,6 +127,7 @@ export interface FileRouteTypes {
     | '/reservations'
     | '/restores'
     | '/settings'
+    | '/reservations/$reservationId'
   fileRoutesByTo: FileRoutesByTo
   to:
     | '/login'
@@ -128,6 +139,7 @@ export interface FileRouteTypes {
     | '/restores'
     | '/settings'
     | '/'
+    | '/reservations/$reservationId'
   id:
     | '__root__'
     | '/_app'
@@ -140,6 +152,7 @@ export interface FileRouteTypes {
     | '/_app/restores'
     | '/_app/settings'
     | '/_app/'
+    | '/_app/reservations_/$reservationId'
   fileRoutesById: FileRoutesById
 }
 export interface RootRouteChildren {
@@ -219,6 +232,13 @@ declare module '@tanstack/react-router' {
       preLoaderRoute: typeof AppSettingsRouteImport
       parentRoute: typeof AppRoute
     }
+    '/_app/reservations_/$reservationId': {
+      id: '/_app/reservations_/$reservationId'
+      path: '/reservations/$reservationId'
+      fullPath: '/reservations/$reservationId'
+      preLoaderRoute: typeof AppReservationsReservationIdRouteImport
+      parentRoute: typeof AppRoute
+    }
   }
 }
 
@@ -231,6 +251,7 @@ interface AppRouteChildren {
   AppRestoresRoute: typeof AppRestoresRoute
   AppSettingsRoute: typeof AppSettingsRoute
   AppIndexRoute: typeof AppIndexRoute
+  AppReservationsReservationIdRoute: typeof AppReservationsReservationIdRoute
 }
 
 const AppRouteChildren: AppRouteChildren = {
@@ -242,6 +263,7 @@ const AppRouteChildren: AppRouteChildren = {
   AppRestoresRoute: AppRestoresRoute,
   AppSettingsRoute: AppSettingsRoute,
   AppIndexRoute: AppIndexRoute,
+  AppReservationsReservationIdRoute: AppReservationsReservationIdRoute,
 }
 
 const AppRouteWithChildren = AppRoute._addFileChildren(AppRouteChildren)

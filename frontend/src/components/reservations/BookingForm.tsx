@@ -1,0 +1,244 @@
+import { useQuery } from "@tanstack/react-query";
+import { type FormEvent, useEffect, useState } from "react";
+import { ApiError } from "@/api/client";
+import { overviewQueryOptions } from "@/api/overview";
+import {
+  availabilityQueryOptions,
+  type Direction,
+  isBookingConflict,
+  type Reservation,
+  useBookReservation,
+} from "@/api/reservations";
+import { Button, ErrorBanner, Input, Select } from "@/components/ui";
+import { formatDateTime } from "@/lib/format";
+import { formatRate, fromLocalInput, HOUR, toLocalInput } from "./timeline";
+
+export interface BookingDraft {
+  direction: Direction;
+  start: number;
+  end: number;
+}
+
+function useDebounced<T>(value: T, ms: number): T {
+  const [debounced, setDebounced] = useState(value);
+  useEffect(() => {
+    const t = window.setTimeout(() => setDebounced(value), ms);
+    return () => window.clearTimeout(t);
+  }, [value, ms]);
+  return debounced;
+}
+
+export function defaultDraft(now = Date.now()): BookingDraft {
+  const start = Math.ceil((now + 15 * 60_000) / HOUR) * HOUR;
+  return { direction: "read", start, end: start + 2 * HOUR };
+}
+
+/** Book a rate for a window; while the user types, says whether it fits, the largest rate that
+ * would, and the earliest window of the same length where the asked rate fits. */
+export function BookingForm({
+  draft,
+  onDraftChange,
+  onBooked,
+}: {
+  draft: BookingDraft;
+  onDraftChange: (d: BookingDraft) => void;
+  onBooked: (r: Reservation) => void;
+}) {
+  const overview = useQuery(overviewQueryOptions());
+  const book = useBookReservation();
+  const [bucket, setBucket] = useState("");
+  const [rate, setRate] = useState("100");
+  const [note, setNote] = useState("");
+  const [startText, setStartText] = useState(toLocalInput(draft.start));
+  const [endText, setEndText] = useState(toLocalInput(draft.end));
+
+  // a click on the timeline replaces the window
+  useEffect(() => {
+    setStartText(toLocalInput(draft.start));
+    setEndText(toLocalInput(draft.end));
+  }, [draft.start, draft.end]);
+
+  const start = fromLocalInput(startText);
+  const end = fromLocalInput(endText);
+  const rateValue = Number(rate);
+  const windowError =
+    Number.isNaN(start) || Number.isNaN(end)
+      ? "Enter a start and an end"
+      : end <= start
+        ? "End must be after start"
+        : null;
+  const rateError = !(rateValue > 0) ? "Enter a rate above 0 MB/s" : null;
+  const query = useDebounced(
+    windowError
+      ? null
+      : {
+          direction: draft.direction,
+          start: new Date(start).toISOString(),
+          end: new Date(end).toISOString(),
+          rate_mbps: rateError ? undefined : rateValue,
+        },
+    250,
+  );
+  const availability = useQuery({
+    ...availabilityQueryOptions(query ?? { direction: "read", start: "", end: "" }),
+    enabled: query != null,
+  });
+
+  const setWindow = (s: number, e: number) => {
+    setStartText(toLocalInput(s));
+    setEndText(toLocalInput(e));
+    if (!Number.isNaN(s) && !Number.isNaN(e)) onDraftChange({ ...draft, start: s, end: e });
+  };
+
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    if (windowError || rateError || !bucket) return;
+    book.mutate(
+      {
+        bucket: bucket.trim(),
+        direction: draft.direction,
+        rate_mbps: rateValue,
+        start: new Date(start).toISOString(),
+        end: new Date(end).toISOString(),
+        note,
+      },
+      {
+        onSuccess: (r) => {
+          setNote("");
+          onBooked(r);
+        },
+      },
+    );
+  };
+
+  const a = availability.data;
+  const conflict =
+    book.error instanceof ApiError && isBookingConflict(book.error.body) ? book.error.body : null;
+  const buckets = overview.data?.buckets.map((b) => b.name) ?? [];
+
+  return (
+    <form className="res-form" aria-label="Book a reservation" onSubmit={submit} noValidate>
+      <div className="res-form__grid">
+        <Input
+          label="Bucket"
+          list="res-buckets"
+          value={bucket}
+          required
+          onChange={(e) => setBucket(e.target.value)}
+          hint="the bucket the reserved requests go to"
+          autoComplete="off"
+        />
+        <datalist id="res-buckets">
+          {buckets.map((b) => (
+            <option key={b} value={b} />
+          ))}
+        </datalist>
+        <Select
+          label="Direction"
+          value={draft.direction}
+          onChange={(e) => onDraftChange({ ...draft, direction: e.target.value as Direction })}
+          options={[
+            { value: "read", label: "read (GET)" },
+            { value: "write", label: "write (PUT, uploads)" },
+          ]}
+        />
+        <Input
+          label="Rate (MB/s)"
+          type="number"
+          min={0}
+          step="any"
+          inputMode="decimal"
+          value={rate}
+          onChange={(e) => setRate(e.target.value)}
+          error={rateError}
+          hint="MB/s = 10⁶ bytes per second, shared by all requests that carry the reservation"
+        />
+        <Input
+          label="Start (local time)"
+          type="datetime-local"
+          value={startText}
+          onChange={(e) => setWindow(fromLocalInput(e.target.value), end)}
+          error={windowError === "Enter a start and an end" ? windowError : null}
+        />
+        <Input
+          label="End (local time)"
+          type="datetime-local"
+          value={endText}
+          onChange={(e) => setWindow(start, fromLocalInput(e.target.value))}
+          error={windowError === "End must be after start" ? windowError : null}
+        />
+        <Input
+          label="Note (optional)"
+          value={note}
+          maxLength={500}
+          onChange={(e) => setNote(e.target.value)}
+        />
+      </div>
+
+      <output className="res-availability" aria-live="polite" data-testid="availability">
+        {!query ? (
+          <span className="muted">Pick a window to see what is free.</span>
+        ) : availability.isError ? (
+          <ErrorBanner error={availability.error} />
+        ) : !a ? (
+          <span className="muted">Checking availability…</span>
+        ) : a.fits === false ? (
+          <>
+            <strong className="res-availability__no">Does not fit.</strong> At most{" "}
+            <strong data-testid="max-rate">{formatRate(a.max_rate_mbps)}</strong> of {a.direction} is free in
+            this window ({formatRate(a.booked_peak_mbps)} already booked of {formatRate(a.bookable_mbps)}{" "}
+            bookable).{" "}
+            {a.earliest_start && a.earliest_end ? (
+              <>
+                The earliest window of this length where {formatRate(a.rate_mbps)} fits starts{" "}
+                <strong>{formatDateTime(a.earliest_start)}</strong>.{" "}
+                <Button
+                  size="sm"
+                  onClick={() =>
+                    setWindow(Date.parse(a.earliest_start as string), Date.parse(a.earliest_end as string))
+                  }
+                >
+                  Use that window
+                </Button>
+              </>
+            ) : (
+              <>That rate is above the bookable capacity at any time.</>
+            )}
+          </>
+        ) : (
+          <>
+            <strong className="res-availability__yes">{a.fits ? "Fits." : "Free:"}</strong> Up to{" "}
+            <strong data-testid="max-rate">{formatRate(a.max_rate_mbps)}</strong> of {a.direction} is free in
+            this window ({formatRate(a.booked_peak_mbps)} already booked of {formatRate(a.bookable_mbps)}{" "}
+            bookable).
+          </>
+        )}
+      </output>
+
+      {book.isError ? <ErrorBanner title="Not booked" error={book.error} /> : null}
+      {conflict?.earliest_start ? (
+        <p>
+          <Button
+            size="sm"
+            onClick={() => {
+              const s = Date.parse(conflict.earliest_start as string);
+              setWindow(s, s + (end - start));
+              book.reset();
+            }}
+          >
+            Move to the earliest window that fits: {formatDateTime(conflict.earliest_start)}
+          </Button>
+        </p>
+      ) : null}
+      <div className="res-form__actions">
+        <Button
+          type="submit"
+          variant="primary"
+          disabled={book.isPending || !bucket || !!windowError || !!rateError}
+        >
+          {book.isPending ? "Booking…" : "Book reservation"}
+        </Button>
+      </div>
+    </form>
+  );
+}
