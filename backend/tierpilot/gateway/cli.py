@@ -31,3 +31,12 @@ def gateway(
                 port=port or s.gateway_port, workers=workers, http="httptools", loop="uvloop",
                 log_level=log_level, access_log=False, server_header=False, backlog=4096,
                 timeout_keep_alive=30)
+
+
+def _register_subcommands() -> None:
+    from tierpilot.reservations.calibrate import calibrate
+
+    gateway_app.command("calibrate")(calibrate)
+
+
+_register_subcommands()
