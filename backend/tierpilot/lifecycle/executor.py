@@ -1,4 +1,4 @@
-"""Run one queued move: copy, verify, switch the catalog, delete the old copy. Safe to run twice, or twice at once.
+"""Run queued moves: copy, verify, switch the catalog, delete the old copy. Safe to run twice, or twice at once.
 
 A move is a small state machine kept in its ``lifecycle_moves`` row; each step is recorded before the
 next starts, so a worker killed anywhere leaves a row that says what is left to do:
@@ -14,6 +14,9 @@ Only the holder of the move's lease may record a step. A worker that lost its le
 another took the move over) fails its switch transaction as a whole and removes only its own copy.
 The catalog never points at a blob before it is complete and verified, and a blob the catalog points
 at is never deleted.
+
+Moves run in batches (a task message carries several): the batch shares its claim, switch and close
+transactions, while each move keeps its own state, lease and outcome.
 """
 
 from __future__ import annotations
@@ -23,17 +26,20 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy.orm import Session
 
 from tierpilot.catalog import repository as catalog_repository
 from tierpilot.catalog import service as catalog_service
+from tierpilot.catalog import store
 from tierpilot.catalog.models import Object
 from tierpilot.kit.db import transaction, utcnow
 from tierpilot.lifecycle import repository
-from tierpilot.lifecycle.costs import tier_prices, to_nano
+from tierpilot.lifecycle.costs import Prices, TierPrice, tier_prices, to_nano
 from tierpilot.lifecycle.models import LifecycleMove
 from tierpilot.lifecycle.ratelimit import RateLimiter, move_limiter
 from tierpilot.lifecycle.rules import midnight
@@ -91,11 +97,14 @@ def owner_is_dead(owner: str) -> bool:
         return False
 
 
-def _tiers(session: Session) -> dict[int, Tier]:
-    tiers = {t.id: t for t in repository.list_tiers(session)}
-    for t in tiers.values():
-        session.expunge(t)
-    return tiers
+def _tier(tier_id: int | None) -> Tier | None:
+    """A tier row from the process's short-lived cache (the catalog store's): no query per move."""
+    if not tier_id:
+        return None
+    try:
+        return store.tiers.get(tier_id)
+    except LookupError:
+        return None
 
 
 def _lease_until(now: datetime, size: int, limiter: RateLimiter) -> datetime:
@@ -103,47 +112,48 @@ def _lease_until(now: datetime, size: int, limiter: RateLimiter) -> datetime:
     return now + timedelta(seconds=get_settings().lifecycle_lease_s + size / rate)
 
 
-def run_move(move_id: int, limiter: RateLimiter | None = None, wait_grace: bool = False) -> Outcome:
-    """Advance one move as far as it can go now (idempotent; safe against concurrent runs of the same move)."""
-    limiter = limiter or move_limiter()
-    owner = worker_identity()
-    now = utcnow()
-    with transaction(write=True) as session:
-        peek = repository.get_move(session, move_id)
-        if peek is None:
-            return Outcome(move_id, "missing")
-        if peek.state in ("done", "skipped"):
-            return Outcome(move_id, peek.state)
-        steal = peek.lease_owner if peek.lease_owner and owner_is_dead(peek.lease_owner) else None
-        if not repository.claim_move(session, move_id, owner, now, _lease_until(now, peek.size, limiter), steal):
-            return Outcome(move_id, "failed" if peek.state == "failed" else "busy")
-        session.expire_all()
-        move = repository.get_move(session, move_id)  # read after the claim: the row as its lease holder sees it
-        assert move is not None
-        if move.state in ("queued", "failed"):
-            repository.update_move(session, move_id, state="running", next_attempt_at=None)
-            move.state = "running"
-        session.expunge(move)
-    try:
-        if move.state == "switched":
-            return _finish(move, owner, wait_grace)
-        if move.action == "transition":
-            return _transition(move, owner, limiter, wait_grace)
-        if move.action == "expiration":
-            return _expire(move, owner, wait_grace)
-        if move.action == "abort_upload":
-            return _abort_upload(move, owner)
-        raise MoveFailed(f"unknown action {move.action!r}", retryable=False)
-    except LeaseLost:
-        return Outcome(move_id, "lost")
-    except MoveFailed as exc:
-        return _record_failure(move, owner, str(exc), exc.retryable)
-    except NotRestored:
-        return _record_failure(move, owner, "the source copy is archived on an offline tier: restore it first",
-                               retryable=False)
-    except Exception as exc:
-        log.exception("lifecycle move %s failed", move_id)
-        return _record_failure(move, owner, f"{type(exc).__name__}: {exc}", retryable=True)
+@dataclass
+class _Claimed:
+    """A move as its lease holder read it, with the object version it acts on (None: changed or gone)."""
+
+    move: LifecycleMove
+    obj: Object | None
+    previous_copy: str | None  # an earlier attempt's copy on the target tier, to remove
+
+
+def _claim(session: Session, move_id: int, owner: str, limiter: RateLimiter, now: datetime) -> _Claimed | Outcome:
+    """Take the lease and read what the move needs, in the one transaction that records the attempt."""
+    peek = repository.get_move(session, move_id)
+    if peek is None:
+        return Outcome(move_id, "missing")
+    if peek.state in ("done", "skipped"):
+        return Outcome(move_id, peek.state)
+    steal = peek.lease_owner if peek.lease_owner and owner_is_dead(peek.lease_owner) else None
+    if not repository.claim_move(session, move_id, owner, now, _lease_until(now, peek.size, limiter), steal):
+        return Outcome(move_id, "failed" if peek.state == "failed" else "busy")
+    session.expire_all()
+    move = repository.get_move(session, move_id)  # read after the claim: the row as its lease holder sees it
+    assert move is not None
+    values: dict[str, Any] = {}
+    if move.state in ("queued", "failed"):
+        values.update(state="running", next_attempt_at=None)
+    obj = repository.get_object(session, move.object_id) if move.object_id is not None else None
+    if obj is not None and (obj.locator != move.src_locator or obj.etag != move.etag):
+        obj = None  # overwritten (or moved by someone else) since the sweep: this version is gone
+    previous = move.dst_locator
+    if (move.action == "transition" and move.state != "switched" and obj is not None
+            and move.dst_tier_id not in (None, move.src_tier_id)):
+        bucket = repository.get_bucket(session, move.bucket_id)
+        # a fresh locator per attempt, recorded before the copy starts: a crash leaves a name fsck can place
+        values["dst_locator"] = catalog_service.new_locator(bucket.name if bucket else "", obj.key)
+    if values:
+        repository.update_move(session, move_id, **values)
+        session.expire(move)
+        session.refresh(move)
+    session.expunge(move)
+    if obj is not None:
+        session.expunge(obj)
+    return _Claimed(move, obj, previous if previous != move.dst_locator else None)
 
 
 def _record_failure(move: LifecycleMove, owner: str, error: str, retryable: bool) -> Outcome:
@@ -166,18 +176,6 @@ def _record_failure(move: LifecycleMove, owner: str, error: str, retryable: bool
 
 def _day(now: datetime) -> str:
     return midnight(now).date().isoformat()
-
-
-def _current_object(move: LifecycleMove) -> tuple[Object | None, dict[int, Tier], str]:
-    with transaction() as session:
-        obj = repository.get_object(session, move.object_id) if move.object_id is not None else None
-        if obj is not None:
-            session.expunge(obj)
-        bucket = repository.get_bucket(session, move.bucket_id)
-        tiers = _tiers(session)
-    if obj is not None and (obj.locator != move.src_locator or obj.etag != move.etag):
-        obj = None  # overwritten (or moved by someone else) since the sweep: this version is gone
-    return obj, tiers, bucket.name if bucket is not None else ""
 
 
 def _skip(move: LifecycleMove, owner: str, reason: str) -> Outcome:
@@ -226,52 +224,176 @@ def verify_copy(result: PutResult, obj: Object) -> None:
                          f"{obj.checksum_value}")
 
 
-def _early_deletion(obj: Object, src: Tier, tiers: dict[int, Tier], now: datetime) -> tuple[int, bool]:
+class _Prices:
+    """Tier prices read at most once per batch, and only when an object leaves a tier early."""
+
+    def __init__(self) -> None:
+        self._prices: Prices | None = None
+
+    def get(self, session: Session, tier: Tier) -> TierPrice | None:
+        if self._prices is None:
+            self._prices = tier_prices(session, repository.list_tiers(session))
+        return self._prices.get(tier.id)
+
+
+def _early_deletion(session: Session, obj: Object, src: Tier | None, now: datetime, prices: _Prices
+                    ) -> tuple[int, bool]:
     """(nano-USD owed, whether the object leaves early) when it leaves ``src`` now."""
-    if not src.min_storage_days:
+    if src is None or not src.min_storage_days:
         return 0, False
-    with transaction() as session:
-        entered = repository.entered_tier_at(session, obj.id, obj.locator) or obj.created_at
-        short_days = src.min_storage_days - (now - entered).total_seconds() / 86400
-        if short_days <= 0:
-            return 0, False
-        price = tier_prices(session, [src]).get(src.id)
+    entered = repository.entered_tier_at(session, obj.id, obj.locator) or obj.created_at
+    short_days = src.min_storage_days - (now - entered).total_seconds() / 86400
+    if short_days <= 0:
+        return 0, False
+    price = prices.get(session, src)
     return (to_nano(price.early_deletion(obj.size, short_days)) if price is not None else 0), True
 
 
-def _transition(move: LifecycleMove, owner: str, limiter: RateLimiter, wait_grace: bool) -> Outcome:
-    obj, tiers, bucket_name = _current_object(move)
-    src_tier, dst_tier = tiers.get(move.src_tier_id), tiers.get(move.dst_tier_id or 0)
+@dataclass
+class _Copied:
+    """A transition ready to switch: its verified copy (``result`` None: a class change on the same tier)."""
+
+    claimed: _Claimed
+    src: Tier
+    dst: Tier
+    result: PutResult | None
+    seconds: float = 0.0
+
+
+class _Meter:
+    """Metering of one batch, summed per action and tier pair, written in the switch transaction."""
+
+    def __init__(self) -> None:
+        self.rows: dict[tuple[str, int, int], dict[str, int]] = {}
+
+    def add(self, action: str, src: int, dst: int, **counts: int) -> None:
+        row = self.rows.setdefault((action, src, dst), {})
+        for k, v in counts.items():
+            row[k] = row.get(k, 0) + v
+
+    def write(self, session: Session, day: str) -> None:
+        for (action, src, dst), counts in self.rows.items():
+            repository.add_meter(session, day=day, action=action, src_tier_id=src, dst_tier_id=dst, **counts)
+
+
+BATCH_OBJECTS = 32  # moves per batch: small objects share transactions, large ones spread over workers
+BATCH_BYTES = 256 * 1024 * 1024
+
+
+def batches(move_ids: Sequence[int]) -> list[list[int]]:
+    """Group moves into batches of at most BATCH_OBJECTS moves and BATCH_BYTES bytes, in id order."""
+    sizes: dict[int, int] = {}
+    with transaction() as session:
+        for start in range(0, len(move_ids), 1000):
+            sizes.update(repository.move_sizes(session, move_ids[start:start + 1000]))
+    out: list[list[int]] = []
+    current: list[int] = []
+    total = 0
+    for move_id in move_ids:
+        size = sizes.get(move_id, 0)
+        if current and (len(current) >= BATCH_OBJECTS or total + size > BATCH_BYTES):
+            out.append(current)
+            current, total = [], 0
+        current.append(move_id)
+        total += size
+    if current:
+        out.append(current)
+    return out
+
+
+def run_move(move_id: int, limiter: RateLimiter | None = None, wait_grace: bool = False) -> Outcome:
+    """Advance one move as far as it can go now (idempotent; safe against concurrent runs of the same move)."""
+    return run_moves([move_id], limiter, wait_grace)[0]
+
+
+def run_moves(move_ids: Sequence[int], limiter: RateLimiter | None = None, wait_grace: bool = False
+              ) -> list[Outcome]:
+    """Advance a batch of moves as far as each can go now; one outcome per id, in order.
+
+    ``wait_grace``: wait out the grace after the switch and delete the old copies now, instead of
+    answering ``deferred`` (the caller comes back after ``Outcome.delete_after``).
+    """
+    limiter = limiter or move_limiter()
+    owner = worker_identity()
+    ids = list(dict.fromkeys(move_ids))
+    out: dict[int, Outcome] = {}
+    claims: list[_Claimed] = []
+    with transaction(write=True) as session:
+        now = utcnow()
+        for move_id in ids:
+            claimed = _claim(session, move_id, owner, limiter, now)
+            if isinstance(claimed, Outcome):
+                out[move_id] = claimed
+            else:
+                claims.append(claimed)
+    switched: list[LifecycleMove] = []
+    copies: list[_Copied] = []
+    others: list[_Claimed] = []
+    for claimed in claims:
+        move = claimed.move
+        try:
+            if move.state == "switched":
+                switched.append(move)
+            elif move.action == "transition":
+                copied = _copy(claimed, owner, limiter)
+                if isinstance(copied, Outcome):
+                    out[move.id] = copied
+                else:
+                    copies.append(copied)
+            elif move.action in ("expiration", "abort_upload"):
+                if move.action == "expiration" and claimed.obj is None:
+                    out[move.id] = _skip(move, owner, "the object was overwritten or deleted after the sweep "
+                                                      "queued it")
+                else:
+                    others.append(claimed)
+            else:
+                raise MoveFailed(f"unknown action {move.action!r}", retryable=False)
+        except Exception as exc:
+            out[move.id] = _failure(move, owner, exc)
+    if copies or others:
+        try:
+            switched.extend(_switch(copies, others, owner, out))
+        except Exception as exc:  # nothing of the batch switched: drop the copies, each move tries again
+            for cp in copies:
+                if cp.result is not None and cp.claimed.move.dst_locator:
+                    driver_for(cp.dst).delete(cp.claimed.move.dst_locator)
+            for move in [cp.claimed.move for cp in copies] + [c.move for c in others]:
+                out[move.id] = _failure(move, owner, exc)
+    out.update(_finish(switched, owner, wait_grace))
+    return [out[i] for i in ids]
+
+
+def _failure(move: LifecycleMove, owner: str, exc: BaseException) -> Outcome:
+    if isinstance(exc, LeaseLost):
+        return Outcome(move.id, "lost")
+    if isinstance(exc, MoveFailed):
+        return _record_failure(move, owner, str(exc), exc.retryable)
+    if isinstance(exc, NotRestored):
+        return _record_failure(move, owner, "the source copy is archived on an offline tier: restore it first",
+                               retryable=False)
+    log.error("lifecycle move %s failed", move.id, exc_info=exc)
+    return _record_failure(move, owner, f"{type(exc).__name__}: {exc}", retryable=True)
+
+
+def _copy(claimed: _Claimed, owner: str, limiter: RateLimiter) -> _Copied | Outcome:
+    """Copy and verify a transition's object onto the target tier (nothing recorded yet)."""
+    move, obj = claimed.move, claimed.obj
+    src_tier, dst_tier = _tier(move.src_tier_id), _tier(move.dst_tier_id)
+    if claimed.previous_copy:
+        _delete_unreferenced(dst_tier, claimed.previous_copy, move.object_id)  # an earlier attempt's copy
     if obj is None:
         _delete_unreferenced(dst_tier, move.dst_locator, move.object_id)
         return _skip(move, owner, "the object was overwritten or deleted after the sweep queued it")
     if src_tier is None or dst_tier is None:
         raise MoveFailed("the source or target tier no longer exists", retryable=False)
-    dst_class = move.dst_class or obj.storage_class
-    now = utcnow()
     if src_tier.id == dst_tier.id:  # e.g. GLACIER -> DEEP_ARCHIVE on one archive tier: only the class changes
-        with transaction(write=True) as session:
-            if not repository.update_move(session, move.id, owner, state="done", switched_at=now, finished_at=now,
-                                          lease_owner=None, lease_until=None):
-                raise LeaseLost
-            if not repository.switch_object(session, obj.id, obj.locator, obj.etag, tier_id=dst_tier.id,
-                                            storage_class=dst_class, locator=obj.locator):
-                repository.update_move(session, move.id, state="skipped", error="the object changed meanwhile")
-                return Outcome(move.id, "skipped")
-            repository.add_meter(session, day=_day(now), action="transition", src_tier_id=src_tier.id,
-                                 dst_tier_id=dst_tier.id, objects=1, transition_requests=1)
-        return Outcome(move.id, "done")
-
+        return _Copied(claimed, src_tier, dst_tier, None)
+    locator = move.dst_locator
+    assert locator is not None
     src, dst = driver_for(src_tier), driver_for(dst_tier)
-    # a fresh locator per attempt, recorded before the copy starts: a crash leaves a name fsck can place
-    locator = catalog_service.new_locator(bucket_name, obj.key)
-    with transaction(write=True) as session:
-        if not repository.update_move(session, move.id, owner, dst_locator=locator):
-            raise LeaseLost
-    _delete_unreferenced(dst_tier, move.dst_locator, obj.id)  # an earlier attempt's copy
     started = time.perf_counter()
     try:
-        result = copy_blob(src, dst, move.src_locator, locator, obj, dst_class, limiter)
+        result = copy_blob(src, dst, move.src_locator, locator, obj, move.dst_class or obj.storage_class, limiter)
         verify_copy(result, obj)
     except BlobNotFound:
         dst.delete(locator)
@@ -280,110 +402,152 @@ def _transition(move: LifecycleMove, owner: str, limiter: RateLimiter, wait_grac
     except BaseException:
         dst.delete(locator)
         raise
-    seconds = time.perf_counter() - started
+    return _Copied(claimed, src_tier, dst_tier, result, time.perf_counter() - started)
+
+
+def _switch(copies: list[_Copied], others: list[_Claimed], owner: str, out: dict[int, Outcome]
+            ) -> list[LifecycleMove]:
+    """One transaction: point objects at their verified copies, delete expired objects' rows, end
+    abandoned uploads; each move only while this worker holds its lease. Returns the switched moves."""
     now = utcnow()
-    early_nano, early = _early_deletion(obj, src_tier, tiers, now)
-    switched = False
-    try:
-        with transaction(write=True) as session:
+    meter = _Meter()
+    prices = _Prices()
+    switched: list[LifecycleMove] = []
+    unused: list[tuple[Tier, str]] = []  # copies nothing points at once this commits
+    with transaction(write=True) as session:
+        for cp in copies:
+            move, obj = cp.claimed.move, cp.claimed.obj
+            assert obj is not None
+            dst_class = move.dst_class or obj.storage_class
+            if cp.result is None:
+                if not repository.update_move(session, move.id, owner, state="done", switched_at=now,
+                                              finished_at=now, lease_owner=None, lease_until=None):
+                    out[move.id] = Outcome(move.id, "lost")
+                elif repository.switch_object(session, obj.id, obj.locator, obj.etag, tier_id=cp.dst.id,
+                                              storage_class=dst_class, locator=obj.locator):
+                    meter.add("transition", cp.src.id, cp.dst.id, objects=1, transition_requests=1)
+                    out[move.id] = Outcome(move.id, "done")
+                else:
+                    repository.update_move(session, move.id, state="skipped", error="the object changed meanwhile")
+                    out[move.id] = Outcome(move.id, "skipped")
+                continue
+            assert move.dst_locator is not None
+            early_nano, early = _early_deletion(session, obj, cp.src, now, prices)
             if not repository.update_move(session, move.id, owner, state="switched", switched_at=now,
-                                          copy_seconds=seconds, bytes_moved=result.size,
+                                          copy_seconds=cp.seconds, bytes_moved=cp.result.size,
                                           early_deletion_nanousd=early_nano):
-                raise LeaseLost
-            switched = repository.switch_object(session, obj.id, obj.locator, obj.etag, tier_id=dst_tier.id,
-                                                storage_class=dst_class, locator=locator)
-            if switched:
-                repository.add_meter(session, day=_day(now), action="transition", src_tier_id=src_tier.id,
-                                     dst_tier_id=dst_tier.id, objects=1, nbytes=result.size, transition_requests=1,
-                                     early_deletion_nanousd=early_nano, early_deletions=int(early))
+                out[move.id] = Outcome(move.id, "lost")
+                unused.append((cp.dst, move.dst_locator))
+            elif repository.switch_object(session, obj.id, obj.locator, obj.etag, tier_id=cp.dst.id,
+                                          storage_class=dst_class, locator=move.dst_locator):
+                meter.add("transition", cp.src.id, cp.dst.id, objects=1, nbytes=cp.result.size,
+                          transition_requests=1, early_deletion_nanousd=early_nano, early_deletions=int(early))
+                move.state, move.switched_at = "switched", now
+                switched.append(move)
             else:
                 repository.update_move(session, move.id, state="skipped", finished_at=now, lease_owner=None,
                                        lease_until=None, error="the object was overwritten during the copy")
-    except BaseException:
-        dst.delete(locator)  # the switch did not commit: nothing points at this copy
-        raise
-    if not switched:
-        dst.delete(locator)
-        return Outcome(move.id, "skipped")
-    move.state, move.switched_at, move.dst_locator = "switched", now, locator
-    return _finish(move, owner, wait_grace)
+                out[move.id] = Outcome(move.id, "skipped")
+                unused.append((cp.dst, move.dst_locator))
+        for claimed in others:
+            move = claimed.move
+            if move.action == "expiration":
+                _expire(session, claimed, owner, now, prices, meter, switched, out)
+            else:
+                _end_upload(session, move, owner, now, meter, switched, out)
+        meter.write(session, _day(now))
+    for tier, locator in unused:
+        driver_for(tier).delete(locator)
+    return switched
 
 
-def _expire(move: LifecycleMove, owner: str, wait_grace: bool) -> Outcome:
-    obj, tiers, _bucket = _current_object(move)
-    if obj is None:
-        return _skip(move, owner, "the object was overwritten or deleted after the sweep queued it")
-    src_tier = tiers.get(move.src_tier_id)
-    now = utcnow()
-    early_nano, early = _early_deletion(obj, src_tier, tiers, now) if src_tier is not None else (0, False)
-    with transaction(write=True) as session:
-        if not repository.update_move(session, move.id, owner, state="switched", switched_at=now,
-                                      early_deletion_nanousd=early_nano):
-            raise LeaseLost
-        if not repository.delete_object(session, obj.id, obj.locator):
-            repository.update_move(session, move.id, state="skipped", finished_at=now, lease_owner=None,
-                                   lease_until=None, error="the object was overwritten or deleted meanwhile")
-            return Outcome(move.id, "skipped")
+def _expire(session: Session, claimed: _Claimed, owner: str, now: datetime, prices: _Prices, meter: _Meter,
+            switched: list[LifecycleMove], out: dict[int, Outcome]) -> None:
+    move, obj = claimed.move, claimed.obj
+    assert obj is not None
+    early_nano, early = _early_deletion(session, obj, _tier(move.src_tier_id), now, prices)
+    if not repository.update_move(session, move.id, owner, state="switched", switched_at=now,
+                                  early_deletion_nanousd=early_nano):
+        out[move.id] = Outcome(move.id, "lost")
+    elif repository.delete_object(session, obj.id, obj.locator):
         catalog_repository.add_usage(session, move.bucket_id, -1, -obj.size)
-        repository.add_meter(session, day=_day(now), action="expiration", src_tier_id=move.src_tier_id,
-                             dst_tier_id=0, objects=1, nbytes=obj.size, early_deletion_nanousd=early_nano,
-                             early_deletions=int(early))
-    move.state, move.switched_at = "switched", now
-    return _finish(move, owner, wait_grace)
+        meter.add("expiration", move.src_tier_id, 0, objects=1, nbytes=obj.size, early_deletion_nanousd=early_nano,
+                  early_deletions=int(early))
+        move.state, move.switched_at = "switched", now
+        switched.append(move)
+    else:
+        repository.update_move(session, move.id, state="skipped", finished_at=now, lease_owner=None,
+                               lease_until=None, error="the object was overwritten or deleted meanwhile")
+        out[move.id] = Outcome(move.id, "skipped")
 
 
-def _abort_upload(move: LifecycleMove, owner: str) -> Outcome:
-    now = utcnow()
-    with transaction(write=True) as session:
-        upload = repository.get_upload(session, move.upload_id or "")
-        if upload is None:
-            if not repository.update_move(session, move.id, owner, state="skipped", finished_at=now,
-                                          lease_owner=None, lease_until=None,
-                                          error="the upload was completed or aborted meanwhile"):
-                raise LeaseLost
-            return Outcome(move.id, "skipped")
-        if not repository.update_move(session, move.id, owner, state="switched", switched_at=now):
-            raise LeaseLost
+def _end_upload(session: Session, move: LifecycleMove, owner: str, now: datetime, meter: _Meter,
+                switched: list[LifecycleMove], out: dict[int, Outcome]) -> None:
+    upload = repository.get_upload(session, move.upload_id or "")
+    if upload is None:
+        if repository.update_move(session, move.id, owner, state="skipped", finished_at=now, lease_owner=None,
+                                  lease_until=None, error="the upload was completed or aborted meanwhile"):
+            out[move.id] = Outcome(move.id, "skipped")
+        else:
+            out[move.id] = Outcome(move.id, "lost")
+    elif not repository.update_move(session, move.id, owner, state="switched", switched_at=now):
+        out[move.id] = Outcome(move.id, "lost")
+    else:
         catalog_service.end_upload(session, upload.upload_id)
-        repository.add_meter(session, day=_day(now), action="abort_upload", src_tier_id=move.src_tier_id,
-                             dst_tier_id=0, objects=1)
-        tiers = _tiers(session)
-    tier = tiers.get(move.src_tier_id)
-    if tier is not None:
-        driver_for(tier).abort_multipart(move.src_locator)
-    return _done(move, owner)
+        meter.add("abort_upload", move.src_tier_id, 0, objects=1)
+        move.state, move.switched_at = "switched", now
+        switched.append(move)
 
 
-def _finish(move: LifecycleMove, owner: str, wait_grace: bool) -> Outcome:
-    """Delete the old copy once the grace after the switch has passed."""
-    assert move.switched_at is not None
-    delete_after = move.switched_at + timedelta(seconds=get_settings().lifecycle_delete_grace_s)
-    if move.action == "abort_upload":
-        with transaction() as session:
-            tier = _tiers(session).get(move.src_tier_id)
-        if tier is not None:
-            driver_for(tier).abort_multipart(move.src_locator)
-        return _done(move, owner)
-    wait = (delete_after - utcnow()).total_seconds()
-    if wait > 0:
-        if not wait_grace:
-            with transaction(write=True) as session:  # let go: the task comes back, or the sweep hands it out
-                if not repository.update_move(session, move.id, owner, lease_owner=None, lease_until=None):
-                    raise LeaseLost
-            return Outcome(move.id, "deferred", delete_after=delete_after)
-        time.sleep(wait)
+def _finish(moves: list[LifecycleMove], owner: str, wait_grace: bool) -> dict[int, Outcome]:
+    """Delete the old copies once the grace after their switch has passed, then close the moves.
+
+    A move that cannot delete now (tier unreachable) stays ``switched`` with its error; the sweep hands it
+    out again. A crash between the delete and the close just repeats the (idempotent) delete.
+    """
+    out: dict[int, Outcome] = {}
+    if not moves:
+        return out
+    grace = timedelta(seconds=get_settings().lifecycle_delete_grace_s)
+
+    def delete_after(m: LifecycleMove) -> datetime:
+        assert m.switched_at is not None
+        return m.switched_at if m.action == "abort_upload" else m.switched_at + grace
+
+    now = utcnow()
+    waiting = [m for m in moves if delete_after(m) > now]
+    if waiting and not wait_grace:
+        with transaction(write=True) as session:  # let go: the task comes back later, or the sweep hands it out
+            for m in waiting:
+                released = repository.update_move(session, m.id, owner, lease_owner=None, lease_until=None)
+                out[m.id] = Outcome(m.id, "deferred", delete_after=delete_after(m)) if released else Outcome(
+                    m.id, "lost")
+        moves = [m for m in moves if m.id not in out]
+    elif waiting:
+        time.sleep(max(0.0, (max(delete_after(m) for m in waiting) - utcnow()).total_seconds()))
     with transaction() as session:
-        tier = _tiers(session).get(move.src_tier_id)
-        obj = repository.get_object(session, move.object_id) if move.object_id is not None else None
-        live = obj is not None and obj.locator == move.src_locator
-    if tier is not None and not live:
-        driver_for(tier).delete(move.src_locator)
-    return _done(move, owner)
-
-
-def _done(move: LifecycleMove, owner: str) -> Outcome:
-    with transaction(write=True) as session:
-        if not repository.update_move(session, move.id, owner, state="done", finished_at=utcnow(),
-                                      lease_owner=None, lease_until=None):
-            raise LeaseLost
-    return Outcome(move.id, "done")
+        live = {m.id for m in moves if m.object_id is not None
+                and (obj := repository.get_object(session, m.object_id)) is not None and obj.locator == m.src_locator}
+    closed: list[LifecycleMove] = []
+    for m in moves:
+        tier = _tier(m.src_tier_id)
+        try:
+            if tier is not None and m.action == "abort_upload":
+                driver_for(tier).abort_multipart(m.src_locator)
+            elif tier is not None and m.id not in live:  # never delete bytes the catalog points at
+                driver_for(tier).delete(m.src_locator)
+            closed.append(m)
+        except Exception as exc:
+            log.warning("lifecycle move %s: could not delete %s yet: %s", m.id, m.src_locator, exc)
+            with transaction(write=True) as session:
+                repository.update_move(session, m.id, owner, lease_owner=None, lease_until=None,
+                                       error=f"deleting the old copy: {type(exc).__name__}: {exc}"[:2000])
+            out[m.id] = Outcome(m.id, "retry", error=str(exc))
+    if closed:
+        with transaction(write=True) as session:
+            finished = utcnow()
+            for m in closed:
+                done = repository.update_move(session, m.id, owner, state="done", finished_at=finished,
+                                              lease_owner=None, lease_until=None)
+                out[m.id] = Outcome(m.id, "done" if done else "lost")
+    return out

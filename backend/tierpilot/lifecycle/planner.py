@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from sqlalchemy import Row
@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 from tierpilot.catalog.models import Bucket
 from tierpilot.kit.db import transaction, utcnow
 from tierpilot.lifecycle import repository
+from tierpilot.lifecycle.executor import owner_is_dead
 from tierpilot.lifecycle.rules import (
     CLASS_ORDER,
     SMALL_OBJECT_BYTES,
@@ -232,10 +233,6 @@ def sweep(now: datetime | None = None, bucket_id: int | None = None, limit: int 
 def resumable(now: datetime, bucket_id: int | None = None, exclude: set[int] | None = None) -> list[int]:
     """Open moves to hand out again: never started or lost in the broker, held by a worker that died or
     whose lease ran out, failed and due for another try."""
-    from datetime import timedelta
-
-    from tierpilot.lifecycle.executor import owner_is_dead
-
     s = get_settings()
     with transaction() as session:
         # a queued move nobody started within a lease's time lost its message (or its worker)

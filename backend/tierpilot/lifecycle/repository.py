@@ -191,13 +191,10 @@ def insert_moves(session: Session, rows: Sequence[dict[str, Any]]) -> list[int]:
     """Queue moves; rows whose dedup_key exists already are left alone. Returns the ids of the new ones."""
     if not rows:
         return []
-    ins = _insert(session)
-    new: list[int] = []
-    for start in range(0, len(rows), 500):
-        stmt = ins(LifecycleMove).values(list(rows[start:start + 500]))
-        stmt = stmt.on_conflict_do_nothing(index_elements=["dedup_key"]).returning(LifecycleMove.id)
-        new.extend(int(r[0]) for r in session.execute(stmt))
-    return new
+    # one statement compiled once, sent in batches (SQLAlchemy's insertmanyvalues) with RETURNING
+    table = LifecycleMove.__table__
+    stmt = _insert(session)(table).on_conflict_do_nothing(index_elements=["dedup_key"]).returning(table.c.id)
+    return [int(r[0]) for r in session.execute(stmt, list(rows))]
 
 
 def get_move(session: Session, move_id: int, for_update: bool = False) -> LifecycleMove | None:
@@ -259,6 +256,11 @@ def leased_moves(session: Session, now: datetime, bucket_id: int | None = None) 
     return [(int(i), str(o)) for i, o in session.execute(q) if o]
 
 
+def move_sizes(session: Session, move_ids: Sequence[int]) -> dict[int, int]:
+    return {int(i): int(n) for i, n in session.execute(
+        select(LifecycleMove.id, LifecycleMove.size).where(LifecycleMove.id.in_(list(move_ids))))}
+
+
 def mark_handed_out(session: Session, move_ids: Sequence[int], now: datetime) -> None:
     for start in range(0, len(move_ids), 500):
         session.execute(update(LifecycleMove).where(LifecycleMove.id.in_(list(move_ids[start:start + 500])))
@@ -314,23 +316,32 @@ def moves_for_object(session: Session, object_id: int) -> list[LifecycleMove]:
 # metering --------------------------------------------------------------------------------------------
 
 
+_METER_COUNTERS = ("objects", "bytes", "transition_requests", "early_deletion_nanousd", "early_deletions", "failures")
+_meter_upserts: dict[str, Any] = {}
+
+
+def _meter_upsert(session: Session) -> Any:
+    """The meter's upsert statement, built once per dialect (it runs once per executed move)."""
+    dialect = session.get_bind().dialect.name
+    stmt = _meter_upserts.get(dialect)
+    if stmt is None:
+        table = LifecycleMeter.__table__
+        ins = _insert(session)(table)
+        stmt = ins.on_conflict_do_update(
+            index_elements=["day", "action", "src_tier_id", "dst_tier_id"],
+            set_={c: table.c[c] + ins.excluded[c] for c in _METER_COUNTERS})
+        _meter_upserts[dialect] = stmt
+    return stmt
+
+
 def add_meter(session: Session, *, day: str, action: str, src_tier_id: int, dst_tier_id: int, objects: int = 0,
               nbytes: int = 0, transition_requests: int = 0, early_deletion_nanousd: int = 0,
               early_deletions: int = 0, failures: int = 0) -> None:
     """Add to one day's totals of an action and tier pair (one upsert statement)."""
-    values = dict(day=day, action=action, src_tier_id=src_tier_id, dst_tier_id=dst_tier_id, objects=objects,
-                  bytes=nbytes, transition_requests=transition_requests,
-                  early_deletion_nanousd=early_deletion_nanousd, early_deletions=early_deletions, failures=failures)
-    stmt = _insert(session)(LifecycleMeter).values(**values)
-    t = LifecycleMeter
-    stmt = stmt.on_conflict_do_update(
-        index_elements=["day", "action", "src_tier_id", "dst_tier_id"],
-        set_={"objects": t.objects + stmt.excluded.objects, "bytes": t.bytes + stmt.excluded.bytes,
-              "transition_requests": t.transition_requests + stmt.excluded.transition_requests,
-              "early_deletion_nanousd": t.early_deletion_nanousd + stmt.excluded.early_deletion_nanousd,
-              "early_deletions": t.early_deletions + stmt.excluded.early_deletions,
-              "failures": t.failures + stmt.excluded.failures})
-    session.execute(stmt)
+    session.execute(_meter_upsert(session), dict(
+        day=day, action=action, src_tier_id=src_tier_id, dst_tier_id=dst_tier_id, objects=objects, bytes=nbytes,
+        transition_requests=transition_requests, early_deletion_nanousd=early_deletion_nanousd,
+        early_deletions=early_deletions, failures=failures))
 
 
 def meter_totals(session: Session, since_day: str | None = None) -> list[tuple[Any, ...]]:

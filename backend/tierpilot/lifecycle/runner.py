@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 
 from tierpilot.kit.db import transaction, utcnow
 from tierpilot.lifecycle import planner
-from tierpilot.lifecycle.executor import Outcome, run_move
+from tierpilot.lifecycle.executor import Outcome, batches, run_moves
 from tierpilot.lifecycle.models import LifecycleMove
 from tierpilot.lifecycle.ratelimit import RateLimiter
 
@@ -45,32 +45,33 @@ class RunSummary:
 
 def execute(move_ids: Sequence[int], workers: int = 4, limiter: RateLimiter | None = None,
             progress: Progress | None = None) -> list[Outcome]:
-    """Run moves to the end (waiting out the grace before deleting old copies), ``workers`` at a time."""
+    """Run moves to the end (waiting out the grace before deleting old copies), ``workers`` batches at a time."""
     outcomes: list[Outcome] = []
     total = len(move_ids)
 
-    def one(move_id: int) -> Outcome:
-        return run_move(move_id, limiter=limiter, wait_grace=False)
+    def one(batch: list[int]) -> list[Outcome]:
+        return run_moves(batch, limiter=limiter, wait_grace=False)
 
-    pending = list(move_ids)
+    pending = batches(list(move_ids))
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         while pending:
             deferred: list[Outcome] = []
-            for outcome in pool.map(one, pending):
-                if outcome.state == "deferred":
-                    deferred.append(outcome)
-                else:
-                    outcomes.append(outcome)
-                    if progress is not None:
-                        progress(len(outcomes), total)
+            for result in pool.map(one, pending):
+                for outcome in result:
+                    if outcome.state == "deferred":
+                        deferred.append(outcome)
+                    else:
+                        outcomes.append(outcome)
+                if progress is not None:
+                    progress(len(outcomes), total)
             if not deferred:
                 break
-            # one wait for the whole batch, then the old copies go
+            # one wait for the whole run, then the old copies go
             latest = max(o.delete_after for o in deferred if o.delete_after is not None)
             wait = (latest - utcnow()).total_seconds()
             if wait > 0:
                 time.sleep(wait)
-            pending = [o.move_id for o in deferred]
+            pending = batches([o.move_id for o in deferred])
     return outcomes
 
 

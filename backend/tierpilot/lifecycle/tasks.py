@@ -5,48 +5,21 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from tierpilot.lifecycle import planner
-from tierpilot.lifecycle.executor import run_move
+from tierpilot.kit.db import transaction, utcnow
+from tierpilot.lifecycle import planner, repository
+from tierpilot.lifecycle.executor import BATCH_OBJECTS, batches, run_moves
 from worker.app import celery_app
 
 log = logging.getLogger(__name__)
 
-# moves per task message: small objects share a message, large ones spread over the workers
-CHUNK_OBJECTS = 32
-CHUNK_BYTES = 256 * 1024 * 1024
-
-
-def chunks(move_ids: list[int], sizes: dict[int, int]) -> list[list[int]]:
-    out: list[list[int]] = []
-    current: list[int] = []
-    size = 0
-    for move_id in move_ids:
-        s = sizes.get(move_id, 0)
-        if current and (len(current) >= CHUNK_OBJECTS or size + s > CHUNK_BYTES):
-            out.append(current)
-            current, size = [], 0
-        current.append(move_id)
-        size += s
-    if current:
-        out.append(current)
-    return out
-
 
 def enqueue(move_ids: list[int]) -> int:
-    """Send the moves to the workers (after the sweep committed them); returns the messages sent."""
+    """Send the moves to the workers in batches (after the sweep committed them); returns the messages sent."""
     if not move_ids:
         return 0
-    from sqlalchemy import select
-
-    from tierpilot.kit.db import transaction, utcnow
-    from tierpilot.lifecycle import repository
-    from tierpilot.lifecycle.models import LifecycleMove
-
+    messages = batches(move_ids)
     with transaction(write=True) as session:
-        sizes = {int(i): int(s) for i, s in session.execute(
-            select(LifecycleMove.id, LifecycleMove.size).where(LifecycleMove.id.in_(move_ids)))}
         repository.mark_handed_out(session, move_ids, utcnow())
-    messages = chunks(move_ids, sizes)
     for ids in messages:
         move.apply_async(args=[ids])
     return len(messages)
@@ -56,8 +29,8 @@ def send(move_ids: list[int]) -> None:
     """Send moves to the workers without touching the database (after a commit); a broker that is down
     only delays them until the next sweep hands them out."""
     try:
-        for start in range(0, len(move_ids), CHUNK_OBJECTS):
-            move.apply_async(args=[move_ids[start:start + CHUNK_OBJECTS]], retry=False)
+        for start in range(0, len(move_ids), BATCH_OBJECTS):
+            move.apply_async(args=[move_ids[start:start + BATCH_OBJECTS]], retry=False)
     except Exception:
         log.warning("could not send %d lifecycle moves; the next sweep hands them out", len(move_ids),
                     exc_info=True)
@@ -74,19 +47,11 @@ def sweep(bucket_id: int | None = None) -> dict[str, Any]:
 
 @celery_app.task(name="lifecycle.move")
 def move(move_ids: list[int]) -> dict[str, str]:
-    """Advance each move; ones waiting out the grace before deleting the old copy come back later."""
-    states: dict[str, str] = {}
-    deferred: list[int] = []
-    latest = None
-    for move_id in move_ids:
-        outcome = run_move(int(move_id))
-        states[str(move_id)] = outcome.state
-        if outcome.state == "deferred" and outcome.delete_after is not None:
-            deferred.append(int(move_id))
-            latest = outcome.delete_after if latest is None else max(latest, outcome.delete_after)
-    if deferred and latest is not None:
-        from tierpilot.kit.db import utcnow
-
+    """Advance a batch of moves; ones waiting out the grace before deleting the old copy come back later."""
+    outcomes = run_moves([int(i) for i in move_ids])
+    deferred = [o for o in outcomes if o.state == "deferred" and o.delete_after is not None]
+    if deferred:
+        latest = max(o.delete_after for o in deferred if o.delete_after is not None)
         countdown = max(0.0, (latest - utcnow()).total_seconds()) + 0.1
-        move.apply_async(args=[deferred], countdown=countdown)
-    return states
+        move.apply_async(args=[[o.move_id for o in deferred]], countdown=countdown)
+    return {str(o.move_id): o.state for o in outcomes}
