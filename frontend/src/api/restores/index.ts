@@ -32,8 +32,8 @@ export const restoreKeys = {
   all: ["restores"] as const,
   queue: (scope: Scope) => [...restoreKeys.all, "queue", scope] as const,
   detail: (id: number) => [...restoreKeys.all, "detail", id] as const,
-  items: (id: number, state: ItemState | null, afterId: number | null) =>
-    [...restoreKeys.all, "items", id, { state, afterId }] as const,
+  items: (id: number, state: ItemState | null, afterId: number | null, version: string) =>
+    [...restoreKeys.all, "items", id, { state, afterId, version }] as const,
   preview: (selection: Selection, days: number) => [...restoreKeys.all, "preview", selection, days] as const,
   buckets: () => [...restoreKeys.all, "picker", "buckets"] as const,
   folder: (bucket: string, prefix: string) =>
@@ -60,14 +60,15 @@ export const batchQueryOptions = (id: number) =>
     refetchInterval: (query) => (query.state.data?.batch.state === "in_progress" ? LIVE_MS : false),
   });
 
+/** One page of a batch's objects; `version` (the batch's updated_at) refetches it whenever the batch moved. */
 export const itemsQueryOptions = (
   id: number,
   state: ItemState | null,
   afterId: number | null,
-  live: boolean,
+  version: string,
 ) =>
   queryOptions({
-    queryKey: restoreKeys.items(id, state, afterId),
+    queryKey: restoreKeys.items(id, state, afterId, version),
     queryFn: () =>
       unwrap(
         api.GET("/api/restores/batches/{batch_id}/items", {
@@ -78,7 +79,6 @@ export const itemsQueryOptions = (
         }),
       ),
     placeholderData: keepPreviousData,
-    refetchInterval: live ? LIVE_MS : false,
   });
 
 export const previewQueryOptions = (selection: Selection, days: number) =>

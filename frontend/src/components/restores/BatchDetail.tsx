@@ -88,7 +88,7 @@ export function BatchDetail({ id, scope }: { id: number; scope: Scope }) {
             <p className="muted">No object is readable yet.</p>
           )}
         </Card>
-        <ItemsCard batch={batch} live={live} />
+        <ItemsCard batch={batch} />
       </div>
     </>
   );
@@ -200,7 +200,7 @@ function ReadyChart({
             <XAxis
               dataKey="x"
               type="number"
-              domain={[0, "dataMax"]}
+              domain={[0, (max: number) => Math.max(1, Math.ceil(max * 1.1))]}
               fontSize={12}
               tickFormatter={(v: number) => (Number.isInteger(v) ? String(v) : v.toFixed(1))}
               label={{
@@ -212,7 +212,7 @@ function ReadyChart({
             />
             <YAxis domain={[0, total]} allowDecimals={false} fontSize={12} width={56} />
             <Tooltip
-              formatter={(v) => [`${formatCount(Number(v))} objects`, "ready"]}
+              formatter={(v) => [formatCount(Number(v)), "objects ready"]}
               labelFormatter={(v) => `after ${formatDuration(Number(v) * (minutes ? 60 : 1))}`}
             />
             <Line
@@ -230,11 +230,11 @@ function ReadyChart({
   );
 }
 
-function ItemsCard({ batch, live }: { batch: RestoreBatch; live: boolean }) {
+function ItemsCard({ batch }: { batch: RestoreBatch }) {
   const [state, setState] = useState<ItemState | "">("");
   const [pages, setPages] = useState<Array<number | null>>([null]);
   const afterId = pages[pages.length - 1] ?? null;
-  const items = useQuery(itemsQueryOptions(batch.id, state || null, afterId, live));
+  const items = useQuery(itemsQueryOptions(batch.id, state || null, afterId, batch.updated_at));
   const columns: Array<Column<RestoreItem>> = [
     { id: "key", header: "Key", cell: (i) => <code className="restore-key">{i.key}</code> },
     { id: "size", header: "Size", align: "end", cell: (i) => formatBytes(i.size), hideOnNarrow: true },

@@ -156,13 +156,12 @@ function SpeedCard({
       </span>
       <span className="restore-speed__cost" data-testid={`restore-cost-${option.speed}`}>
         {cost ? formatUsd(cost.total) : "cost unknown"}
-        {cost ? (
-          <span className="muted">
-            {" "}
-            restore {formatUsd(cost.restore)} · copy {formatUsd(cost.restored_copy)}
-          </span>
-        ) : null}
       </span>
+      {cost ? (
+        <span className="restore-speed__breakdown muted">
+          requests and retrieval {formatUsd(cost.restore)}, restored copy {formatUsd(cost.restored_copy)}
+        </span>
+      ) : null}
       {option.notes.length ? (
         <span className="restore-speed__notes muted">{option.notes.join("; ")}</span>
       ) : null}

@@ -75,7 +75,15 @@ export function RestoreQueue({ scope }: { scope: Scope }) {
       header: "State",
       cell: (b) => <Badge tone={stateTone(b.state)}>{stateLabel(b.state)}</Badge>,
     },
-    { id: "progress", header: "Progress", cell: (b) => <BatchProgress batch={b} /> },
+    {
+      id: "progress",
+      header: "Progress",
+      cell: (b) => (
+        <div className="restore-progress">
+          <BatchProgress batch={b} />
+        </div>
+      ),
+    },
     {
       id: "submitted",
       header: "Submitted",

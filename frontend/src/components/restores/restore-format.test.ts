@@ -20,6 +20,8 @@ describe("restore formatting", () => {
     expect(formatUsd("0.050000")).toBe("$0.05");
     expect(formatUsd("1234.5")).toBe("$1,234.50");
     expect(formatUsd("0.000031")).toBe("$0.000031");
+    expect(formatUsd("0.0000010")).toBe("$0.000001");
+    expect(formatUsd("0.000159")).toBe("$0.00016");
     expect(formatUsd("0")).toBe("$0.00");
     expect(formatUsd(null)).toBe("—");
   });

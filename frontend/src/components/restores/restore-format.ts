@@ -61,7 +61,11 @@ export function formatUsd(value: string | null | undefined): string {
   const n = Number(value);
   if (!Number.isFinite(n)) return "—";
   if (n === 0) return "$0.00";
-  if (Math.abs(n) < 0.01) return `$${n.toPrecision(2)}`;
+  if (Math.abs(n) < 0.01) {
+    // two significant digits without exponent notation or trailing zeros: 0.0000010 → $0.000001
+    const decimals = Math.min(20, 1 - Math.floor(Math.log10(Math.abs(n))));
+    return `$${n.toFixed(decimals).replace(/0+$/, "")}`;
+  }
   return `$${n.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
 }
 

@@ -1,0 +1,74 @@
+"""Restoring archived objects in a real browser against `tierpilot up` (its worker and beat do the polling):
+select objects, see the cost preview, submit, watch the progress bar reach 100 %, download an object."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.e2e.conftest import Product
+from tests.e2e.helpers import shoot, sign_in
+
+pytestmark = pytest.mark.e2e
+
+BUCKET = "telescope-archive"  # the demo's GLACIER bucket on the offline tier (expedited: 5 s)
+PICKED = ["field-0003.root", "field-0007.root"]
+
+
+def test_select_archived_objects_restore_with_cost_preview_and_download(
+        page: Page, product: Product, artifacts: Path) -> None:
+    sign_in(page, product.admin_user, product.admin_password)
+    page.goto("/restores")
+    expect(page.get_by_role("heading", level=1, name="Restores")).to_be_visible()
+    page.get_by_role("button", name="New restore").click()
+
+    picker = page.get_by_role("dialog", name="Choose objects to restore")
+    picker.get_by_label("Bucket").select_option(BUCKET)
+    picker.get_by_role("button", name="Open folder survey-2019/").click()
+    for name in PICKED:
+        picker.get_by_label(name).check()
+    shoot(page, artifacts, "restores-picker")
+    picker.get_by_role("button", name="Preview restore of 2 selected").click()
+
+    dialog = page.get_by_role("dialog", name="Restore archived objects")
+    expect(dialog.get_by_test_id("restore-preview-summary")).to_contain_text("2 archived objects")
+    # the demo archive is priced as AWS Glacier: expedited costs $10 per 1,000 requests, bulk nothing for them
+    expect(dialog.get_by_test_id("restore-cost-expedited")).to_contain_text("$0.02")
+    expect(dialog.get_by_test_id("restore-cost-bulk")).to_contain_text(re.compile(r"\$0\.0+\d*"))
+    expect(dialog.get_by_text("ready in ~5 s")).to_be_visible()
+    dialog.get_by_role("radio", name=re.compile("expedited")).check()
+    dialog.get_by_label("Keep readable for (days)").fill("2")
+    shoot(page, artifacts, "restores-preview")
+    dialog.get_by_role("button", name="Restore 2 objects").click()
+
+    progress = page.get_by_role("progressbar").first
+    expect(progress).to_have_attribute("aria-valuemax", "2")
+    expect(page.get_by_text("ready", exact=True).first).to_be_visible(timeout=60_000)
+    expect(progress).to_have_attribute("aria-valuenow", "2", timeout=60_000)
+    expect(page.get_by_text("100 %")).to_be_visible()
+    shoot(page, artifacts, "restores-batch-ready")
+
+    row = page.get_by_role("row").filter(has_text=PICKED[0])
+    with page.expect_download() as download_info:
+        row.get_by_role("link", name="Download").click()
+    download = download_info.value
+    path = download.path()
+    assert path is not None
+    data = Path(path).read_bytes()
+    assert 256 * 1024 <= len(data) < 512 * 1024  # the demo object's size range
+
+    # the same bytes through the API a script would use
+    cookies = {c["name"]: c["value"] for c in page.context.cookies()}
+    direct = httpx.get(f"{product.url}/api/buckets/{BUCKET}/object/content",
+                       params={"key": f"survey-2019/{PICKED[0]}"}, cookies=cookies, timeout=30)
+    assert direct.status_code == 200 and direct.content == data
+
+    page.get_by_role("link", name="← All restores").click()
+    queued = page.get_by_role("row").filter(has_text=BUCKET).first
+    expect(queued).to_contain_text("ready", timeout=10_000)
+    expect(queued.get_by_role("progressbar")).to_have_attribute("aria-valuenow", "2")
+    shoot(page, artifacts, "restores-queue")
