@@ -37,6 +37,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from tests.servers import free_port, wait_port  # noqa: E402 - after the repository is on the path
+
 DELAY_S = 5.0
 
 
@@ -78,27 +81,6 @@ class Timing:
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_port(port: int, timeout: float = 60.0) -> None:
-    import socket
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"nothing listens on 127.0.0.1:{port}")
 
 
 class Api:
@@ -216,7 +198,8 @@ def part_a(env: dict[str, str], workdir: Path, objects: int) -> PartA:
         assert b is not None and b.submitted_at is not None and b.ready_at is not None
         completed = s.scalar(select(func.max(RestoreItem.expected_ready_at)).where(RestoreItem.batch_id == batch_id))
         lags = [(ready - expected).total_seconds() for ready, expected in s.execute(
-            select(RestoreItem.ready_at, RestoreItem.expected_ready_at).where(RestoreItem.batch_id == batch_id))]
+            select(RestoreItem.ready_at, RestoreItem.expected_ready_at).where(RestoreItem.batch_id == batch_id))
+            if ready is not None and expected is not None]
     assert completed is not None
     return PartA(objects=objects, setup_s=setup_s, post_ms=post_ms,
                  submit_s=(b.submitted_at - b.created_at).total_seconds(), sweep_period_s=period,
@@ -262,10 +245,7 @@ def fill_rows(rows: int, batches: int = 100) -> int:
             first_id = first_id or batch.id
             items = []
             for i in range(per):
-                if running:
-                    state = "ongoing" if i % 3 else "pending"
-                else:
-                    state = "failed" if i < failed else "ready"
+                state = ("ongoing" if i % 3 else "pending") if running else ("failed" if i < failed else "ready")
                 ready_at = created + timedelta(hours=3, seconds=i) if state == "ready" else None
                 items.append(dict(batch_id=batch.id, owner_id=owners[b % 2], object_id=None, bucket="telescope",
                                   key=f"survey/{b:03d}/frame-{i:06d}.fits", size=4096, tier_id=tier_id,

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from tests.tiers.conftest import moto_url  # noqa: F401 - the moto server of the tier tests, shared
+
 
 @dataclass
 class Archive:

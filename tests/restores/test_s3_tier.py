@@ -4,7 +4,6 @@ HeadObject's x-amz-restore is polled. moto holds a restore in progress only with
 
 from __future__ import annotations
 
-import logging
 import time
 import uuid
 from collections.abc import Iterator
@@ -12,27 +11,15 @@ from collections.abc import Iterator
 import boto3
 import httpx
 import pytest
-from moto.server import ThreadedMotoServer
 from sqlalchemy import select
 
 from tests.restores.conftest import Archive
-from tests.servers import free_port
 from tierpilot.catalog.models import Object
 from tierpilot.kit.db import transaction
 from tierpilot.restores import service, sweep
 from tierpilot.restores.models import RestoreBatch, RestoreItem
 from tierpilot.tiers.models import Tier
 from tierpilot.tiers.registry import driver_for
-
-
-@pytest.fixture(scope="module")
-def moto_url() -> Iterator[str]:
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=free_port(), verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
 
 
 @pytest.fixture
