@@ -2335,6 +2335,11 @@ export interface components {
             storage_class: string;
             /** Tier */
             tier: string;
+            /**
+             * Tier Offline
+             * @description on an archive tier: reads need a restore
+             */
+            tier_offline: boolean;
         };
         /**
          * OnPremCost

@@ -1,21 +1,18 @@
 import { createFileRoute } from "@tanstack/react-router";
-import { NotAvailableYet } from "@/components/layout/NotAvailableYet";
+import { BrowserPage, type BrowserSearch } from "@/components/catalog/BrowserPage";
+
+const text = (value: unknown): string | undefined => (typeof value === "string" && value ? value : undefined);
 
 export const Route = createFileRoute("/_app/browser")({
-  component: BrowserPage,
+  validateSearch: (search: Record<string, unknown>): BrowserSearch => ({
+    bucket: text(search.bucket),
+    prefix: text(search.prefix),
+    key: text(search.key),
+  }),
+  component: BrowserRoute,
 });
 
-function BrowserPage() {
-  return (
-    <NotAvailableYet
-      title="Browser"
-      icon="browser"
-      summary="Buckets, folders and objects in the catalog, on every tier."
-      features={[
-        "browse buckets and folders, and see each object's tier, storage class, size, checksum and restore state",
-        "upload and download from the browser",
-        "select archived objects and restore them in one batch",
-      ]}
-    />
-  );
+function BrowserRoute() {
+  const { bucket, prefix, key } = Route.useSearch();
+  return <BrowserPage bucket={bucket} prefix={prefix} objectKey={key} />;
 }

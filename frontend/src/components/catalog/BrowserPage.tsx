@@ -1,0 +1,59 @@
+import { useNavigate } from "@tanstack/react-router";
+import { PageHeader } from "@/components/ui";
+import { BucketList } from "./BucketList";
+import { FolderView } from "./FolderView";
+import { ObjectDetailCard } from "./ObjectDetailCard";
+import "./browser.css";
+
+export interface BrowserSearch {
+  bucket?: string;
+  prefix?: string;
+  key?: string;
+}
+
+/** The Browser page: buckets, the chosen object's details (on top, so a click in a long folder shows it),
+ * and a folder of the chosen bucket. */
+export function BrowserPage({
+  bucket,
+  prefix = "",
+  objectKey,
+}: {
+  bucket?: string;
+  prefix?: string;
+  objectKey?: string;
+}) {
+  const navigate = useNavigate({ from: "/browser" });
+  const go = (search: BrowserSearch) => navigate({ search });
+  return (
+    <>
+      <PageHeader
+        title="Browser"
+        description="Buckets, folders and objects in the catalog, on every tier: upload, download, restore."
+      />
+      <div className="browser-layout">
+        <BucketList current={bucket} onOpen={(name) => go({ bucket: name })} />
+        <div className="stack-lg browser-main">
+          {bucket && objectKey ? (
+            <ObjectDetailCard
+              bucket={bucket}
+              objectKey={objectKey}
+              onClose={() => go({ bucket, prefix: prefix || undefined })}
+            />
+          ) : null}
+          {bucket ? (
+            <FolderView
+              key={`${bucket}/${prefix}`}
+              bucket={bucket}
+              prefix={prefix}
+              openFolder={(p) => go({ bucket, prefix: p || undefined })}
+              openObject={(key) => go({ bucket, prefix: prefix || undefined, key })}
+              onRestoreCreated={(id) => navigate({ to: "/restores", search: { batch: id } })}
+            />
+          ) : (
+            <p className="muted">Choose a bucket to see its folders and objects.</p>
+          )}
+        </div>
+      </div>
+    </>
+  );
+}

@@ -1,0 +1,97 @@
+"""The Browser page in a real browser: buckets, folders, object details, upload, download, delete."""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.e2e.conftest import NewContext, Product
+from tests.e2e.helpers import NARROW, shoot, sign_in
+
+pytestmark = pytest.mark.e2e
+
+
+def test_browse_demo_buckets_and_object_details(page: Page, product: Product, artifacts: Path) -> None:
+    sign_in(page, product.admin_user, product.admin_password)
+    page.get_by_role("link", name="Browser").click()
+    expect(page.get_by_role("heading", level=1, name="Browser")).to_be_visible()
+    buckets = page.get_by_role("list", name="Buckets")
+    expect(buckets.get_by_role("button", name=re.compile("belle2-raw"))).to_contain_text("objects")
+    buckets.get_by_role("button", name=re.compile("belle2-raw")).click()
+    table = page.get_by_role("table", name="Contents of belle2-raw/")
+    table.get_by_role("button", name="run-2026-11/").click()
+    folder = page.get_by_role("table", name="Contents of belle2-raw/run-2026-11/")
+    expect(folder.get_by_role("row")).to_have_count(13)  # header + 12 demo objects
+    folder.get_by_role("button", name="detector-0003.root").click()
+    detail = page.get_by_role("region", name="Object")
+    expect(detail).to_contain_text("hot-disk")
+    expect(detail).to_contain_text("STANDARD")
+    expect(detail.get_by_text("s3://belle2-raw/run-2026-11/detector-0003.root")).to_be_visible()
+    with page.expect_download() as download:
+        detail.get_by_role("link", name="Download").click()
+    saved = Path(download.value.path())
+    assert saved.stat().st_size > 0
+    shoot(page, artifacts, "browser-object-detail")
+
+    # an archived object: not downloadable, and a restore can start from the selection
+    buckets.get_by_role("button", name=re.compile("telescope-archive")).click()
+    page.get_by_role("table", name="Contents of telescope-archive/").get_by_role("button", name="survey-2019/").click()
+    archive = page.get_by_role("table", name="Contents of telescope-archive/survey-2019/")
+    expect(archive).to_contain_text("archived")
+    archive.get_by_role("checkbox", name="Select survey-2019/field-0000.root").check()
+    page.get_by_role("button", name="Restore…").click()
+    dialog = page.get_by_role("dialog", name="Restore archived objects")
+    expect(dialog).to_be_visible()
+    shoot(page, artifacts, "browser-restore-dialog")
+    dialog.get_by_role("button", name="Cancel").click()
+
+
+def test_create_bucket_upload_download_delete(page: Page, product: Product, artifacts: Path, tmp_path: Path) -> None:
+    sign_in(page, product.admin_user, product.admin_password)
+    page.goto("/browser")
+    name = f"e2e-{secrets.token_hex(4)}"
+    page.get_by_role("button", name="New bucket").click()
+    dialog = page.get_by_role("dialog", name="New bucket")
+    dialog.get_by_label("Name").fill(name)
+    dialog.get_by_role("button", name="Create bucket").click()
+    expect(dialog).to_be_hidden()
+    expect(page.get_by_text("This folder is empty")).to_be_visible()
+
+    data = os.urandom(3 * 1024 * 1024 + 5)
+    upload = tmp_path / "spectrum données.bin"
+    upload.write_bytes(data)
+    page.get_by_label("Files to upload").set_input_files(str(upload))
+    uploads = page.get_by_role("list", name="Uploads")
+    expect(uploads).to_contain_text("uploaded")
+    table = page.get_by_role("table", name=f"Contents of {name}/")
+    table.get_by_role("button", name="spectrum données.bin").click()
+    detail = page.get_by_role("region", name="Object")
+    expect(detail).to_contain_text(f"{len(data):,} bytes")
+    shoot(page, artifacts, "browser-uploaded")
+    with page.expect_download() as download:
+        detail.get_by_role("link", name="Download").click()
+    assert Path(download.value.path()).read_bytes() == data
+    buckets = page.get_by_role("list", name="Buckets")
+    expect(buckets.get_by_role("button", name=re.compile(name))).to_contain_text("1 object ·")
+
+    table.get_by_role("checkbox", name="Select spectrum données.bin").check()
+    page.get_by_role("button", name="Delete").click()
+    confirm = page.get_by_role("alertdialog", name="Delete 1 object?")
+    confirm.get_by_role("button", name="Delete").click()
+    expect(page.get_by_text("This folder is empty")).to_be_visible()
+    expect(buckets.get_by_role("button", name=re.compile(name))).to_contain_text("0 objects")
+
+
+def test_browser_fits_a_phone(new_context: NewContext, product: Product, artifacts: Path) -> None:
+    page = new_context(NARROW).new_page()
+    sign_in(page, product.admin_user, product.admin_password)
+    page.goto("/browser?bucket=belle2-raw&prefix=run-2026-11%2F&key=run-2026-11%2Fdetector-0001.root")
+    expect(page.get_by_role("region", name="Object")).to_contain_text("detector-0001.root")
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, f"the Browser scrolls sideways by {overflow}px at 390px"
+    shoot(page, artifacts, "browser-narrow")
