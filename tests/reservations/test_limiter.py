@@ -181,3 +181,14 @@ def test_unreachable_redis_falls_back_to_per_process_limits():
     # the reservation still gets its rate (in this process), and no more than the pool
     assert moved / 1.5 >= 18 * MB
     assert moved / 1.5 <= 105 * MB
+
+
+def test_buffers_of_ended_classes_are_forgotten():
+    async def main() -> set[tuple[str, str]]:
+        scheduler = Scheduler(MemoryBackend(), lambda _d: 100 * MB)
+        for klass in ("rsv_a", "rsv_b", "best-effort"):
+            await scheduler.pay("read", 1000, lambda k=klass: (k, 10 * MB))
+        scheduler.forget({"rsv_b", "best-effort"})
+        return set(scheduler.buffers())
+
+    assert asyncio.run(main()) == {("read", "rsv_b"), ("read", "best-effort")}

@@ -233,6 +233,7 @@ class ReservationPolicy:
             # keep enforcing with the last snapshot; health says how old it is
             self.directory.error = f"{type(exc).__name__}: {exc}"[:300]
             raise
+        self.scheduler.forget({BEST_EFFORT, *self.directory.entries})
 
     async def flush_meter(self) -> None:
         rows = self.meter.take()

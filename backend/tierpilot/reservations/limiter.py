@@ -296,6 +296,12 @@ class Scheduler:
     def buffers(self) -> dict[tuple[str, str], ClassBuffer]:
         return self._buffers
 
+    def forget(self, keep: set[str]) -> None:
+        """Drop the idle buffers of classes not in ``keep`` (reservations that ended or were cancelled)."""
+        for key, buf in list(self._buffers.items()):
+            if key[1] not in keep and not buf.lock.locked() and buf.tokens >= 0:
+                del self._buffers[key]
+
     async def pay(self, direction: str, nbytes: int, rate_of: RateOf,
                   sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep) -> None:
         """Return once ``nbytes`` of the flow's class are paid; the fast path does not await."""
