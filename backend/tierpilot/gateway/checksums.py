@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
-import zlib
-from typing import Protocol
-
-import google_crc32c
+from typing import Protocol, cast
 
 from tierpilot.gateway.errors import S3Error, invalid_request
+from tierpilot.tiers.base import ChecksumAlgorithm
+from tierpilot.tiers.checksums import new_digest
 
 ALGORITHMS = ("CRC32", "CRC32C", "SHA1", "SHA256")
 HEADERS = {alg: f"x-amz-checksum-{alg.lower()}" for alg in ALGORITHMS}
@@ -23,27 +21,11 @@ class Digest(Protocol):
     def digest(self) -> bytes: ...
 
 
-class _Crc32:
-    def __init__(self) -> None:
-        self.value = 0
-
-    def update(self, data: bytes, /) -> None:
-        self.value = zlib.crc32(data, self.value)
-
-    def digest(self) -> bytes:
-        return self.value.to_bytes(4, "big")
-
-
 def new(algorithm: str) -> Digest:
-    if algorithm == "CRC32":
-        return _Crc32()
-    if algorithm == "CRC32C":
-        return google_crc32c.Checksum()  # type: ignore[no-any-return]
-    if algorithm == "SHA1":
-        return hashlib.sha1()
-    if algorithm == "SHA256":
-        return hashlib.sha256()
-    raise invalid_request(f"Checksum algorithm {algorithm!r} is not supported")
+    """A digest of an S3 checksum algorithm (the tiers compute theirs with the same code)."""
+    if algorithm not in ALGORITHMS:
+        raise invalid_request(f"Checksum algorithm {algorithm!r} is not supported")
+    return new_digest(cast(ChecksumAlgorithm, algorithm))
 
 
 def b64(data: bytes) -> str:
