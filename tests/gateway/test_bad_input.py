@@ -325,3 +325,24 @@ def test_unknown_operations(gateway: Gateway, bucket: str, s3: BaseClient) -> No
                           config=Config(signature_version="s3"))
     legacy.put_object(Bucket=bucket, Key="v2-signed", Body=b"signature version 2")
     assert legacy.get_object(Bucket=bucket, Key="v2-signed")["Body"].read() == b"signature version 2"
+
+
+def test_client_that_disconnects_mid_upload_leaves_nothing(gateway: Gateway, bucket: str, s3: BaseClient,
+                                                          unchanged: None) -> None:
+    key_id, secret = _creds(gateway)
+    url = raw.url_for(gateway.url, bucket, "existing")
+    signed = raw.sign("PUT", url, {"content-length": str(8 * 1024 * 1024)}, "UNSIGNED-PAYLOAD", key_id, secret)
+    host, port = urlsplit(gateway.url).netloc.split(":")
+    head = "".join(f"{k}: {v}\r\n" for k, v in signed.headers.items())
+    tmp = gateway.tier_dirs["hot-disk"] / "tmp"
+    with socket.create_connection((host, int(port)), timeout=5) as sock:
+        sock.sendall(f"PUT {urlsplit(url).path} HTTP/1.1\r\n{head}\r\n".encode() + b"x" * 300_000)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not any(tmp.iterdir()):
+            time.sleep(0.02)
+        assert any(tmp.iterdir()), "the upload never reached the tier"
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(tmp.iterdir()):
+        time.sleep(0.1)
+    assert not any(tmp.iterdir()), "a half-written temp file was left behind"
+    assert s3.get_object(Bucket=bucket, Key="existing")["Body"].read() == b"keep me"
