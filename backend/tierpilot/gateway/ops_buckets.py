@@ -190,7 +190,7 @@ def _max_keys(req: Request, name: str = "max-keys") -> int:
     return min(value, MAX_KEYS)
 
 
-def _encoder(req: Request) -> Any:
+def encoder(req: Request) -> Any:
     enc = req.query.get("encoding-type")
     if enc is None:
         return str
@@ -218,7 +218,7 @@ def _prefixes(listing: catalog.Listing, enc: Any) -> list[str]:
 async def list_objects(req: Request) -> None:
     bucket = await bucket_of(req)
     q = req.query
-    enc = _encoder(req)
+    enc = encoder(req)
     prefix, delimiter = q.get("prefix", ""), q.get("delimiter", "")
     max_keys = _max_keys(req)
     v2 = q.get("list-type") == "2"
@@ -264,7 +264,7 @@ async def list_object_versions(req: Request) -> None:
     """Buckets are unversioned: every object is its own latest ``null`` version."""
     bucket = await bucket_of(req)
     q = req.query
-    enc = _encoder(req)
+    enc = encoder(req)
     prefix, delimiter = q.get("prefix", ""), q.get("delimiter", "")
     key_marker = q.get("key-marker", "")
     max_keys = _max_keys(req)

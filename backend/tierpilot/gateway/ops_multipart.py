@@ -26,7 +26,7 @@ from tierpilot.gateway.common import (
 )
 from tierpilot.gateway.errors import invalid_argument, invalid_request, malformed_xml
 from tierpilot.gateway.http import Headers, Request
-from tierpilot.gateway.ops_buckets import _encoder
+from tierpilot.gateway.ops_buckets import encoder
 from tierpilot.gateway.ops_objects import key_of, parse_range, read_xml_body, source_object
 from tierpilot.gateway.payload import Payload
 from tierpilot.gateway.routes import route
@@ -231,7 +231,7 @@ async def list_parts(req: Request) -> None:
 async def list_uploads(req: Request) -> None:
     bucket = await bucket_of(req)
     q = req.query
-    enc = _encoder(req)
+    enc = encoder(req)
     prefix, delimiter = q.get("prefix", ""), q.get("delimiter", "")
     key_marker, id_marker = q.get("key-marker", ""), q.get("upload-id-marker", "")
     max_uploads = min(_int_query(req, "max-uploads", MAX_LIST), MAX_LIST)
