@@ -93,3 +93,50 @@ def test_book_through_the_timeline_see_availability_update_and_cancel(page: Page
     page.get_by_label("Show").select_option("cancelled")
     expect(page.get_by_role("row").filter(has_text=BUCKET)).to_contain_text("cancelled")
     shoot(page, artifacts, "reservations-cancelled")
+
+
+def test_detail_page_charts_achieved_throughput_metered_by_the_gateway(page: Page, product: Product,
+                                                                        artifacts: Path) -> None:
+    """Reads through the gateway with the reservation header show up, rolled up by the worker, as the
+    achieved line of the detail page's chart."""
+    import time
+    import uuid
+    from datetime import UTC, datetime, timedelta
+
+    import boto3
+
+    sign_in(page, product.admin_user, product.admin_password)
+    csrf = {"X-CSRF-Token": next(c["value"] for c in page.context.cookies() if c["name"] == "tierpilot_csrf")}
+    key = page.request.post("/api/keys", headers=csrf).json()
+    s3 = boto3.client("s3", endpoint_url=product.gateway_url, aws_access_key_id=key["access_key_id"],
+                      aws_secret_access_key=key["secret_access_key"], region_name="us-east-1")
+    bucket = f"e2e-metered-{uuid.uuid4().hex[:6]}"
+    s3.create_bucket(Bucket=bucket)
+    s3.put_object(Bucket=bucket, Key="data", Body=b"m" * (8 << 20))
+    start = datetime.now(UTC) - timedelta(seconds=5)
+    booked = page.request.post("/api/reservations", headers=csrf, data={
+        "bucket": bucket, "direction": "read", "rate_mbps": 20, "start": start.isoformat(),
+        "end": (start + timedelta(minutes=10)).isoformat()})
+    assert booked.status == 201, booked.text()
+    rid = booked.json()["id"]
+
+    def add_header(params: dict[str, object], **_: object) -> None:
+        params["headers"][  # type: ignore[index]
+            "X-Tierpilot-Reservation"] = rid
+
+    s3.meta.events.register("before-call.s3", add_header)
+    deadline = time.monotonic() + 6
+    while time.monotonic() < deadline:
+        got = s3.get_object(Bucket=bucket, Key="data")
+        assert got["ResponseMetadata"]["HTTPHeaders"]["x-tierpilot-reservation-status"] == "active"
+        got["Body"].read()
+
+    page.goto(f"/reservations/{rid}")
+    expect(page.get_by_role("heading", level=1, name=f"{bucket}: 20 MB/s read")).to_be_visible()
+    # the worker rolls metering up every 5 s and the page refetches every 5 s while active
+    moved = page.get_by_text("s with traffic")
+    expect(moved).not_to_have_text("0 s with traffic", timeout=45_000)
+    chart = page.get_by_role("figure", name="Achieved against booked throughput in MB/s, 1 s per point")
+    expect(chart.locator(".recharts-line-curve")).to_have_count(1, timeout=15_000)
+    expect(page.get_by_text("Live: the gateway's metering")).to_be_visible()
+    shoot(page, artifacts, "reservation-detail-live")
