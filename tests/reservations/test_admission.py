@@ -73,17 +73,23 @@ def test_load_steps_merge_equal_neighbours_and_start_at_window():
         (at(-30), 0), (at(0), 100), (at(90), 120), (at(100), 100), (at(120), 0)]
 
 
+def admit(requests: list[tuple[int, int, int]]) -> list[Booking]:
+    """Book (start minute, length, rate) requests in order; those that do not fit are refused."""
+    accepted: list[Booking] = []
+    for start, length, rate in requests:
+        b = booking(start, start + length, rate)
+        if fits(accepted, BOOKABLE, b.start, b.end, b.rate_bps):
+            accepted.append(b)
+    return accepted
+
+
 windows = st.tuples(st.integers(0, 200), st.integers(1, 120), st.integers(1, BOOKABLE))
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(windows, max_size=25))
 def test_no_accepted_set_ever_exceeds_bookable_capacity(requests):
-    accepted: list[Booking] = []
-    for start, length, rate in requests:
-        b = booking(start, start + length, rate)
-        if fits(accepted, BOOKABLE, b.start, b.end, b.rate_bps):
-            accepted.append(b)
+    accepted = admit(requests)
     for t in range(0, 330):
         assert load_at(accepted, at(t)) <= BOOKABLE
     assert all(peak_load(accepted, at(t), at(t + 1)) == load_at(accepted, at(t)) for t in range(0, 330, 7))
@@ -92,10 +98,7 @@ def test_no_accepted_set_ever_exceeds_bookable_capacity(requests):
 @settings(max_examples=300, deadline=None)
 @given(st.lists(windows, max_size=20), windows)
 def test_max_rate_is_exact(existing_spec, asked):
-    accepted: list[Booking] = []
-    for start, length, rate in existing_spec:
-        if fits(accepted, BOOKABLE, at(start), at(start + length), rate):
-            accepted.append(booking(start, start + length, rate))
+    accepted = admit(existing_spec)
     start, length, _ = asked
     best = max_rate_that_fits(accepted, BOOKABLE, at(start), at(start + length))
     assert best == BOOKABLE - max(load_at(accepted, at(t)) for t in range(start, start + length))
@@ -106,10 +109,7 @@ def test_max_rate_is_exact(existing_spec, asked):
 @settings(max_examples=300, deadline=None)
 @given(st.lists(windows, max_size=20), windows)
 def test_earliest_start_fits_and_nothing_earlier_does(existing_spec, asked):
-    accepted: list[Booking] = []
-    for start, length, rate in existing_spec:
-        if fits(accepted, BOOKABLE, at(start), at(start + length), rate):
-            accepted.append(booking(start, start + length, rate))
+    accepted = admit(existing_spec)
     start, length, rate = asked
     found = earliest_start(accepted, BOOKABLE, at(start), timedelta(minutes=length), rate)
     assert found is not None
@@ -124,11 +124,7 @@ def test_earliest_start_fits_and_nothing_earlier_does(existing_spec, asked):
 @settings(max_examples=200, deadline=None)
 @given(st.lists(windows, min_size=1, max_size=20), st.data())
 def test_cancellation_frees_the_window(requests, data):
-    accepted: list[Booking] = []
-    for start, length, rate in requests:
-        b = booking(start, start + length, rate)
-        if fits(accepted, BOOKABLE, b.start, b.end, b.rate_bps):
-            accepted.append(b)
+    accepted = admit(requests)
     victim = data.draw(st.sampled_from(accepted))
     remaining = list(accepted)
     remaining.remove(victim)
