@@ -87,6 +87,11 @@ def discard(blobs: Sequence[Blob]) -> None:
             log.warning("could not delete replaced blob %s on tier %s", blob.locator, blob.tier_id, exc_info=True)
 
 
+def space_limited(bucket: Bucket) -> bool:
+    """Whether the bucket's space reservation is open now (else writes need no space check)."""
+    return service.space_open(bucket.space_bytes, bucket.space_start, bucket.space_end, utcnow())
+
+
 def check_space(bucket: Bucket, incoming: int | None, upload: MultipartUpload | None = None,
                 key: str | None = None, now: datetime | None = None) -> None:
     """Refuse early (before any byte is read) a write that would exceed the bucket's space reservation;

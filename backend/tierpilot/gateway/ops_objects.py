@@ -140,7 +140,8 @@ async def put_object(req: Request) -> None:
     flow = await open_flow(req, bucket, "write", None)
     inbound = Inbound(req.receive, flow)
     payload = Payload(req, inbound)
-    await run(store.check_space, bucket, payload.expected_size, None, key)
+    if store.space_limited(bucket):
+        await run(store.check_space, bucket, payload.expected_size, None, key)
     spec = store.NewObject(tier=tier, storage_class=storage_class, content_type=req.header("content-type"),
                            user_metadata=meta, headers=headers, tags=tags,
                            checksum_algorithm=payload.algorithm)  # type: ignore[arg-type]
@@ -223,7 +224,7 @@ async def get_object(req: Request) -> None:
     try:
         flow = await open_flow(req, bucket, "read", length)
         await req.start(read.status, headers, content_length=length)
-        req.bytes_out = await send_stream(req.send, read.chunks, flow, first=read.first or b"")
+        req.bytes_out = await send_stream(req.send, read.chunks, flow, length, first=read.first)
     finally:
         close = getattr(read.chunks, "close", None)
         if close is not None:

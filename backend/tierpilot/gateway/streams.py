@@ -131,8 +131,10 @@ async def read_all(receive: Receive, limit: int) -> bytes:
     return b"".join(parts)
 
 
-async def send_stream(send: Send, chunks: Iterator[bytes], flow: Flow, first: bytes | None = None) -> int:
-    """Send an object's bytes as they are read in a worker thread, one read ahead of the socket."""
+async def send_stream(send: Send, chunks: Iterator[bytes], flow: Flow, length: int, first: bytes | None = None
+                      ) -> int:
+    """Send ``length`` bytes of an object as they are read in a worker thread, one read ahead of the
+    socket; an object that fits in ``first`` (read with the lookup) costs no further thread hop."""
     sent = 0
 
     def pull() -> bytes | None:
@@ -140,16 +142,24 @@ async def send_stream(send: Send, chunks: Iterator[bytes], flow: Flow, first: by
 
     pending: asyncio.Future[bytes | None] | None = None
     try:
-        chunk = first if first is not None else await run(pull)
+        chunk = first if first is not None else (await run(pull) if length else None)
         while chunk is not None:
-            pending = asyncio.ensure_future(run(pull))
+            more = sent + len(chunk) < length
+            if more:
+                pending = asyncio.ensure_future(run(pull))
             if chunk:
                 await flow.consume(len(chunk))
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                await send({"type": "http.response.body", "body": chunk, "more_body": more})
                 sent += len(chunk)
+            if not more:
+                break
+            assert pending is not None
             chunk = await pending
             pending = None
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        if sent < length:
+            raise RuntimeError(f"the tier returned {sent} of {length} bytes")
+        if sent == 0:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
         return sent
     finally:
         if pending is not None:
