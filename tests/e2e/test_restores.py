@@ -71,4 +71,9 @@ def test_select_archived_objects_restore_with_cost_preview_and_download(
     queued = page.get_by_role("row").filter(has_text=BUCKET).first
     expect(queued).to_contain_text("ready", timeout=10_000)
     expect(queued.get_by_role("progressbar")).to_have_attribute("aria-valuenow", "2")
+    # the in-app notice of the finished batch
+    notices = page.get_by_role("region", name="Notifications")
+    expect(notices.get_by_role("link", name=re.compile(r"Restore batch .* is ready"))).to_be_visible(timeout=20_000)
     shoot(page, artifacts, "restores-queue")
+    notices.get_by_role("button", name="Mark all read").click()
+    expect(notices.get_by_text("No unread notifications.")).to_be_visible()

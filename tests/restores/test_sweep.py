@@ -273,3 +273,18 @@ def test_counter_rows_match_the_items_after_every_transition(archive: Archive) -
         counted = {k: getattr(row, k) for k in ("pending", "ongoing", "ready", "failed", "expired") if getattr(row, k)}
     assert actual == counted == {"ready": 12}
     assert {i.speed for i in _items(batch_id)} == {"expedited"}
+
+
+def test_the_ready_timeline_is_thinned_in_the_database(archive: Archive) -> None:
+    keys = [f"t/{i:02d}" for i in range(45)]
+    archive.put(archive.buckets["member"], keys, size=10)
+    batch_id = _create(archive, keys)
+    start = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+    with transaction(write=True) as s:
+        for i, item in enumerate(_items(batch_id)):  # key order: t/00 ready first
+            s.execute(update(RestoreItem).where(RestoreItem.id == item.id)
+                      .values(ready_at=start + timedelta(seconds=i)))
+    with transaction() as s:
+        curve = repository.ready_curve(s, batch_id, points=10)
+    assert [n for _, n in curve] == [4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 45]
+    assert curve[0][0] == start + timedelta(seconds=3) and curve[-1][0] == start + timedelta(seconds=44)

@@ -25,14 +25,13 @@ BATCHES = cast(Table, RestoreBatch.__table__)
 COUNTERS = cast(Table, RestoreBatchTier.__table__)
 OBJECTS = cast(Table, Object.__table__)
 
-# the columns a sweep reads of a claimed item and writes back
-ITEM_COLUMNS = (RestoreItem.id, RestoreItem.batch_id, RestoreItem.owner_id, RestoreItem.object_id,
-                RestoreItem.bucket, RestoreItem.key, RestoreItem.size, RestoreItem.tier_id, RestoreItem.locator,
-                RestoreItem.speed, RestoreItem.days, RestoreItem.state, RestoreItem.requested_at,
-                RestoreItem.next_poll_at, RestoreItem.poll_count, RestoreItem.attempts,
-                RestoreItem.expected_ready_at, RestoreItem.ready_at, RestoreItem.expires_at)
-WRITABLE = ("state", "speed", "requested_at", "next_poll_at", "claim_token", "poll_count", "attempts",
-            "last_error", "expected_ready_at", "ready_at", "expires_at")
+# what a sweep's tier call needs of a claimed item, and what writing its outcome needs (few datetimes:
+# converting them dominates the cost of a chunk)
+CLAIM_COLUMNS = (RestoreItem.id, RestoreItem.tier_id, RestoreItem.locator, RestoreItem.speed, RestoreItem.days,
+                 RestoreItem.state, RestoreItem.expires_at)
+OWNED_COLUMNS = (RestoreItem.id, RestoreItem.batch_id, RestoreItem.object_id, RestoreItem.tier_id,
+                 RestoreItem.locator, RestoreItem.speed, RestoreItem.state, RestoreItem.size,
+                 RestoreItem.requested_at, RestoreItem.poll_count, RestoreItem.attempts)
 
 
 # selection -------------------------------------------------------------------------------------------
@@ -146,7 +145,7 @@ def claim_due(session: Session, states: Sequence[str], now: datetime, token: str
     stmt = (update(RestoreItem)
             .where(RestoreItem.id.in_(due.scalar_subquery()), RestoreItem.next_poll_at <= now)
             .values(claim_token=token, next_poll_at=lease_until)
-            .returning(*ITEM_COLUMNS)
+            .returning(*CLAIM_COLUMNS)
             .execution_options(synchronize_session=False))
     return list(session.execute(stmt))
 
@@ -156,20 +155,21 @@ def owned_items(session: Session, ids: Sequence[int], token: str) -> list[Any]:
     rows: list[Any] = []
     for start in range(0, len(ids), 1000):
         part = list(ids[start:start + 1000])
-        rows.extend(session.execute(select(*ITEM_COLUMNS)
+        rows.extend(session.execute(select(*OWNED_COLUMNS)
                                     .where(RestoreItem.id.in_(part), RestoreItem.claim_token == token)
                                     .with_for_update()))
     return rows
 
 
 def write_items(session: Session, rows: Sequence[dict[str, Any]]) -> None:
-    """Write back whole items (``_id`` plus every writable column), one executemany."""
-    if not rows:
-        return
+    """Write outcomes (``_id`` plus the columns that change), one executemany per set of columns."""
+    groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(tuple(sorted(k for k in row if k != "_id")), []).append(row)
     table = ITEMS
-    stmt = update(table).where(table.c.id == bindparam("_id")).values(
-        {name: bindparam(name) for name in WRITABLE})
-    session.execute(stmt, list(rows))
+    for columns, group in groups.items():
+        stmt = update(table).where(table.c.id == bindparam("_id")).values({c: bindparam(c) for c in columns})
+        session.execute(stmt, group)
 
 
 def set_catalog_restore(session: Session, rows: Sequence[dict[str, Any]]) -> None:
@@ -324,10 +324,18 @@ def iter_items(session: Session, batch_id: int, states: Sequence[str] | None = N
     yield from session.execute(q.order_by(RestoreItem.bucket, RestoreItem.key).execution_options(yield_per=5000))
 
 
-def ready_times(session: Session, batch_id: int) -> list[datetime]:
-    return list(session.scalars(select(RestoreItem.ready_at)
-                                .where(RestoreItem.batch_id == batch_id, RestoreItem.ready_at.is_not(None))
-                                .order_by(RestoreItem.ready_at)))
+def ready_curve(session: Session, batch_id: int, points: int) -> list[tuple[datetime, int]]:
+    """(time, objects ready by then) at most ``points`` steps plus the last: thinned in the database."""
+    readied = (RestoreItem.batch_id == batch_id, RestoreItem.ready_at.is_not(None))
+    total = int(session.scalar(select(func.count(RestoreItem.id)).where(*readied)) or 0)
+    if total == 0:
+        return []
+    step = max(1, total // points)
+    rank = func.row_number().over(order_by=(RestoreItem.ready_at, RestoreItem.id)).label("rank")
+    ranked = select(RestoreItem.ready_at, rank).where(*readied).subquery()
+    rows = session.execute(select(ranked.c.ready_at, ranked.c.rank)
+                           .where((ranked.c.rank % step == 0) | (ranked.c.rank == total)).order_by(ranked.c.rank))
+    return [(at, int(n)) for at, n in rows]
 
 
 def items_of_batch_in(session: Session, batch_id: int, states: Sequence[str]) -> list[Any]:

@@ -399,16 +399,9 @@ def get_batch(session: Session, user: User, batch_id: int) -> BatchView:
     return _views(session, [_own_batch(session, user, batch_id)])[0]
 
 
-def timeline(session: Session, batch: RestoreBatch, points: int = 200) -> list[tuple[datetime, int]]:
-    """Cumulative objects ready over time, at most ``points`` steps (the detail page's chart)."""
-    times = repository.ready_times(session, batch.id)
-    if not times:
-        return []
-    step = max(1, len(times) // points)
-    out = [(times[i], i + 1) for i in range(step - 1, len(times), step)]
-    if out[-1][1] != len(times):
-        out.append((times[-1], len(times)))
-    return out
+def timeline(session: Session, batch: Any, points: int = 200) -> list[tuple[datetime, int]]:
+    """Cumulative objects ready over time, about ``points`` steps (the detail page's chart)."""
+    return repository.ready_curve(session, batch.id, points)
 
 
 def list_items(session: Session, user: User, batch_id: int, state: str | None, after_id: int | None,

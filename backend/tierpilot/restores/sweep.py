@@ -260,14 +260,10 @@ class _Writes:
                                  "restore_speed": row.speed if state else None, "restore_expiry": expiry})
 
 
-def _first_poll(row: Any, requested_at: datetime, schedule: PollSchedule, hint: datetime | None) -> datetime:
+def _first_poll(requested_at: datetime, schedule: PollSchedule, hint: datetime | None) -> datetime:
     """The first grid point of the schedule at which the tier's expected completion has passed."""
     wait = (hint - requested_at).total_seconds() if hint is not None else 0.0
     return requested_at + timedelta(seconds=schedule.first_offset_at_or_after(max(wait, 0.0)))
-
-
-# columns written back unchanged unless an outcome changes them (claim and error are always set)
-_CARRIED = tuple(name for name in repository.WRITABLE if name not in ("claim_token", "last_error"))
 
 
 def _apply(session: Session, token: str, outcomes: Sequence[Outcome], contexts: dict[int, TierContext],
@@ -282,9 +278,8 @@ def _apply(session: Session, token: str, outcomes: Sequence[Outcome], contexts: 
             continue
         ctx = contexts[row.tier_id]
         schedule = ctx.schedules[row.speed]
-        mapping = row._mapping
-        values: dict[str, Any] = {name: mapping[name] for name in _CARRIED}
-        values.update(_id=row.id, claim_token=None, last_error=outcome.error)
+        # only what changes is written; the due time always (the claim's lease end is not a due time)
+        values: dict[str, Any] = {"_id": row.id, "claim_token": None, "last_error": outcome.error}
         kind = outcome.kind
         if kind == "ongoing" and row.requested_at is not None \
                 and (now - row.requested_at).total_seconds() > schedule.max_s:
@@ -292,22 +287,23 @@ def _apply(session: Session, token: str, outcomes: Sequence[Outcome], contexts: 
         stats.count(kind)
         if kind == "accepted":
             values.update(state="ongoing", requested_at=outcome.at, attempts=row.attempts + 1,
-                          next_poll_at=_first_poll(row, outcome.at, schedule, outcome.ready_hint),
+                          next_poll_at=_first_poll(outcome.at, schedule, outcome.ready_hint),
                           expected_ready_at=outcome.ready_hint or outcome.at + timedelta(
                               seconds=costs.expected_ready_s(ctx.tier, ctx.pricing, ctx.schedules, row.speed)))
             writes.move(row, "ongoing")
             writes.set_catalog(row, "ongoing", None)
         elif kind == "ready":
             values.update(state="ready", ready_at=outcome.at, expires_at=outcome.expiry,
-                          next_poll_at=outcome.expiry, requested_at=row.requested_at or outcome.at,
-                          poll_count=row.poll_count + (row.state == "ongoing"))
+                          next_poll_at=outcome.expiry, poll_count=row.poll_count + (row.state == "ongoing"))
+            if row.requested_at is None:  # readable at once: the request is this moment
+                values["requested_at"] = outcome.at
             writes.move(row, "ready")
             writes.set_catalog(row, "restored", outcome.expiry)
         elif kind == "ongoing":
             assert row.requested_at is not None
             at = next_poll_at(row.requested_at, now, schedule)
             if outcome.ready_hint is not None and outcome.ready_hint > at:
-                at = _first_poll(row, row.requested_at, schedule, outcome.ready_hint)
+                at = _first_poll(row.requested_at, schedule, outcome.ready_hint)
             values.update(poll_count=row.poll_count + 1, next_poll_at=at)
         elif kind == "stuck":
             values.update(state="failed", next_poll_at=None, poll_count=row.poll_count + 1,

@@ -10,9 +10,7 @@ from worker.app import celery_app
 
 
 def _report(stats: sweep.SweepStats) -> dict[str, Any]:
-    out = asdict(stats)
-    out.pop("requests_per_chunk")
-    return out
+    return asdict(stats)
 
 
 @celery_app.task(name="restores.poll_due")

@@ -3,6 +3,7 @@ import { useState } from "react";
 import type { Scope, Selection } from "@/api/restores";
 import { Button, PageHeader } from "@/components/ui";
 import { BatchDetail } from "./BatchDetail";
+import { NotificationsCard } from "./NotificationsCard";
 import { ObjectPicker } from "./ObjectPicker";
 import { RestoreDialog } from "./RestoreDialog";
 import { RestoreQueue } from "./RestoreQueue";
@@ -53,7 +54,10 @@ export function RestoresPage({ batch, scope, isAdmin }: { batch?: number; scope:
           </div>
         }
       />
-      <RestoreQueue scope={everyone ? "everyone" : "mine"} />
+      <div className="stack-lg">
+        <RestoreQueue scope={everyone ? "everyone" : "mine"} />
+        <NotificationsCard />
+      </div>
       <ObjectPicker
         open={picking}
         onClose={() => setPicking(false)}
