@@ -201,4 +201,4 @@ def test_256_mib_parallel_multipart_upload_and_parallel_ranged_download(s3: Base
     assert hashlib.sha256(out).digest() == hashlib.sha256(data).digest()
     assert bytes(out) == data
     s3.delete_object(Bucket=bucket, Key="big/256")
-    assert "big" not in "".join(blob_files(gateway.tier_dirs["hot-disk"]))
+    assert not [p for p in blob_files(gateway.tier_dirs["hot-disk"]) if p.startswith(f"d_{bucket}/")]
