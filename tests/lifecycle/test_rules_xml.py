@@ -13,9 +13,9 @@ from botocore.parsers import RestXMLParser
 from tierpilot.lifecycle.rules import (
     LifecycleConfig,
     LifecycleInvalid,
-    Rule,
+    LifecycleRule,
+    LifecycleTransition,
     RuleFilter,
-    Transition,
     check_structure,
     created_threshold,
     due_at,
@@ -177,9 +177,10 @@ def test_a_date_action_applies_to_every_object_once_the_date_passed() -> None:
 
 
 def test_the_128k_default_and_its_overrides() -> None:
-    plain = Rule(id="r", filter=RuleFilter(prefix=""), transitions=[Transition(days=1, storage_class="GLACIER")])
-    sized = Rule(id="s", filter=RuleFilter(object_size_greater_than=10),
-                 transitions=[Transition(days=1, storage_class="STANDARD_IA")])
+    plain = LifecycleRule(id="r", filter=RuleFilter(prefix=""),
+                          transitions=[LifecycleTransition(days=1, storage_class="GLACIER")])
+    sized = LifecycleRule(id="s", filter=RuleFilter(object_size_greater_than=10),
+                          transitions=[LifecycleTransition(days=1, storage_class="STANDARD_IA")])
     default = check_structure(LifecycleConfig(rules=[plain, sized]))
     varies = default.model_copy(update={"transition_default_minimum_object_size": "varies_by_storage_class"})
     assert small_objects_blocked(default, plain, "GLACIER")

@@ -29,7 +29,6 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -107,9 +106,10 @@ def _tier(tier_id: int | None) -> Tier | None:
         return None
 
 
-def _lease_until(now: datetime, size: int, limiter: RateLimiter) -> datetime:
+def _lease_until(now: datetime, nbytes: int, limiter: RateLimiter) -> datetime:
+    """The lease of a batch: long enough to copy all of its bytes (they are copied one after another)."""
     rate = limiter.rate_bps if limiter.limited else _ASSUMED_COPY_BPS
-    return now + timedelta(seconds=get_settings().lifecycle_lease_s + size / rate)
+    return now + timedelta(seconds=get_settings().lifecycle_lease_s + nbytes / rate)
 
 
 @dataclass
@@ -121,39 +121,51 @@ class _Claimed:
     previous_copy: str | None  # an earlier attempt's copy on the target tier, to remove
 
 
-def _claim(session: Session, move_id: int, owner: str, limiter: RateLimiter, now: datetime) -> _Claimed | Outcome:
-    """Take the lease and read what the move needs, in the one transaction that records the attempt."""
-    peek = repository.get_move(session, move_id)
-    if peek is None:
-        return Outcome(move_id, "missing")
-    if peek.state in ("done", "skipped"):
-        return Outcome(move_id, peek.state)
-    steal = peek.lease_owner if peek.lease_owner and owner_is_dead(peek.lease_owner) else None
-    if not repository.claim_move(session, move_id, owner, now, _lease_until(now, peek.size, limiter), steal):
-        return Outcome(move_id, "failed" if peek.state == "failed" else "busy")
-    session.expire_all()
-    move = repository.get_move(session, move_id)  # read after the claim: the row as its lease holder sees it
-    assert move is not None
-    values: dict[str, Any] = {}
-    if move.state in ("queued", "failed"):
-        values.update(state="running", next_attempt_at=None)
-    obj = repository.get_object(session, move.object_id) if move.object_id is not None else None
-    if obj is not None and (obj.locator != move.src_locator or obj.etag != move.etag):
-        obj = None  # overwritten (or moved by someone else) since the sweep: this version is gone
-    previous = move.dst_locator
-    if (move.action == "transition" and move.state != "switched" and obj is not None
-            and move.dst_tier_id not in (None, move.src_tier_id)):
-        bucket = repository.get_bucket(session, move.bucket_id)
-        # a fresh locator per attempt, recorded before the copy starts: a crash leaves a name fsck can place
-        values["dst_locator"] = catalog_service.new_locator(bucket.name if bucket else "", obj.key)
-    if values:
-        repository.update_move(session, move_id, **values)
-        session.expire(move)
-        session.refresh(move)
-    session.expunge(move)
-    if obj is not None:
-        session.expunge(obj)
-    return _Claimed(move, obj, previous if previous != move.dst_locator else None)
+def _claim(session: Session, move_ids: list[int], owner: str, limiter: RateLimiter, now: datetime
+           ) -> tuple[list[_Claimed], dict[int, Outcome]]:
+    """Take the batch's leases and read what its moves need, in the one transaction that records the attempt."""
+    out: dict[int, Outcome] = {}
+    peeks = {m.id: m for m in repository.get_moves(session, move_ids)}
+    open_ids: list[int] = []
+    for move_id in move_ids:
+        peek = peeks.get(move_id)
+        if peek is None:
+            out[move_id] = Outcome(move_id, "missing")
+        elif peek.state in ("done", "skipped"):
+            out[move_id] = Outcome(move_id, peek.state)
+        else:
+            open_ids.append(move_id)
+    holders = {m.lease_owner for m in peeks.values() if m.lease_owner}
+    dead = [h for h in holders if owner_is_dead(h)]
+    lease = _lease_until(now, sum(peeks[i].size for i in open_ids), limiter)
+    taken = repository.claim_moves(session, open_ids, owner, now, lease, dead)
+    for move_id in open_ids:
+        if move_id not in taken:
+            out[move_id] = Outcome(move_id, "failed" if peeks[move_id].state == "failed" else "busy")
+    if not taken:
+        return [], out
+    moves = repository.get_moves(session, sorted(taken))  # read after the claim: the rows as their holder sees them
+    objects = repository.get_objects_by_id(session, [m.object_id for m in moves if m.object_id is not None])
+    names = repository.bucket_names(session, list({m.bucket_id for m in moves}))
+    previous = {m.id: m.dst_locator for m in moves}
+    locators: dict[int, str] = {}
+    claims: list[_Claimed] = []
+    for move in moves:
+        obj = objects.get(move.object_id) if move.object_id is not None else None
+        if obj is not None and (obj.locator != move.src_locator or obj.etag != move.etag):
+            obj = None  # overwritten (or moved by someone else) since the sweep: this version is gone
+        if (move.action == "transition" and move.state != "switched" and obj is not None
+                and move.dst_tier_id not in (None, move.src_tier_id)):
+            # a fresh locator per attempt, recorded before the copy starts: a crash leaves a name fsck can place
+            locators[move.id] = catalog_service.new_locator(names.get(move.bucket_id, ""), obj.key)
+            move.dst_locator = locators[move.id]
+        claims.append(_Claimed(move, obj, None))
+    repository.set_target_locators(session, locators)
+    for c in claims:
+        before = previous[c.move.id]
+        c.previous_copy = before if before != c.move.dst_locator else None
+    session.expunge_all()
+    return claims, out
 
 
 def _record_failure(move: LifecycleMove, owner: str, error: str, retryable: bool) -> Outcome:
@@ -316,16 +328,8 @@ def run_moves(move_ids: Sequence[int], limiter: RateLimiter | None = None, wait_
     limiter = limiter or move_limiter()
     owner = worker_identity()
     ids = list(dict.fromkeys(move_ids))
-    out: dict[int, Outcome] = {}
-    claims: list[_Claimed] = []
     with transaction(write=True) as session:
-        now = utcnow()
-        for move_id in ids:
-            claimed = _claim(session, move_id, owner, limiter, now)
-            if isinstance(claimed, Outcome):
-                out[move_id] = claimed
-            else:
-                claims.append(claimed)
+        claims, out = _claim(session, ids, owner, limiter, utcnow())
     switched: list[LifecycleMove] = []
     copies: list[_Copied] = []
     others: list[_Claimed] = []
@@ -526,8 +530,8 @@ def _finish(moves: list[LifecycleMove], owner: str, wait_grace: bool) -> dict[in
     elif waiting:
         time.sleep(max(0.0, (max(delete_after(m) for m in waiting) - utcnow()).total_seconds()))
     with transaction() as session:
-        live = {m.id for m in moves if m.object_id is not None
-                and (obj := repository.get_object(session, m.object_id)) is not None and obj.locator == m.src_locator}
+        current = repository.object_locators(session, [m.object_id for m in moves if m.object_id is not None])
+    live = {m.id for m in moves if m.object_id is not None and current.get(m.object_id) == m.src_locator}
     closed: list[LifecycleMove] = []
     for m in moves:
         tier = _tier(m.src_tier_id)
@@ -545,9 +549,7 @@ def _finish(moves: list[LifecycleMove], owner: str, wait_grace: bool) -> dict[in
             out[m.id] = Outcome(m.id, "retry", error=str(exc))
     if closed:
         with transaction(write=True) as session:
-            finished = utcnow()
-            for m in closed:
-                done = repository.update_move(session, m.id, owner, state="done", finished_at=finished,
-                                              lease_owner=None, lease_until=None)
-                out[m.id] = Outcome(m.id, "done" if done else "lost")
+            done = repository.close_moves(session, [m.id for m in closed], owner, utcnow())
+        for m in closed:
+            out[m.id] = Outcome(m.id, "done" if m.id in done else "lost")
     return out

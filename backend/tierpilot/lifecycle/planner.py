@@ -28,8 +28,8 @@ from tierpilot.lifecycle.rules import (
     CLASS_ORDER,
     SMALL_OBJECT_BYTES,
     LifecycleConfig,
+    LifecycleRule,
     Predicates,
-    Rule,
     class_rank,
     created_threshold,
     midnight,
@@ -48,7 +48,7 @@ Kind = Literal["transition", "expiration"]
 class Action:
     """One transition or expiration of an enabled rule, with the tier it sends objects to."""
 
-    rule: Rule
+    rule: LifecycleRule
     kind: Kind
     predicates: Predicates
     days: int | None

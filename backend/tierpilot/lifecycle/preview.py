@@ -30,7 +30,7 @@ SAMPLES = 20
 
 
 @dataclass
-class Amount:
+class MoveAmount:
     objects: int = 0
     bytes: int = 0
 
@@ -55,8 +55,8 @@ class Event:
 class Forecast:
     start: date
     days: int
-    moves: dict[tuple[int, int], Amount] = field(default_factory=dict)  # (day, dst tier) -> amount
-    expirations: dict[int, Amount] = field(default_factory=dict)  # day -> amount
+    moves: dict[tuple[int, int], MoveAmount] = field(default_factory=dict)  # (day, dst tier) -> amount
+    expirations: dict[int, MoveAmount] = field(default_factory=dict)  # day -> amount
     placement_delta: dict[int, list[int]] = field(default_factory=dict)  # tier -> sizes in (+) / out (-)
     early_deletion: Decimal = ZERO
     transition_requests: dict[int, int] = field(default_factory=dict)  # dst tier -> count
@@ -124,11 +124,11 @@ def _walk(out: Forecast, acts: Sequence[Action], row: Any, bucket: str, now: dat
                                      action.target.id if action.target is not None else None,
                                      action.storage_class, bucket))
         if action.kind == "expiration":
-            out.expirations.setdefault(day, Amount()).add(row.size)
+            out.expirations.setdefault(day, MoveAmount()).add(row.size)
             out.placement_delta.setdefault(tier_id, []).append(-row.size)
             return
         assert action.target is not None and action.storage_class is not None
-        out.moves.setdefault((day, action.target.id), Amount()).add(row.size)
+        out.moves.setdefault((day, action.target.id), MoveAmount()).add(row.size)
         out.transition_requests[action.target.id] = out.transition_requests.get(action.target.id, 0) + 1
         if action.target.id != tier_id:
             out.placement_delta.setdefault(tier_id, []).append(-row.size)
@@ -202,15 +202,16 @@ def build(session: Session, buckets: Sequence[tuple[Bucket, LifecycleConfig]], u
     for d in range(days):
         moves = [{"tier": names.get(t, str(t)), "objects": a.objects, "bytes": a.bytes}
                  for (day, t), a in sorted(fc.moves.items()) if day == d]
-        exp = fc.expirations.get(d, Amount())
+        exp = fc.expirations.get(d, MoveAmount())
         series.append({"date": fc.start + timedelta(days=d), "moves": moves,
                        "expirations": {"objects": exp.objects, "bytes": exp.bytes}})
-    move_totals: dict[int, Amount] = {}
+    move_totals: dict[int, MoveAmount] = {}
     for (_day, t), a in fc.moves.items():
-        total = move_totals.setdefault(t, Amount())
+        total = move_totals.setdefault(t, MoveAmount())
         total.objects += a.objects
         total.bytes += a.bytes
-    exp_total = Amount(sum(a.objects for a in fc.expirations.values()), sum(a.bytes for a in fc.expirations.values()))
+    exp_total = MoveAmount(sum(a.objects for a in fc.expirations.values()),
+                           sum(a.bytes for a in fc.expirations.values()))
     transition_usd = sum((p.transition_requests(n) for t, n in fc.transition_requests.items()
                           if (p := prices.get(t)) is not None), ZERO)
     return {

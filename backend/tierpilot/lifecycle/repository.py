@@ -10,9 +10,9 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import ColumnElement, Row, and_, delete, func, or_, select, update
+from sqlalchemy import ColumnElement, Row, Table, and_, bindparam, case, delete, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -204,23 +204,62 @@ def get_move(session: Session, move_id: int, for_update: bool = False) -> Lifecy
     return session.scalar(q)
 
 
-def claim_move(session: Session, move_id: int, owner: str, now: datetime, lease_until: datetime,
-               steal_from: str | None = None) -> bool:
-    """Take the lease of an open move that nobody holds (or whose lease ran out, or whose holder is dead)."""
+def get_moves(session: Session, move_ids: Sequence[int]) -> list[LifecycleMove]:
+    return list(session.scalars(select(LifecycleMove).where(LifecycleMove.id.in_(list(move_ids)))
+                                .execution_options(populate_existing=True)))
+
+
+def claim_moves(session: Session, move_ids: Sequence[int], owner: str, now: datetime, lease_until: datetime,
+                steal_from: Sequence[str] = ()) -> set[int]:
+    """Take the leases of open moves nobody holds (or whose lease ran out, or whose holder is dead), in one
+    statement; returns the ids taken. Moves coming back from ``queued`` or a due retry become ``running``."""
+    if not move_ids:
+        return set()
     free = or_(LifecycleMove.lease_until.is_(None), LifecycleMove.lease_until < now)
-    if steal_from is not None:
-        free = or_(free, LifecycleMove.lease_owner == steal_from)
+    if steal_from:
+        free = or_(free, LifecycleMove.lease_owner.in_(list(steal_from)))
     runnable = or_(LifecycleMove.state.in_(("queued", "running", "switched")),
                    and_(LifecycleMove.state == "failed", LifecycleMove.next_attempt_at.is_not(None),
                         LifecycleMove.next_attempt_at <= now))
+    restart = LifecycleMove.state.in_(("queued", "failed"))
     result = session.execute(
         update(LifecycleMove)
-        .where(LifecycleMove.id == move_id, runnable, free)
+        .where(LifecycleMove.id.in_(list(move_ids)), runnable, free)
         .values(lease_owner=owner, lease_until=lease_until, attempts=LifecycleMove.attempts + 1,
-                started_at=func.coalesce(LifecycleMove.started_at, now))
+                started_at=func.coalesce(LifecycleMove.started_at, now),
+                state=case((restart, "running"), else_=LifecycleMove.state),
+                next_attempt_at=case((restart, None), else_=LifecycleMove.next_attempt_at))
+        .returning(LifecycleMove.id)
         .execution_options(synchronize_session=False)
     )
-    return result.rowcount == 1  # type: ignore[attr-defined]
+    return {int(r[0]) for r in result}
+
+
+def set_target_locators(session: Session, locators: dict[int, str]) -> None:
+    """Record each claimed transition's copy locator before the copies start (one statement)."""
+    if not locators:
+        return
+    table = cast(Table, LifecycleMove.__table__)
+    session.execute(update(table).where(table.c.id == bindparam("move_id")).values(dst_locator=bindparam("loc")),
+                    [{"move_id": k, "loc": v} for k, v in locators.items()])
+
+
+def get_objects_by_id(session: Session, object_ids: Sequence[int]) -> dict[int, Object]:
+    if not object_ids:
+        return {}
+    return {o.id: o for o in session.scalars(select(Object).where(Object.id.in_(list(object_ids))))}
+
+
+def bucket_names(session: Session, bucket_ids: Sequence[int]) -> dict[int, str]:
+    return {int(i): str(n) for i, n in session.execute(select(Bucket.id, Bucket.name)
+                                                       .where(Bucket.id.in_(list(bucket_ids))))}
+
+
+def object_locators(session: Session, object_ids: Sequence[int]) -> dict[int, str]:
+    if not object_ids:
+        return {}
+    return {int(i): str(loc) for i, loc in session.execute(select(Object.id, Object.locator)
+                                                           .where(Object.id.in_(list(object_ids))))}
 
 
 def update_move(session: Session, move_id: int, owner: str | None = None, **values: Any) -> bool:
@@ -230,6 +269,17 @@ def update_move(session: Session, move_id: int, owner: str | None = None, **valu
         q = q.where(LifecycleMove.lease_owner == owner)
     result = session.execute(q.values(**values).execution_options(synchronize_session=False))
     return result.rowcount == 1  # type: ignore[attr-defined]
+
+
+def close_moves(session: Session, move_ids: Sequence[int], owner: str, now: datetime) -> set[int]:
+    """Mark moves done (only those this worker still holds); returns the ids closed."""
+    if not move_ids:
+        return set()
+    result = session.execute(
+        update(LifecycleMove).where(LifecycleMove.id.in_(list(move_ids)), LifecycleMove.lease_owner == owner)
+        .values(state="done", finished_at=now, lease_owner=None, lease_until=None)
+        .returning(LifecycleMove.id).execution_options(synchronize_session=False))
+    return {int(r[0]) for r in result}
 
 
 def moves_to_resume(session: Session, now: datetime, queued_before: datetime, limit: int,

@@ -15,16 +15,16 @@ from tierpilot.catalog.models import Bucket
 from tierpilot.kit.db import utcnow
 from tierpilot.kit.errors import Conflict, NotFound
 from tierpilot.lifecycle import history, preview, repository, service
-from tierpilot.lifecycle.rules import LifecycleConfig, Rule
+from tierpilot.lifecycle.rules import LifecycleConfig, LifecycleRule
 from tierpilot.lifecycle.schemas import (
     BucketLifecycle,
-    ConfigurationOut,
-    DryRunIn,
-    DryRunOut,
-    MeterOut,
+    LifecycleConfigurationOut,
+    LifecycleDryRunIn,
+    LifecycleDryRunOut,
+    LifecycleMeterOut,
+    MoveRetryOut,
     MovesOut,
     PreviewOut,
-    RetryOut,
     SweepQueued,
 )
 
@@ -43,13 +43,13 @@ def _visible(session: Session, user: User) -> dict[int, str]:
     return {b.id: b.name for b in catalog_service.list_buckets(session, user.id, user.is_admin)}
 
 
-def _config_out(session: Session, bucket: Bucket) -> ConfigurationOut:
+def _config_out(session: Session, bucket: Bucket) -> LifecycleConfigurationOut:
     row = repository.get_configuration(session, bucket.id)
     if row is None:
-        return ConfigurationOut(bucket=bucket.name, configured=False, rules=[],
+        return LifecycleConfigurationOut(bucket=bucket.name, configured=False, rules=[],
                                 transition_default_minimum_object_size="all_storage_classes_128K")
     config = service.load(row)
-    return ConfigurationOut(bucket=bucket.name, configured=True, rules=config.rules,
+    return LifecycleConfigurationOut(bucket=bucket.name, configured=True, rules=config.rules,
                             transition_default_minimum_object_size=config.transition_default_minimum_object_size,
                             updated_at=row.updated_at, updated_by=row.updated_by)
 
@@ -69,13 +69,14 @@ def list_buckets(session: SessionDep, user: CurrentUser) -> list[BucketLifecycle
     return out
 
 
-@router.get("/buckets/{bucket}/configuration", response_model=ConfigurationOut)
-def get_configuration(bucket: str, session: SessionDep, user: CurrentUser) -> ConfigurationOut:
+@router.get("/buckets/{bucket}/configuration", response_model=LifecycleConfigurationOut)
+def get_configuration(bucket: str, session: SessionDep, user: CurrentUser) -> LifecycleConfigurationOut:
     return _config_out(session, _bucket(session, user, bucket))
 
 
-@router.put("/buckets/{bucket}/configuration", response_model=ConfigurationOut)
-def put_configuration(bucket: str, body: LifecycleConfig, session: SessionDep, user: CurrentUser) -> ConfigurationOut:
+@router.put("/buckets/{bucket}/configuration", response_model=LifecycleConfigurationOut)
+def put_configuration(bucket: str, body: LifecycleConfig, session: SessionDep, user: CurrentUser
+                      ) -> LifecycleConfigurationOut:
     """Replace the bucket's rules (as S3's PutBucketLifecycleConfiguration)."""
     b = _bucket(session, user, bucket)
     service.put_config(session, b, body, _actor(user))
@@ -88,8 +89,8 @@ def delete_configuration(bucket: str, session: SessionDep, user: CurrentUser) ->
     return Response(status_code=204)
 
 
-@router.post("/buckets/{bucket}/rules", response_model=ConfigurationOut, status_code=201)
-def add_rule(bucket: str, rule: Rule, session: SessionDep, user: CurrentUser) -> ConfigurationOut:
+@router.post("/buckets/{bucket}/rules", response_model=LifecycleConfigurationOut, status_code=201)
+def add_rule(bucket: str, rule: LifecycleRule, session: SessionDep, user: CurrentUser) -> LifecycleConfigurationOut:
     b = _bucket(session, user, bucket)
     current = service.get_config(session, b)
     if rule.id and current is not None and current.rule(rule.id) is not None:
@@ -98,15 +99,16 @@ def add_rule(bucket: str, rule: Rule, session: SessionDep, user: CurrentUser) ->
     return _config_out(session, b)
 
 
-@router.put("/buckets/{bucket}/rules/{rule_id}", response_model=ConfigurationOut)
-def replace_rule(bucket: str, rule_id: str, rule: Rule, session: SessionDep, user: CurrentUser) -> ConfigurationOut:
+@router.put("/buckets/{bucket}/rules/{rule_id}", response_model=LifecycleConfigurationOut)
+def replace_rule(bucket: str, rule_id: str, rule: LifecycleRule, session: SessionDep, user: CurrentUser
+                 ) -> LifecycleConfigurationOut:
     b = _bucket(session, user, bucket)
     service.put_rule(session, b, rule, _actor(user), replace_id=rule_id)
     return _config_out(session, b)
 
 
-@router.delete("/buckets/{bucket}/rules/{rule_id}", response_model=ConfigurationOut)
-def delete_rule(bucket: str, rule_id: str, session: SessionDep, user: CurrentUser) -> ConfigurationOut:
+@router.delete("/buckets/{bucket}/rules/{rule_id}", response_model=LifecycleConfigurationOut)
+def delete_rule(bucket: str, rule_id: str, session: SessionDep, user: CurrentUser) -> LifecycleConfigurationOut:
     b = _bucket(session, user, bucket)
     service.delete_rule(session, b, rule_id, _actor(user))
     return _config_out(session, b)
@@ -126,8 +128,8 @@ def get_preview(session: SessionDep, user: CurrentUser,
     return preview.build(session, configured, None if user.is_admin else list(visible), utcnow(), days)
 
 
-@router.post("/buckets/{bucket}/dry-run", response_model=DryRunOut)
-def dry_run(bucket: str, body: DryRunIn, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
+@router.post("/buckets/{bucket}/dry-run", response_model=LifecycleDryRunOut)
+def dry_run(bucket: str, body: LifecycleDryRunIn, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
     """What the bucket's rules would do with this edit (a rule added or replaced, or a whole configuration).
 
     Nothing is saved; an edit the bucket would refuse answers 422 with the reason.
@@ -165,22 +167,22 @@ def list_moves(session: SessionDep, user: CurrentUser,
     return history.list_moves(session, buckets, state or [], before_id, limit)
 
 
-@router.post("/moves/{move_id}/retry", response_model=RetryOut)
-def retry_move(move_id: int, session: SessionDep, user: CurrentUser) -> RetryOut:
+@router.post("/moves/{move_id}/retry", response_model=MoveRetryOut)
+def retry_move(move_id: int, session: SessionDep, user: CurrentUser) -> MoveRetryOut:
     """Run a failed move again now (the workers get it once this request commits)."""
-    return RetryOut(retried=len(history.retry(session, _visible(session, user), move_id)))
+    return MoveRetryOut(retried=len(history.retry(session, _visible(session, user), move_id)))
 
 
-@router.post("/moves/retry-failed", response_model=RetryOut)
-def retry_failed(session: SessionDep, user: CurrentUser, bucket: str | None = None) -> RetryOut:
+@router.post("/moves/retry-failed", response_model=MoveRetryOut)
+def retry_failed(session: SessionDep, user: CurrentUser, bucket: str | None = None) -> MoveRetryOut:
     buckets = _visible(session, user)
     if bucket is not None:
         b = _bucket(session, user, bucket)
         buckets = {b.id: b.name}
-    return RetryOut(retried=len(history.retry(session, buckets)))
+    return MoveRetryOut(retried=len(history.retry(session, buckets)))
 
 
-@router.get("/meter", response_model=MeterOut)
+@router.get("/meter", response_model=LifecycleMeterOut)
 def get_meter(session: SessionDep, user: AdminUser,
               days: Annotated[int | None, Query(ge=1, le=3650)] = None) -> dict[str, Any]:
     """Metered moves per action and tier pair (all buckets; admins)."""

@@ -55,14 +55,14 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
-class Tag(_Model):
+class LifecycleTag(_Model):
     key: str = Field(min_length=1, max_length=128)
     value: str = Field("", max_length=256)
 
 
 class AndOperator(_Model):
     prefix: str | None = None
-    tags: list[Tag] = Field(default_factory=list)
+    tags: list[LifecycleTag] = Field(default_factory=list)
     object_size_greater_than: int | None = Field(None, ge=0)
     object_size_less_than: int | None = Field(None, ge=1)
 
@@ -71,19 +71,19 @@ class RuleFilter(_Model):
     """S3's ``Filter``: empty (every object) or exactly one of its children."""
 
     prefix: str | None = None
-    tag: Tag | None = None
+    tag: LifecycleTag | None = None
     object_size_greater_than: int | None = Field(None, ge=0)
     object_size_less_than: int | None = Field(None, ge=1)
     and_: AndOperator | None = Field(None, alias="and")
 
 
-class Transition(_Model):
+class LifecycleTransition(_Model):
     days: int | None = Field(None, ge=0, le=100 * 365)
     date: datetime | None = None
     storage_class: str
 
 
-class Expiration(_Model):
+class LifecycleExpiration(_Model):
     days: int | None = Field(None, ge=1, le=100 * 365)
     date: datetime | None = None
     expired_object_delete_marker: bool | None = None
@@ -104,13 +104,13 @@ class NoncurrentVersionExpiration(_Model):
     newer_noncurrent_versions: int | None = Field(None, ge=1)
 
 
-class Rule(_Model):
+class LifecycleRule(_Model):
     id: str = Field(default="", max_length=MAX_ID_CHARS)
     status: Literal["Enabled", "Disabled"] = "Enabled"
     filter: RuleFilter | None = None
     prefix: str | None = Field(None, description="legacy rule-level prefix (instead of filter)")
-    transitions: list[Transition] = Field(default_factory=list)
-    expiration: Expiration | None = None
+    transitions: list[LifecycleTransition] = Field(default_factory=list)
+    expiration: LifecycleExpiration | None = None
     noncurrent_version_transitions: list[NoncurrentVersionTransition] = Field(default_factory=list)
     noncurrent_version_expiration: NoncurrentVersionExpiration | None = None
     abort_incomplete_multipart_upload_days: int | None = Field(None, ge=1)
@@ -133,10 +133,10 @@ class Rule(_Model):
 
 
 class LifecycleConfig(_Model):
-    rules: list[Rule] = Field(default_factory=list)
+    rules: list[LifecycleRule] = Field(default_factory=list)
     transition_default_minimum_object_size: MinSizeMode = MIN_SIZE_128K
 
-    def rule(self, rule_id: str) -> Rule | None:
+    def rule(self, rule_id: str) -> LifecycleRule | None:
         return next((r for r in self.rules if r.id == rule_id), None)
 
 
@@ -164,7 +164,7 @@ class Predicates:
         return all(have.get(k) == v for k, v in self.tags)
 
 
-def small_objects_blocked(config: LifecycleConfig, rule: Rule, storage_class: str) -> bool:
+def small_objects_blocked(config: LifecycleConfig, rule: LifecycleRule, storage_class: str) -> bool:
     """Whether S3's 128 KB default keeps objects under 128 KB from this transition.
 
     A size filter on the rule takes precedence over the default, as in S3.
@@ -194,7 +194,7 @@ def check_structure(config: LifecycleConfig) -> LifecycleConfig:
         raise _fail("a lifecycle configuration needs at least one rule", "MalformedXML")
     if len(config.rules) > MAX_RULES:
         raise _fail(f"a lifecycle configuration holds at most {MAX_RULES} rules")
-    rules: list[Rule] = []
+    rules: list[LifecycleRule] = []
     seen: set[str] = set()
     for rule in config.rules:
         if not rule.id:
@@ -208,7 +208,7 @@ def check_structure(config: LifecycleConfig) -> LifecycleConfig:
     return config.model_copy(update={"rules": rules})
 
 
-def _check_rule(rule: Rule) -> None:
+def _check_rule(rule: LifecycleRule) -> None:
     name = f"rule {rule.id!r}"
     if rule.filter is not None and rule.prefix is not None:
         raise _fail(f"{name}: give either Filter or the legacy Prefix, not both", "MalformedXML")
@@ -267,7 +267,7 @@ def _check_filter(name: str, f: RuleFilter) -> None:
             raise _fail(f"{name}: ObjectSizeGreaterThan ({gt}) must be less than ObjectSizeLessThan ({lt})")
 
 
-def _check_transitions(name: str, transitions: list[Transition]) -> None:
+def _check_transitions(name: str, transitions: list[LifecycleTransition]) -> None:
     classes: set[str] = set()
     for t in transitions:
         if t.storage_class not in TRANSITION_CLASSES:
@@ -297,7 +297,7 @@ def _show(v: int | datetime) -> str:
     return f"day {v}" if isinstance(v, int) else v.date().isoformat()
 
 
-def steps(rule: Rule) -> list[tuple[int | datetime, str | None]]:
+def steps(rule: LifecycleRule) -> list[tuple[int | datetime, str | None]]:
     """The rule's current-version actions in time order: (days or date, class or None for expiration)."""
     out: list[tuple[int | datetime, str | None]] = []
     for t in sorted(rule.transitions, key=lambda t: class_rank(t.storage_class)):
@@ -371,13 +371,13 @@ def _one(fields: dict[str, list[Element]], name: str) -> Element | None:
     return got[0] if got else None
 
 
-def _tag(el: Element) -> Tag:
+def _tag(el: Element) -> LifecycleTag:
     f = _fields(el, ("Key", "Value"))
     key = _one(f, "Key")
     if key is None:
         raise _fail("Tag needs a Key", "MalformedXML")
     value = _one(f, "Value")
-    return Tag(key=key.text or "", value=(value.text or "") if value is not None else "")
+    return LifecycleTag(key=key.text or "", value=(value.text or "") if value is not None else "")
 
 
 def _parse_filter(el: Element) -> RuleFilter:
@@ -406,7 +406,7 @@ def _parse_filter(el: Element) -> RuleFilter:
     return RuleFilter.model_validate(out)
 
 
-def _parse_rule(el: Element) -> Rule:
+def _parse_rule(el: Element) -> LifecycleRule:
     f = _fields(el, ("ID", "Status", "Filter", "Prefix", "Transition", "Expiration", "NoncurrentVersionTransition",
                      "NoncurrentVersionExpiration", "AbortIncompleteMultipartUpload"),
                 ("Transition", "NoncurrentVersionTransition"))
@@ -428,13 +428,13 @@ def _parse_rule(el: Element) -> Rule:
         if sc is None:
             raise _fail("a Transition needs a StorageClass", "MalformedXML")
         days, date = _one(tf, "Days"), _one(tf, "Date")
-        transitions.append(Transition(days=_int(days) if days is not None else None,
+        transitions.append(LifecycleTransition(days=_int(days) if days is not None else None,
                                       date=_date(date) if date is not None else None, storage_class=_text(sc)))
     out["transitions"] = transitions
     if (exp := _one(f, "Expiration")) is not None:
         ef = _fields(exp, ("Days", "Date", "ExpiredObjectDeleteMarker"))
         days, date, marker = _one(ef, "Days"), _one(ef, "Date"), _one(ef, "ExpiredObjectDeleteMarker")
-        out["expiration"] = Expiration(days=_int(days) if days is not None else None,
+        out["expiration"] = LifecycleExpiration(days=_int(days) if days is not None else None,
                                        date=_date(date) if date is not None else None,
                                        expired_object_delete_marker=_bool(marker) if marker is not None else None)
     ncts = []
@@ -460,7 +460,7 @@ def _parse_rule(el: Element) -> Rule:
         if d is None:
             raise _fail("AbortIncompleteMultipartUpload needs DaysAfterInitiation", "MalformedXML")
         out["abort_incomplete_multipart_upload_days"] = _int(d)
-    return Rule.model_validate(out)
+    return LifecycleRule.model_validate(out)
 
 
 def parse_xml(body: bytes, min_size_header: str | None = None) -> LifecycleConfig:
@@ -504,7 +504,7 @@ def _xml_date(d: datetime) -> str:
     return d.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
-def _xml_tag(parent: Element, tag: Tag) -> None:
+def _xml_tag(parent: Element, tag: LifecycleTag) -> None:
     el = _el(parent, "Tag")
     _el(el, "Key", tag.key)
     _el(el, "Value", tag.value)

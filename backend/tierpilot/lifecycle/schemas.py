@@ -7,7 +7,7 @@ from decimal import Decimal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tierpilot.lifecycle.rules import LifecycleConfig, MinSizeMode, Rule
+from tierpilot.lifecycle.rules import LifecycleConfig, LifecycleRule, MinSizeMode
 
 
 class BucketLifecycle(BaseModel):
@@ -21,46 +21,46 @@ class BucketLifecycle(BaseModel):
     updated_by: str
 
 
-class ConfigurationOut(BaseModel):
+class LifecycleConfigurationOut(BaseModel):
     bucket: str
     configured: bool
-    rules: list[Rule]
+    rules: list[LifecycleRule]
     transition_default_minimum_object_size: MinSizeMode
     updated_at: datetime | None = None
     updated_by: str = ""
 
 
-class DryRunIn(BaseModel):
+class LifecycleDryRunIn(BaseModel):
     """An edited rule (added, or replacing ``replace_id``), or a whole configuration, to try before saving."""
 
     model_config = ConfigDict(extra="forbid")
-    rule: Rule | None = None
+    rule: LifecycleRule | None = None
     replace_id: str | None = None
     configuration: LifecycleConfig | None = None
     days: int = Field(90, ge=1, le=365)
 
 
-class Amount(BaseModel):
+class MoveAmount(BaseModel):
     objects: int
     bytes: int
 
 
-class TierAmount(Amount):
+class TierMoveAmount(MoveAmount):
     tier: str
 
 
 class PreviewDay(BaseModel):
     date: date
-    moves: list[TierAmount]
-    expirations: Amount
+    moves: list[TierMoveAmount]
+    expirations: MoveAmount
 
 
-class Totals(BaseModel):
-    moves: list[TierAmount]
-    expirations: Amount
+class PreviewTotals(BaseModel):
+    moves: list[TierMoveAmount]
+    expirations: MoveAmount
 
 
-class TierCost(BaseModel):
+class PreviewTierCost(BaseModel):
     tier: str
     price: str | None = Field(description="price catalog entry (catalog:CLASS); null = not priced")
     objects_before: int
@@ -71,15 +71,15 @@ class TierCost(BaseModel):
     after_usd_month: Decimal
 
 
-class Cost(BaseModel):
+class PreviewCost(BaseModel):
     before_usd_month: Decimal = Field(description="storage per month now (USD)")
     after_usd_month: Decimal = Field(description="storage per month once the previewed moves are done (USD)")
     transition_requests_usd: Decimal
     early_deletion_usd: Decimal
-    tiers: list[TierCost]
+    tiers: list[PreviewTierCost]
 
 
-class Sample(BaseModel):
+class PreviewSample(BaseModel):
     bucket: str
     key: str
     action: str
@@ -94,15 +94,15 @@ class PreviewOut(BaseModel):
     days: int
     buckets: list[str]
     series: list[PreviewDay]
-    totals: Totals
-    cost: Cost
+    totals: PreviewTotals
+    cost: PreviewCost
     unpriced_tiers: list[str]
     objects_walked: int
     truncated: bool
-    samples: list[Sample] = Field(description="first objects acted on today (the next sweep's work)")
+    samples: list[PreviewSample] = Field(description="first objects acted on today (the next sweep's work)")
 
 
-class DryRunOut(BaseModel):
+class LifecycleDryRunOut(BaseModel):
     configuration: LifecycleConfig = Field(description="the configuration as it would be saved")
     preview: PreviewOut
 
@@ -136,11 +136,11 @@ class MovesOut(BaseModel):
     next_before_id: int | None
 
 
-class RetryOut(BaseModel):
+class MoveRetryOut(BaseModel):
     retried: int
 
 
-class MeterRow(BaseModel):
+class LifecycleMeterRow(BaseModel):
     action: str
     from_tier: str
     to_tier: str | None
@@ -152,9 +152,9 @@ class MeterRow(BaseModel):
     failures: int
 
 
-class MeterOut(BaseModel):
+class LifecycleMeterOut(BaseModel):
     since: date | None
-    rows: list[MeterRow]
+    rows: list[LifecycleMeterRow]
 
 
 class SweepQueued(BaseModel):

@@ -21,7 +21,7 @@ from tierpilot.lifecycle.models import LifecycleConfiguration
 from tierpilot.lifecycle.rules import (
     LifecycleConfig,
     LifecycleInvalid,
-    Rule,
+    LifecycleRule,
     check_structure,
     steps,
 )
@@ -89,7 +89,7 @@ def validate_for_bucket(config: LifecycleConfig, bucket: Bucket, tiers: Sequence
         _check_durations(name, rule, bucket, tiers, home)
 
 
-def _check_durations(name: str, rule: Rule, bucket: Bucket, tiers: Sequence[Tier], home: Tier | None) -> None:
+def _check_durations(name: str, rule: LifecycleRule, bucket: Bucket, tiers: Sequence[Tier], home: Tier | None) -> None:
     """Walk the rule's steps; leaving a tier earlier than its minimum storage duration is refused."""
     plan = steps(rule)
     if not plan:
@@ -163,7 +163,7 @@ def delete_config(session: Session, bucket: Bucket) -> bool:
     return deleted
 
 
-def put_rule(session: Session, bucket: Bucket, rule: Rule, actor: str = "", replace_id: str | None = None
+def put_rule(session: Session, bucket: Bucket, rule: LifecycleRule, actor: str = "", replace_id: str | None = None
              ) -> LifecycleConfig:
     """Add a rule, or replace the rule ``replace_id`` (its position kept); the whole set is checked again."""
     current = get_config(session, bucket) or LifecycleConfig()
