@@ -286,6 +286,36 @@ def baseline(inst: Installation, data: bytes) -> dict[str, Result]:
     return out
 
 
+def raw_put(endpoint: str, path: str, data: bytes) -> None:
+    """A PUT from a plain socket in 1 MiB sends (a presigned, UNSIGNED-PAYLOAD URL): no client-side hashing."""
+    host, port = endpoint.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port))) as sock:
+        sock.sendall(f"PUT {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Length: {len(data)}\r\n\r\n".encode())
+        view = memoryview(data)
+        for off in range(0, len(data), CHUNK):
+            sock.sendall(view[off:off + CHUNK])
+        answer = sock.recv(4096)
+    if not answer.startswith(b"HTTP/1.1 200"):
+        raise RuntimeError(f"raw PUT failed: {answer[:200]!r}")
+
+
+def raw_get(endpoint: str, path: str, size: int) -> None:
+    """A GET read from a plain socket into one reused 1 MiB buffer (the cheapest client Python has)."""
+    host, port = endpoint.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port))) as sock:
+        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
+        buf = bytearray(CHUNK)
+        head = b""
+        while b"\r\n\r\n" not in head:
+            head += sock.recv(65536)
+        got = len(head.split(b"\r\n\r\n", 1)[1])
+        while got < size:
+            n = sock.recv_into(buf)
+            if n == 0:
+                raise RuntimeError(f"raw GET ended after {got} of {size} bytes")
+            got += n
+
+
 def through(inst: Installation, which: str, data: bytes) -> dict[str, Result]:
     """(b) or (c): the same boto3 requests against the bare app or the gateway."""
     s3 = inst.s3(which)
@@ -313,6 +343,12 @@ def through(inst: Installation, which: str, data: bytes) -> dict[str, Result]:
         lambda i: s3.put_object(Bucket="bench", Key=f"part{i}", Body=bytes(view[i * share:(i + 1) * share]))), pid)
     out["get8"] = timed("GET 8 streams", size, lambda: parallel(
         lambda i: get_all("one", f"bytes={i * share}-{(i + 1) * share - 1}")), pid)
+    endpoint = inst.gateway if which == "gateway" else inst.bare
+    signer = Presigner(endpoint, inst.key_id, inst.secret)
+    out["rawput1"] = timed("PUT 1 stream, plain socket client", size,
+                           lambda: raw_put(endpoint, signer.path("PUT", "raw"), data), pid)
+    out["rawget1"] = timed("GET 1 stream, plain socket client", size,
+                           lambda: raw_get(endpoint, signer.path("GET", "raw"), size), pid)
     if which == "gateway":
         from boto3.s3.transfer import TransferConfig
 
@@ -491,9 +527,10 @@ def report(base: dict[str, Result], bare: dict[str, Result], gw: dict[str, Resul
         "| (b) CPU s/GiB | (c) CPU s/GiB |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    names = {"put1": "PUT, 1 stream", "get1": "GET, 1 stream", "put8": "PUT, 8 streams", "get8": "GET, 8 streams"}
+    names = {"put1": "PUT, 1 stream", "get1": "GET, 1 stream", "put8": "PUT, 8 streams", "get8": "GET, 8 streams",
+             "rawput1": "PUT, 1 stream, plain socket client", "rawget1": "GET, 1 stream, plain socket client"}
     for k, label in names.items():
-        a, b, c = base[k].mbps, bare[k].mbps, gw[k].mbps
+        a, b, c = base[k.removeprefix("raw")].mbps, bare[k].mbps, gw[k].mbps
         lines.append(f"| {label} | {a:,.0f} | {b:,.0f} | {c:,.0f} | {c / a:.2f} | {c / b:.2f} "
                      f"| {bare[k].cpu_per_gib or 0:.2f} | {gw[k].cpu_per_gib or 0:.2f} |")
     for k in ("mpput", "mpget"):
