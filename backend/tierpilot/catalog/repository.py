@@ -48,14 +48,21 @@ def list_buckets(session: Session, owner_id: int | None) -> list[Bucket]:
     return list(session.scalars(q))
 
 
+@lru_cache(maxsize=1)
+def _add_usage_statement() -> Any:
+    b = Bucket.__table__
+    return (
+        update(Bucket)
+        .where(b.c.id == bindparam("bucket_id"))
+        .values(object_count=b.c.object_count + bindparam("objects"), used_bytes=b.c.used_bytes + bindparam("nbytes"))
+        .returning(b.c.object_count, b.c.used_bytes, b.c.space_bytes, b.c.space_start, b.c.space_end)
+    )
+
+
 def add_usage(session: Session, bucket_id: int, objects: int, nbytes: int) -> Any | None:
     """Move a bucket's running totals; returns the row after (counts and space reservation), None if gone."""
-    return session.execute(
-        update(Bucket)
-        .where(Bucket.id == bucket_id)
-        .values(object_count=Bucket.object_count + objects, used_bytes=Bucket.used_bytes + nbytes)
-        .returning(Bucket.object_count, Bucket.used_bytes, Bucket.space_bytes, Bucket.space_start, Bucket.space_end)
-    ).first()
+    return session.execute(_add_usage_statement(), {"bucket_id": bucket_id, "objects": objects,
+                                                     "nbytes": nbytes}).first()
 
 
 def usage(session: Session, bucket_id: int) -> tuple[int, int]:
