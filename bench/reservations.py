@@ -417,6 +417,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=20.0, help="measured window of each run")
     parser.add_argument("--skip-multipart", action="store_true")
+    parser.add_argument("--directions", default="read,write", help="which runs, in this order")
     args = parser.parse_args()
     if shutil.which("redis-server") is None:
         print("redis-server not found (make setup installs it)", file=sys.stderr)
@@ -426,7 +427,9 @@ def main() -> int:
         clients, greedy, mp_client = prepare_clients(inst)
         lines = [f"Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {os.cpu_count()} CPUs "
                  f"(load average before: {os.getloadavg()[0]:.1f}).", ""]
-        for direction, capacity in (("read", 300.0), ("write", 150.0)):
+        capacities = {"read": 300.0, "write": 150.0}
+        for direction in args.directions.split(","):
+            capacity = capacities[direction]
             for gateways in (1, 2):
                 set_capacity(300, 150)
                 rows = ratio_run(inst, clients, greedy, direction, capacity, gateways, args.seconds)

@@ -31,9 +31,9 @@ class Clock:
 
 
 def simulate(capacity: int, classes: dict[str, int], demand: dict[str, float | None], seconds: float,
-             chunk: int = 1 << 20) -> dict[str, int]:
+             chunk: int = 1 << 20, stalls: dict[str, tuple[float, float]] | None = None) -> dict[str, int]:
     """Greedy (None) or capped (bytes/s) clients of each class leasing from one MemoryBackend in
-    virtual time; returns bytes granted per class."""
+    virtual time, optionally stalled (not asking) during a span; returns bytes granted per class."""
     clock = Clock()
     backend = MemoryBackend(clock)
     got = dict.fromkeys(classes, 0)
@@ -44,6 +44,10 @@ def simulate(capacity: int, classes: dict[str, int], demand: dict[str, float | N
         if t >= seconds:
             continue
         clock.now = t
+        stall = (stalls or {}).get(name)
+        if stall and stall[0] <= t < stall[1]:
+            heapq.heappush(events, (stall[1], i, name))
+            continue
         rate = classes[name]
         want = min(lease_size(rate or capacity // 100), chunk)
         req = Lease("read", name, rate, capacity, want)
@@ -84,6 +88,28 @@ def test_unused_capacity_is_shared():
 def test_best_effort_alone_gets_the_whole_pool():
     got = simulate(300 * MB, {"best-effort": 30 * MB, "idle": 270 * MB}, {"idle": 1.0}, seconds=10)
     assert got["best-effort"] / 10 >= 0.97 * 300 * MB
+
+
+def test_a_stalled_class_catching_up_cannot_spend_capacity_already_given_away():
+    """While a reservation stalls, best-effort takes its share as spare; when it comes back, its saved
+    tokens would move more than the capacity: it catches up only as far as the pool's debt allows."""
+    capacity = 300 * MB
+    classes = {"r": 270 * MB, "best-effort": 30 * MB}
+    seconds = 10
+    got = simulate(capacity, classes, {}, seconds, stalls={"r": (3.0, 3.4)})
+    # the stall left 108 MB unused; best-effort took them, so at most 0.1 s of capacity may be caught up
+    assert sum(got.values()) <= capacity * (seconds + 0.1) + (4 << 20)
+    # without the stall it gets its rate; with it, it loses at most the stall
+    assert got["r"] >= 270 * MB * (seconds - 0.4) * 0.99
+    assert got["best-effort"] >= 30 * MB * seconds
+
+
+def test_saved_tokens_catch_up_when_nobody_took_them():
+    capacity = 300 * MB
+    classes = {"r": 100 * MB, "best-effort": 200 * MB}
+    # best-effort only wants 50, so the pool keeps what r leaves unused while it stalls
+    got = simulate(capacity, classes, {"best-effort": 50 * MB}, 10, stalls={"r": (3.0, 3.3)})
+    assert got["r"] >= 100 * MB * 10 * 0.99
 
 
 rates = st.integers(1, 120).map(lambda r: r * MB)

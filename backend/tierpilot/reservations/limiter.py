@@ -4,12 +4,15 @@ Per direction the pool's capacity C is split into *classes*: every active reserv
 bucket refilled at its rate, best-effort traffic one bucket refilled at the unreserved remainder.
 A pool bucket refilled at C is debited by every byte moved. A grant is either
 
-* *guaranteed*: the class bucket holds the bytes (always granted, whatever else runs), or
+* *guaranteed*: the class bucket holds the bytes (granted whatever else runs), or
 * *spare*: the class is past its rate, and the pool bucket holds bytes nobody else used
   (an idle reservation's rate, idle best-effort share) — that is what makes it work-conserving.
 
-Guaranteed grants add up to at most C (class rates sum to C) and spare grants only spend what
-the pool bucket accumulated, so the total stays within C plus one burst.
+Class rates sum to C and spare grants only spend what the pool bucket accumulated. A class that
+was idle saves up to half a second of its rate to catch up with; but while it was idle others may
+have taken that capacity as spare, so saved tokens are spent only while the pool's debt stays
+within 0.1 s of C. A steady flow at its rate never meets that limit, and the total stays within C
+plus that debt.
 
 Processes lease bytes in small batches (about 20 ms of the class's rate) with one atomic Lua
 script and spend them from a local buffer: Redis is called per lease, never per chunk. When Redis
@@ -22,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import os
 import socket
 import time
@@ -36,6 +40,9 @@ MIN_LEASE = 64 * 1024
 MAX_LEASE = 4 * 1024 * 1024
 CLASS_BURST_S = 0.5  # bytes a class may save while idle, in seconds of its rate
 POOL_BURST_S = 0.25
+# A class may spend tokens it saved while idle only while the pool's debt stays within this: capacity an
+# idle class left unused may already have gone to others as spare, and must not be spent twice.
+POOL_DEBT_S = 0.1
 MIN_BURST = 2 * MAX_LEASE
 MAX_WAIT_S = 0.05  # a denied lease retries at least this often
 KEY_TTL_MS = 30_000
@@ -43,15 +50,15 @@ REDIS_RETRY_S = 5.0  # after an error, how long a process runs on local buckets 
 HEARTBEAT_S = 2.0
 PROCESS_TTL_S = 10.0
 
-# KEYS: class bucket, pool bucket. ARGV: class rate, class burst, pool rate, pool burst, want, ttl ms.
-# Returns {guaranteed bytes, spare bytes, wait in microseconds}. Redis' clock times every bucket, so
+# KEYS: class bucket, pool bucket. ARGV: class rate, class burst, pool rate, pool burst, want, ttl ms,
+# pool debt allowed. Returns {guaranteed bytes, spare bytes, wait in microseconds}. Redis' clock times every bucket, so
 # hosts with skewed clocks still share one timeline; times are integer microseconds (exact in doubles).
 LEASE_SCRIPT = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local cr, cb = tonumber(ARGV[1]), tonumber(ARGV[2])
 local pr, pb = tonumber(ARGV[3]), tonumber(ARGV[4])
-local want, ttl = tonumber(ARGV[5]), tonumber(ARGV[6])
+local want, ttl, pd = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 -- a new bucket starts with one lease, so a flow's first chunk does not wait a lease period
 local function level(key, rate, burst)
   local v = redis.call('HMGET', key, 'tokens', 'ts')
@@ -64,7 +71,7 @@ end
 local c = level(KEYS[1], cr, cb)
 local p = level(KEYS[2], pr, pb)
 local guaranteed, spare, wait = 0, 0, 0
-if c >= want then
+if c >= want and p - want >= -pd then
   guaranteed = want
   c = c - want
   p = p - want
@@ -72,10 +79,14 @@ elseif p >= want then
   spare = want
   p = p - want
 else
-  local w = 1000000
-  if cr > 0 then w = (want - c) * 1000000 / cr end
-  if pr > 0 then w = math.min(w, (want - p) * 1000000 / pr) end
-  wait = math.floor(w)
+  local g = 1e15
+  if cr > 0 then g = math.max(0, (want - c) * 1000000 / cr) end
+  local s = 1e15
+  if pr > 0 then
+    g = math.max(g, (want - pd - p) * 1000000 / pr)
+    s = (want - p) * 1000000 / pr
+  end
+  wait = math.floor(math.min(g, s, 1000000))
 end
 if p < -pr then p = -pr end
 redis.call('HSET', KEYS[1], 'tokens', string.format('%.3f', c), 'ts', string.format('%d', now))
@@ -115,6 +126,10 @@ class Lease:
     def pool_burst(self) -> int:
         return max(int(self.pool_rate * POOL_BURST_S), MIN_BURST)
 
+    @property
+    def pool_debt(self) -> int:
+        return max(int(self.pool_rate * POOL_DEBT_S), MIN_BURST)
+
 
 def lease_size(rate: int) -> int:
     return min(MAX_LEASE, max(MIN_LEASE, int(rate * LEASE_S)))
@@ -153,16 +168,18 @@ class MemoryBackend:
         want = req.want
         guaranteed = spare = 0
         wait = 0.0
-        if c >= want:
+        if c >= want and p - want >= -req.pool_debt:
             guaranteed, c, p = want, c - want, p - want
         elif p >= want:
             spare, p = want, p - want
         else:
-            wait = 1.0
+            until_guaranteed = until_spare = math.inf
             if cr > 0:
-                wait = (want - c) / cr
+                until_guaranteed = max(0.0, (want - c) / cr)
             if pr > 0:
-                wait = min(wait, (want - p) / pr)
+                until_guaranteed = max(until_guaranteed, (want - req.pool_debt - p) / pr)
+                until_spare = (want - p) / pr
+            wait = min(until_guaranteed, until_spare, 1.0)
         p = max(p, -pr)
         self._buckets[ck] = (c, now)
         self._buckets[pk] = (p, now)
@@ -180,7 +197,8 @@ class RedisBackend:
     async def lease(self, req: Lease) -> Grant:
         g, s, w = await self._script(
             keys=[class_key(req.direction, req.klass), pool_key(req.direction)],
-            args=[req.class_rate, req.class_burst, req.pool_rate, req.pool_burst, req.want, KEY_TTL_MS],
+            args=[req.class_rate, req.class_burst, req.pool_rate, req.pool_burst, req.want, KEY_TTL_MS,
+                  req.pool_debt],
         )
         return Grant(int(g), int(s), int(w) / 1_000_000)
 
