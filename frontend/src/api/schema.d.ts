@@ -1245,13 +1245,6 @@ export interface components {
             /** Storage */
             storage: components["schemas"]["Band-Output"][];
         };
-        /** Amount */
-        Amount: {
-            /** Bytes */
-            bytes: number;
-            /** Objects */
-            objects: number;
-        };
         /** AndOperator */
         AndOperator: {
             /** Object Size Greater Than */
@@ -1261,7 +1254,7 @@ export interface components {
             /** Prefix */
             prefix?: string | null;
             /** Tags */
-            tags?: components["schemas"]["Tag"][];
+            tags?: components["schemas"]["LifecycleTag"][];
         };
         /** AvailabilityOut */
         AvailabilityOut: {
@@ -1681,46 +1674,6 @@ export interface components {
             /** To */
             to: number | null;
         };
-        /** ConfigurationOut */
-        ConfigurationOut: {
-            /** Bucket */
-            bucket: string;
-            /** Configured */
-            configured: boolean;
-            /** Rules */
-            rules: components["schemas"]["tierpilot__lifecycle__rules__Rule"][];
-            /**
-             * Transition Default Minimum Object Size
-             * @enum {string}
-             */
-            transition_default_minimum_object_size: "all_storage_classes_128K" | "varies_by_storage_class";
-            /** Updated At */
-            updated_at?: string | null;
-            /**
-             * Updated By
-             * @default
-             */
-            updated_by: string;
-        };
-        /** Cost */
-        Cost: {
-            /**
-             * After Usd Month
-             * @description storage per month once the previewed moves are done (USD)
-             */
-            after_usd_month: string;
-            /**
-             * Before Usd Month
-             * @description storage per month now (USD)
-             */
-            before_usd_month: string;
-            /** Early Deletion Usd */
-            early_deletion_usd: string;
-            /** Tiers */
-            tiers: components["schemas"]["TierCost"][];
-            /** Transition Requests Usd */
-            transition_requests_usd: string;
-        };
         /**
          * Decay
          * @description Full reads per month of data of a given age: exponential with a floor, or a table by age month.
@@ -1780,27 +1733,6 @@ export interface components {
             equal: boolean;
         };
         /**
-         * DryRunIn
-         * @description An edited rule (added, or replacing ``replace_id``), or a whole configuration, to try before saving.
-         */
-        DryRunIn: {
-            configuration?: components["schemas"]["LifecycleConfig"] | null;
-            /**
-             * Days
-             * @default 90
-             */
-            days: number;
-            /** Replace Id */
-            replace_id?: string | null;
-            rule?: components["schemas"]["tierpilot__lifecycle__rules__Rule"] | null;
-        };
-        /** DryRunOut */
-        DryRunOut: {
-            /** @description the configuration as it would be saved */
-            configuration: components["schemas"]["LifecycleConfig"];
-            preview: components["schemas"]["PreviewOut"];
-        };
-        /**
          * EarlyDeletion
          * @description Data deleted before the class's minimum duration: a share of the data set per month, at an age.
          */
@@ -1809,15 +1741,6 @@ export interface components {
             age_days: number | string;
             /** Share Per Month */
             share_per_month: number | string;
-        };
-        /** Expiration */
-        Expiration: {
-            /** Date */
-            date?: string | null;
-            /** Days */
-            days?: number | null;
-            /** Expired Object Delete Marker */
-            expired_object_delete_marker?: boolean | null;
         };
         /** FixedCost */
         FixedCost: {
@@ -1979,7 +1902,7 @@ export interface components {
              */
             initial_gib: number | string;
             /** Rules */
-            rules?: components["schemas"]["tierpilot__pricing__schemas__Rule"][];
+            rules?: components["schemas"]["Rule"][];
             /**
              * Search
              * @description search the transition days that minimise the total
@@ -2000,13 +1923,92 @@ export interface components {
         /** LifecycleConfig */
         LifecycleConfig: {
             /** Rules */
-            rules?: components["schemas"]["tierpilot__lifecycle__rules__Rule"][];
+            rules?: components["schemas"]["LifecycleRule"][];
             /**
              * Transition Default Minimum Object Size
              * @default all_storage_classes_128K
              * @enum {string}
              */
             transition_default_minimum_object_size: "all_storage_classes_128K" | "varies_by_storage_class";
+        };
+        /** LifecycleConfigurationOut */
+        LifecycleConfigurationOut: {
+            /** Bucket */
+            bucket: string;
+            /** Configured */
+            configured: boolean;
+            /** Rules */
+            rules: components["schemas"]["LifecycleRule"][];
+            /**
+             * Transition Default Minimum Object Size
+             * @enum {string}
+             */
+            transition_default_minimum_object_size: "all_storage_classes_128K" | "varies_by_storage_class";
+            /** Updated At */
+            updated_at?: string | null;
+            /**
+             * Updated By
+             * @default
+             */
+            updated_by: string;
+        };
+        /**
+         * LifecycleDryRunIn
+         * @description An edited rule (added, or replacing ``replace_id``), or a whole configuration, to try before saving.
+         */
+        LifecycleDryRunIn: {
+            configuration?: components["schemas"]["LifecycleConfig"] | null;
+            /**
+             * Days
+             * @default 90
+             */
+            days: number;
+            /** Replace Id */
+            replace_id?: string | null;
+            rule?: components["schemas"]["LifecycleRule"] | null;
+        };
+        /** LifecycleDryRunOut */
+        LifecycleDryRunOut: {
+            /** @description the configuration as it would be saved */
+            configuration: components["schemas"]["LifecycleConfig"];
+            preview: components["schemas"]["PreviewOut"];
+        };
+        /** LifecycleExpiration */
+        LifecycleExpiration: {
+            /** Date */
+            date?: string | null;
+            /** Days */
+            days?: number | null;
+            /** Expired Object Delete Marker */
+            expired_object_delete_marker?: boolean | null;
+        };
+        /** LifecycleMeterOut */
+        LifecycleMeterOut: {
+            /** Rows */
+            rows: components["schemas"]["LifecycleMeterRow"][];
+            /** Since */
+            since: string | null;
+        };
+        /** LifecycleMeterRow */
+        LifecycleMeterRow: {
+            /** Action */
+            action: string;
+            /** Bytes */
+            bytes: number;
+            /** Early Deletion Usd */
+            early_deletion_usd: string;
+            /** Early Deletions */
+            early_deletions: number;
+            /** Failures */
+            failures: number;
+            /** From Tier */
+            from_tier: string;
+            /** Objects */
+            objects: number;
+            /** To Tier */
+            to_tier: string | null;
+            /** Transition Requests */
+            transition_requests: number;
         };
         /** LifecycleOut */
         LifecycleOut: {
@@ -2015,6 +2017,53 @@ export interface components {
             policy: components["schemas"]["SimulationOut"];
             /** Savings */
             savings: number;
+        };
+        /** LifecycleRule */
+        LifecycleRule: {
+            /** Abort Incomplete Multipart Upload Days */
+            abort_incomplete_multipart_upload_days?: number | null;
+            expiration?: components["schemas"]["LifecycleExpiration"] | null;
+            filter?: components["schemas"]["RuleFilter"] | null;
+            /**
+             * Id
+             * @default
+             */
+            id: string;
+            noncurrent_version_expiration?: components["schemas"]["NoncurrentVersionExpiration"] | null;
+            /** Noncurrent Version Transitions */
+            noncurrent_version_transitions?: components["schemas"]["NoncurrentVersionTransition"][];
+            /**
+             * Prefix
+             * @description legacy rule-level prefix (instead of filter)
+             */
+            prefix?: string | null;
+            /**
+             * Status
+             * @default Enabled
+             * @enum {string}
+             */
+            status: "Enabled" | "Disabled";
+            /** Transitions */
+            transitions?: components["schemas"]["LifecycleTransition"][];
+        };
+        /** LifecycleTag */
+        LifecycleTag: {
+            /** Key */
+            key: string;
+            /**
+             * Value
+             * @default
+             */
+            value: string;
+        };
+        /** LifecycleTransition */
+        LifecycleTransition: {
+            /** Date */
+            date?: string | null;
+            /** Days */
+            days?: number | null;
+            /** Storage Class */
+            storage_class: string;
         };
         /** LoadStepOut */
         LoadStepOut: {
@@ -2081,33 +2130,12 @@ export interface components {
              */
             retrieval: number | string;
         };
-        /** MeterOut */
-        MeterOut: {
-            /** Rows */
-            rows: components["schemas"]["MeterRow"][];
-            /** Since */
-            since: string | null;
-        };
-        /** MeterRow */
-        MeterRow: {
-            /** Action */
-            action: string;
+        /** MoveAmount */
+        MoveAmount: {
             /** Bytes */
             bytes: number;
-            /** Early Deletion Usd */
-            early_deletion_usd: string;
-            /** Early Deletions */
-            early_deletions: number;
-            /** Failures */
-            failures: number;
-            /** From Tier */
-            from_tier: string;
             /** Objects */
             objects: number;
-            /** To Tier */
-            to_tier: string | null;
-            /** Transition Requests */
-            transition_requests: number;
         };
         /** MoveOut */
         MoveOut: {
@@ -2154,6 +2182,11 @@ export interface components {
             to_class: string | null;
             /** To Tier */
             to_tier: string | null;
+        };
+        /** MoveRetryOut */
+        MoveRetryOut: {
+            /** Retried */
+            retried: number;
         };
         /** MovesOut */
         MovesOut: {
@@ -2303,7 +2336,10 @@ export interface components {
             };
             /** Tier */
             tier: string;
-            /** Tier Offline */
+            /**
+             * Tier Offline
+             * @description on an archive tier: reads need a restore
+             */
             tier_offline: boolean;
             /** User Metadata */
             user_metadata: {
@@ -2413,7 +2449,26 @@ export interface components {
             gateway_url: string;
             /** Tiers */
             tiers: components["schemas"]["TierUsage"][];
-            totals: components["schemas"]["tierpilot__overview__Totals"];
+            totals: components["schemas"]["Totals"];
+        };
+        /** PreviewCost */
+        PreviewCost: {
+            /**
+             * After Usd Month
+             * @description storage per month once the previewed moves are done (USD)
+             */
+            after_usd_month: string;
+            /**
+             * Before Usd Month
+             * @description storage per month now (USD)
+             */
+            before_usd_month: string;
+            /** Early Deletion Usd */
+            early_deletion_usd: string;
+            /** Tiers */
+            tiers: components["schemas"]["PreviewTierCost"][];
+            /** Transition Requests Usd */
+            transition_requests_usd: string;
         };
         /** PreviewDay */
         PreviewDay: {
@@ -2422,15 +2477,15 @@ export interface components {
              * Format: date
              */
             date: string;
-            expirations: components["schemas"]["Amount"];
+            expirations: components["schemas"]["MoveAmount"];
             /** Moves */
-            moves: components["schemas"]["TierAmount"][];
+            moves: components["schemas"]["TierMoveAmount"][];
         };
         /** PreviewOut */
         PreviewOut: {
             /** Buckets */
             buckets: string[];
-            cost: components["schemas"]["Cost"];
+            cost: components["schemas"]["PreviewCost"];
             /** Days */
             days: number;
             /**
@@ -2444,14 +2499,59 @@ export interface components {
              * Samples
              * @description first objects acted on today (the next sweep's work)
              */
-            samples: components["schemas"]["Sample"][];
+            samples: components["schemas"]["PreviewSample"][];
             /** Series */
             series: components["schemas"]["PreviewDay"][];
-            totals: components["schemas"]["tierpilot__lifecycle__schemas__Totals"];
+            totals: components["schemas"]["PreviewTotals"];
             /** Truncated */
             truncated: boolean;
             /** Unpriced Tiers */
             unpriced_tiers: string[];
+        };
+        /** PreviewSample */
+        PreviewSample: {
+            /** Action */
+            action: string;
+            /** Bucket */
+            bucket: string;
+            /** From Tier */
+            from_tier: string;
+            /** Key */
+            key: string;
+            /** Size */
+            size: number;
+            /** Storage Class */
+            storage_class: string | null;
+            /** To Tier */
+            to_tier: string | null;
+        };
+        /** PreviewTierCost */
+        PreviewTierCost: {
+            /** After Usd Month */
+            after_usd_month: string;
+            /** Before Usd Month */
+            before_usd_month: string;
+            /** Bytes After */
+            bytes_after: number;
+            /** Bytes Before */
+            bytes_before: number;
+            /** Objects After */
+            objects_after: number;
+            /** Objects Before */
+            objects_before: number;
+            /**
+             * Price
+             * @description price catalog entry (catalog:CLASS); null = not priced
+             */
+            price: string | null;
+            /** Tier */
+            tier: string;
+        };
+        /** PreviewTotals */
+        PreviewTotals: {
+            expirations: components["schemas"]["MoveAmount"];
+            /** Moves */
+            moves: components["schemas"]["TierMoveAmount"][];
         };
         /**
          * ReportOut
@@ -3030,10 +3130,12 @@ export interface components {
             /** Ready */
             ready: number;
         };
-        /** RetryOut */
-        RetryOut: {
-            /** Retried */
-            retried: number;
+        /** Rule */
+        Rule: {
+            /** After Days */
+            after_days: number;
+            /** To */
+            to: string;
         };
         /**
          * RuleFilter
@@ -3047,24 +3149,7 @@ export interface components {
             object_size_less_than?: number | null;
             /** Prefix */
             prefix?: string | null;
-            tag?: components["schemas"]["Tag"] | null;
-        };
-        /** Sample */
-        Sample: {
-            /** Action */
-            action: string;
-            /** Bucket */
-            bucket: string;
-            /** From Tier */
-            from_tier: string;
-            /** Key */
-            key: string;
-            /** Size */
-            size: number;
-            /** Storage Class */
-            storage_class: string | null;
-            /** To Tier */
-            to_tier: string | null;
+            tag?: components["schemas"]["LifecycleTag"] | null;
         };
         /**
          * Scenario
@@ -3227,7 +3312,7 @@ export interface components {
             /** Months */
             months: components["schemas"]["SimulationMonthOut"][];
             /** Rules */
-            rules: components["schemas"]["tierpilot__pricing__schemas__Rule"][];
+            rules: components["schemas"]["Rule"][];
             /** Total */
             total: number;
         };
@@ -3406,16 +3491,6 @@ export interface components {
             /** Task Id */
             task_id: string;
         };
-        /** Tag */
-        Tag: {
-            /** Key */
-            key: string;
-            /**
-             * Value
-             * @default
-             */
-            value: string;
-        };
         /** ThroughputOut */
         ThroughputOut: {
             /** Achieved Mean Mbps */
@@ -3464,37 +3539,6 @@ export interface components {
              */
             at: string;
         };
-        /** TierAmount */
-        TierAmount: {
-            /** Bytes */
-            bytes: number;
-            /** Objects */
-            objects: number;
-            /** Tier */
-            tier: string;
-        };
-        /** TierCost */
-        TierCost: {
-            /** After Usd Month */
-            after_usd_month: string;
-            /** Before Usd Month */
-            before_usd_month: string;
-            /** Bytes After */
-            bytes_after: number;
-            /** Bytes Before */
-            bytes_before: number;
-            /** Objects After */
-            objects_after: number;
-            /** Objects Before */
-            objects_before: number;
-            /**
-             * Price
-             * @description price catalog entry (catalog:CLASS); null = not priced
-             */
-            price: string | null;
-            /** Tier */
-            tier: string;
-        };
         /** TierCreate */
         TierCreate: {
             /** Capacity Bytes */
@@ -3528,6 +3572,15 @@ export interface components {
             restore_delays?: components["schemas"]["RestoreDelays"] | null;
             /** Storage Classes */
             storage_classes?: string[];
+        };
+        /** TierMoveAmount */
+        TierMoveAmount: {
+            /** Bytes */
+            bytes: number;
+            /** Objects */
+            objects: number;
+            /** Tier */
+            tier: string;
         };
         /** TierOut */
         TierOut: {
@@ -3578,56 +3631,6 @@ export interface components {
             storage_classes: string[];
             /** Used Bytes */
             used_bytes: number;
-        };
-        /** Rule */
-        tierpilot__lifecycle__rules__Rule: {
-            /** Abort Incomplete Multipart Upload Days */
-            abort_incomplete_multipart_upload_days?: number | null;
-            expiration?: components["schemas"]["Expiration"] | null;
-            filter?: components["schemas"]["RuleFilter"] | null;
-            /**
-             * Id
-             * @default
-             */
-            id: string;
-            noncurrent_version_expiration?: components["schemas"]["NoncurrentVersionExpiration"] | null;
-            /** Noncurrent Version Transitions */
-            noncurrent_version_transitions?: components["schemas"]["NoncurrentVersionTransition"][];
-            /**
-             * Prefix
-             * @description legacy rule-level prefix (instead of filter)
-             */
-            prefix?: string | null;
-            /**
-             * Status
-             * @default Enabled
-             * @enum {string}
-             */
-            status: "Enabled" | "Disabled";
-            /** Transitions */
-            transitions?: components["schemas"]["Transition"][];
-        };
-        /** Totals */
-        tierpilot__lifecycle__schemas__Totals: {
-            expirations: components["schemas"]["Amount"];
-            /** Moves */
-            moves: components["schemas"]["TierAmount"][];
-        };
-        /** Totals */
-        tierpilot__overview__Totals: {
-            /** Buckets */
-            buckets: number;
-            /** Bytes */
-            bytes: number;
-            /** Objects */
-            objects: number;
-        };
-        /** Rule */
-        tierpilot__pricing__schemas__Rule: {
-            /** After Days */
-            after_days: number;
-            /** To */
-            to: string;
         };
         /**
          * TierRef
@@ -3756,14 +3759,14 @@ export interface components {
              */
             token: string;
         };
-        /** Transition */
-        Transition: {
-            /** Date */
-            date?: string | null;
-            /** Days */
-            days?: number | null;
-            /** Storage Class */
-            storage_class: string;
+        /** Totals */
+        Totals: {
+            /** Buckets */
+            buckets: number;
+            /** Bytes */
+            bytes: number;
+            /** Objects */
+            objects: number;
         };
         /** UploadOut */
         UploadOut: {
@@ -4436,7 +4439,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ConfigurationOut"];
+                    "application/json": components["schemas"]["LifecycleConfigurationOut"];
                 };
             };
             /** @description Validation Error */
@@ -4471,7 +4474,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ConfigurationOut"];
+                    "application/json": components["schemas"]["LifecycleConfigurationOut"];
                 };
             };
             /** @description Validation Error */
@@ -4525,7 +4528,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["DryRunIn"];
+                "application/json": components["schemas"]["LifecycleDryRunIn"];
             };
         };
         responses: {
@@ -4535,7 +4538,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DryRunOut"];
+                    "application/json": components["schemas"]["LifecycleDryRunOut"];
                 };
             };
             /** @description Validation Error */
@@ -4560,7 +4563,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["tierpilot__lifecycle__rules__Rule"];
+                "application/json": components["schemas"]["LifecycleRule"];
             };
         };
         responses: {
@@ -4570,7 +4573,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ConfigurationOut"];
+                    "application/json": components["schemas"]["LifecycleConfigurationOut"];
                 };
             };
             /** @description Validation Error */
@@ -4596,7 +4599,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["tierpilot__lifecycle__rules__Rule"];
+                "application/json": components["schemas"]["LifecycleRule"];
             };
         };
         responses: {
@@ -4606,7 +4609,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ConfigurationOut"];
+                    "application/json": components["schemas"]["LifecycleConfigurationOut"];
                 };
             };
             /** @description Validation Error */
@@ -4638,7 +4641,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ConfigurationOut"];
+                    "application/json": components["schemas"]["LifecycleConfigurationOut"];
                 };
             };
             /** @description Validation Error */
@@ -4669,7 +4672,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["MeterOut"];
+                    "application/json": components["schemas"]["LifecycleMeterOut"];
                 };
             };
             /** @description Validation Error */
@@ -4734,7 +4737,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryOut"];
+                    "application/json": components["schemas"]["MoveRetryOut"];
                 };
             };
             /** @description Validation Error */
@@ -4765,7 +4768,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryOut"];
+                    "application/json": components["schemas"]["MoveRetryOut"];
                 };
             };
             /** @description Validation Error */

@@ -1,21 +1,24 @@
 import { createFileRoute } from "@tanstack/react-router";
-import { NotAvailableYet } from "@/components/layout/NotAvailableYet";
+import { LifecyclePage } from "@/components/lifecycle/LifecyclePage";
+
+interface LifecycleSearch {
+  bucket?: string;
+}
 
 export const Route = createFileRoute("/_app/lifecycle")({
-  component: LifecyclePage,
+  validateSearch: (search: Record<string, unknown>): LifecycleSearch => ({
+    bucket: typeof search.bucket === "string" && search.bucket ? search.bucket : undefined,
+  }),
+  component: LifecycleRoute,
 });
 
-function LifecyclePage() {
+function LifecycleRoute() {
+  const { bucket = "" } = Route.useSearch();
+  const navigate = Route.useNavigate();
   return (
-    <NotAvailableYet
-      title="Lifecycle"
-      icon="lifecycle"
-      summary="Rules that move data down the tiers on schedule and expire it."
-      features={[
-        "edit a bucket's transition and expiration rules (the same rules S3 clients set)",
-        "preview what moves or expires per day over the next 90 days and what it costs",
-        "see the history of executed moves and retry failed ones",
-      ]}
+    <LifecyclePage
+      bucket={bucket}
+      onBucket={(b) => navigate({ search: { bucket: b || undefined }, replace: true })}
     />
   );
 }

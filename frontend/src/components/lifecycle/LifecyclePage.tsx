@@ -1,0 +1,195 @@
+import { useQuery } from "@tanstack/react-query";
+import { useState } from "react";
+import {
+  bucketsQueryOptions,
+  configurationQueryOptions,
+  type LifecycleRule,
+  previewQueryOptions,
+  useDeleteRule,
+} from "@/api/lifecycle";
+import { tiersQueryOptions } from "@/api/tiers";
+import {
+  Badge,
+  Button,
+  Card,
+  type Column,
+  ConfirmDialog,
+  EmptyState,
+  ErrorBanner,
+  LoadingState,
+  PageHeader,
+  Select,
+  Table,
+} from "@/components/ui";
+import { formatBytes, formatCount, formatDateTime } from "@/lib/format";
+import { MoveHistory } from "./MoveHistory";
+import { PreviewChart, PreviewSummary } from "./PreviewChart";
+import { RuleForm } from "./RuleForm";
+import { describeActions, describeFilter, emptyDraft, fromRule, type RuleDraft } from "./rule-form";
+import "./lifecycle.css";
+
+interface Editing {
+  draft: RuleDraft;
+  replaceId: string | null;
+}
+
+/** Rules per bucket (the same rules S3 clients set), what they will do over 90 days, and executed moves. */
+export function LifecyclePage({ bucket, onBucket }: { bucket: string; onBucket: (b: string) => void }) {
+  const buckets = useQuery(bucketsQueryOptions());
+  const tiers = useQuery(tiersQueryOptions());
+  const config = useQuery(configurationQueryOptions(bucket));
+  const preview = useQuery(previewQueryOptions(bucket || null));
+  const remove = useDeleteRule(bucket);
+  const [editing, setEditing] = useState<Editing | null>(null);
+  const [deleting, setDeleting] = useState<string | null>(null);
+
+  const tierNames = tiers.data?.map((t) => t.name) ?? [];
+  const classes = [...new Set(tiers.data?.flatMap((t) => t.storage_classes) ?? [])];
+  const current = buckets.data?.find((b) => b.bucket === bucket);
+
+  const ruleColumns: Array<Column<LifecycleRule>> = [
+    { id: "id", header: "Rule", cell: (r) => <strong>{r.id}</strong> },
+    {
+      id: "status",
+      header: "Status",
+      cell: (r) => <Badge tone={r.status === "Enabled" ? "success" : "neutral"}>{r.status}</Badge>,
+    },
+    { id: "filter", header: "Applies to", cell: describeFilter },
+    { id: "actions", header: "Does", cell: describeActions },
+    {
+      id: "edit",
+      header: <span className="visually-hidden">Edit or delete</span>,
+      align: "end",
+      cell: (r) => (
+        <span className="lc-row-actions">
+          <Button size="sm" onClick={() => setEditing({ draft: fromRule(r), replaceId: r.id })}>
+            Edit
+          </Button>
+          <Button
+            size="sm"
+            variant="ghost"
+            onClick={() => setDeleting(r.id)}
+            aria-label={`Delete rule ${r.id}`}
+          >
+            Delete
+          </Button>
+        </span>
+      ),
+    },
+  ];
+
+  return (
+    <>
+      <PageHeader
+        title="Lifecycle"
+        description="Rules move objects down the tiers and expire them on schedule. S3 clients see and set the same rules (PutBucketLifecycleConfiguration)."
+      />
+      <div className="lc-bucket-bar">
+        <Select
+          label="Bucket"
+          value={bucket}
+          onChange={(e) => {
+            setEditing(null);
+            onBucket(e.target.value);
+          }}
+          options={[
+            { value: "", label: "All buckets (preview and history)" },
+            ...(buckets.data ?? []).map((b) => ({
+              value: b.bucket,
+              label: `${b.bucket} (${b.enabled_rules}/${b.rules} rules on)`,
+            })),
+          ]}
+        />
+        {current ? (
+          <p className="muted lc-bucket-bar__detail">
+            on {current.tier} · {formatCount(current.objects)} objects · {formatBytes(current.bytes)}
+            {current.updated_at
+              ? ` · rules changed ${formatDateTime(current.updated_at)} by ${current.updated_by}`
+              : ""}
+          </p>
+        ) : null}
+      </div>
+      {buckets.isError ? <ErrorBanner error={buckets.error} onRetry={() => buckets.refetch()} /> : null}
+
+      {bucket ? (
+        <Card
+          title={`Rules of ${bucket}`}
+          description="Transitions go to a colder class only; when several rules apply, expiration wins, then the coldest class."
+          actions={
+            editing ? null : (
+              <Button variant="primary" onClick={() => setEditing({ draft: emptyDraft(), replaceId: null })}>
+                Add rule
+              </Button>
+            )
+          }
+        >
+          {config.isError ? (
+            <ErrorBanner error={config.error} onRetry={() => config.refetch()} />
+          ) : !config.data ? (
+            <LoadingState label="Loading rules" />
+          ) : editing && config.data.rules.length === 0 ? null : (
+            <Table
+              caption={`Lifecycle rules of ${bucket}`}
+              columns={ruleColumns}
+              rows={config.data.rules}
+              rowKey={(r) => r.id}
+              empty={
+                editing ? null : (
+                  <EmptyState
+                    title="No rules"
+                    description="Objects of this bucket stay where they are written."
+                  />
+                )
+              }
+            />
+          )}
+          {editing ? (
+            <RuleForm
+              key={editing.replaceId ?? "new"}
+              bucket={bucket}
+              classes={classes}
+              tiers={tierNames}
+              initial={editing.draft}
+              replaceId={editing.replaceId}
+              onDone={() => setEditing(null)}
+            />
+          ) : null}
+        </Card>
+      ) : null}
+
+      <Card
+        title={bucket ? `Next 90 days in ${bucket}` : "Next 90 days in every bucket"}
+        description="What the saved rules move or expire per day and target tier, and storage per month before and after (prices from each tier's price catalog entry)."
+      >
+        {preview.isError ? (
+          <ErrorBanner error={preview.error} onRetry={() => preview.refetch()} />
+        ) : !preview.data ? (
+          <LoadingState label="Computing the preview" />
+        ) : (
+          <>
+            <PreviewSummary preview={preview.data} />
+            <PreviewChart preview={preview.data} tiers={tierNames} />
+          </>
+        )}
+      </Card>
+
+      <Card
+        title="Move history"
+        description="Transitions, expirations and upload clean-ups the workers ran, newest first."
+      >
+        <MoveHistory bucket={bucket || null} />
+      </Card>
+
+      <ConfirmDialog
+        open={deleting !== null}
+        title={`Delete rule ${deleting ?? ""}?`}
+        description="Objects already moved stay where they are; nothing else moves because of this rule."
+        confirmLabel="Delete rule"
+        pending={remove.isPending}
+        error={remove.error}
+        onCancel={() => setDeleting(null)}
+        onConfirm={() => deleting && remove.mutate(deleting, { onSuccess: () => setDeleting(null) })}
+      />
+    </>
+  );
+}
