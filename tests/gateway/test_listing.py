@@ -132,10 +132,11 @@ def test_delimiter_listing_stays_fast_with_many_keys(s3: BaseClient, bucket: str
     keys, prefixes, pages = _all_v2(s3, Bucket=bucket, Delimiter="/")
     elapsed = time.perf_counter() - t0
     assert keys == [] and len(prefixes) == folders and pages == 1
-    # one index seek per folder, not one row per key: 200k keys would take seconds to read
+    # one index seek per folder, not one row per key: reading 200k rows takes ~20 s here, the skip-scan
+    # ~0.2-0.5 s; the bound leaves room for a loaded machine
     print(f"delimiter listing of {folders} folders among {folders * per_folder} keys: {elapsed:.3f}s")
-    assert elapsed < 1.5, f"delimiter listing of {folders} folders took {elapsed:.2f}s"
+    assert elapsed < 5, f"delimiter listing of {folders} folders took {elapsed:.2f}s"
     t0 = time.perf_counter()
     inside = s3.list_objects_v2(Bucket=bucket, Delimiter="/", Prefix="run1399/", MaxKeys=1000)
     assert inside["KeyCount"] == per_folder
-    assert time.perf_counter() - t0 < 1.0
+    assert time.perf_counter() - t0 < 3
