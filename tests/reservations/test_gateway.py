@@ -174,8 +174,9 @@ def test_outside_its_window_is_served_best_effort_with_a_header(gw: Gateway, ali
 
 def test_reserved_rate_holds_under_greedy_best_effort_and_total_stays_within_capacity(
         gw: Gateway, alice_bucket: str, redis_url: str):
-    """Capacity 40 MB/s read; alice books 20 and reads with 3 parallel ranged GETs while bob's 4
-    greedy streams read without a reservation: alice keeps her 20, the total stays near 40."""
+    """Capacity 40 MB/s read; alice books 20 and reads with 3 parallel ranged GETs while bob's 8
+    greedy streams read without a reservation: alice keeps her 20 (sharing per stream would give her
+    11), the total stays near 40. Slack for a loaded machine; bench/reservations.py measures tightly."""
     s3 = gw.client("alice")
     size = 10 * MB
     s3.put_object(Bucket=alice_bucket, Key="big", Body=b"a" * size)
@@ -189,13 +190,13 @@ def test_reserved_rate_holds_under_greedy_best_effort_and_total_stays_within_cap
     alice_url = s3.generate_presigned_url("get_object", Params={"Bucket": alice_bucket, "Key": "big"})
     bob_url = bob.generate_presigned_url("get_object", Params={"Bucket": bobs_bucket, "Key": "big"})
     readers = [("alice", alice_url, {HEADER: rid}, i) for i in range(3)] + [("bob", bob_url, {}, i % 3)
-                                                                          for i in range(4)]
+                                                                          for i in range(8)]
     moved, statuses, elapsed = read_concurrently(readers, size, warmup=0.5, seconds=3.0)
     assert "active:alice" in statuses and "-:bob" in statuses
     alice_rate, bob_rate = moved["alice"] / elapsed, moved["bob"] / elapsed
-    assert alice_rate >= 0.9 * 20 * MB, (alice_rate / MB, bob_rate / MB)
-    assert bob_rate >= 0.5 * 20 * MB, (alice_rate / MB, bob_rate / MB)
-    assert alice_rate + bob_rate <= 1.1 * 40 * MB, (alice_rate / MB, bob_rate / MB)
+    assert alice_rate >= 0.8 * 20 * MB, (alice_rate / MB, bob_rate / MB)
+    assert bob_rate >= 0.4 * 20 * MB, (alice_rate / MB, bob_rate / MB)
+    assert alice_rate + bob_rate <= 1.15 * 40 * MB, (alice_rate / MB, bob_rate / MB)
 
     # the gateway metered alice's bytes per second; the roll-up stores them and the achieved figures
     client = redis.Redis.from_url(redis_url)
@@ -215,7 +216,7 @@ def test_reserved_rate_holds_under_greedy_best_effort_and_total_stays_within_cap
         assert r is not None and r.achieved_mean_bps is not None
         assert r.active_seconds >= 3
     assert metered() <= moved["alice"] + 2 * 20 * MB
-    assert r.achieved_mean_bps >= 0.85 * 20 * MB
+    assert r.achieved_mean_bps >= 0.75 * 20 * MB
 
 
 def test_health_reports_the_shared_limiter(gw: Gateway, alice_bucket: str):
