@@ -212,7 +212,7 @@ def test_an_overwrite_during_the_copy_wins_and_the_copy_is_dropped(world: World)
     age(world, days=31)
     set_rules(world, CHAIN)
     [move_id] = planner.sweep(bucket_id=world.bucket_id).new_move_ids
-    slow = RateLimiter(4e6)  # ~1 s for 4 MiB
+    slow = RateLimiter(2e6)  # ~2 s for 4 MiB: time enough to overwrite mid-copy on a loaded machine
     result: list[str] = []
     mover = threading.Thread(target=lambda: result.append(run_move(move_id, limiter=slow, wait_grace=True).state))
     mover.start()

@@ -81,7 +81,7 @@ def _states() -> dict[str, int]:
                                                   .group_by(LifecycleMove.state))}
 
 
-def _wait(what: str, cond: Callable[[], bool], timeout: float = 60.0) -> None:
+def _wait(what: str, cond: Callable[[], bool], timeout: float = 120.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if cond():
@@ -96,6 +96,7 @@ def _copy_in_progress(world: World) -> bool:
     return running > 0 and tmp.is_dir() and any(p.stat().st_size > 0 for p in tmp.iterdir())
 
 
+@pytest.mark.timeout(600)
 def test_worker_killed_mid_copy_and_mid_delete_leaves_one_readable_copy(
         world: World, worker_env: dict[str, str], data_dir: Path) -> None:
     from worker.app import make_celery
@@ -129,7 +130,7 @@ def test_worker_killed_mid_copy_and_mid_delete_leaves_one_readable_copy(
             time.sleep(0.5)
             return _states() == {"done": len(payloads)}
 
-        _wait("every move done", finished, timeout=120)
+        _wait("every move done", finished, timeout=180)
     finally:
         worker.stop()
     assert set(placement(world).values()) == {("infrequent", "STANDARD_IA")}
