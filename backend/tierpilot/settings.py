@@ -19,22 +19,24 @@ class Settings(BaseSettings):
     data_dir: Path = Field(Path("data"), description="embedded data: SQLite file, tier directories, redis")
     database_url: str = Field("", description="SQLAlchemy URL; empty = SQLite under data_dir")
     redis_url: str = Field("", description="Redis URL for Celery and gateway token buckets; empty = embedded")
-    secret_key: str = Field(_DEV_SECRET, description="signs session cookies")
+    secret_key: str = Field(_DEV_SECRET,
+                            description="signs sessions and encrypts S3 secrets at rest; required in production")
     bootstrap_admin: str = Field("", description="name:password of an admin created at start when missing")
-    api_host: str = "127.0.0.1"
-    api_port: int = 8000
-    gateway_host: str = "127.0.0.1"
-    gateway_port: int = 9000
-    gateway_region: str = "us-east-1"
+    api_host: str = Field("127.0.0.1", description="address the dashboard and API listen on")
+    api_port: int = Field(8000, description="port of the dashboard and API")
+    gateway_host: str = Field("127.0.0.1", description="address the S3 gateway listens on")
+    gateway_port: int = Field(9000, description="port of the S3 gateway")
+    gateway_region: str = Field("us-east-1", description="region the gateway reports (GetBucketLocation)")
     gateway_threads: int = Field(128, description="worker threads per gateway process for DB and tier I/O")
     gateway_cache_s: float = Field(2.0, description="how long a gateway reuses S3 keys, buckets and tiers it read")
     gateway_domain: str = Field("", description="base domain of virtual-hosted-style bucket URLs (bucket.domain)")
     public_gateway_url: str = Field("", description="URL clients use for the gateway; empty = http://host:port")
     default_tier: str = Field("hot-disk", description="tier of new buckets when none is asked for")
     cookie_secure: bool = Field(False, description="set the session cookie's Secure flag (behind HTTPS)")
-    session_max_age_s: int = 12 * 3600
-    login_attempts_per_minute: int = 10
-    frontend_dist: Path = Field(Path(__file__).resolve().parents[2] / "frontend" / "dist")
+    session_max_age_s: int = Field(12 * 3600, description="dashboard session lifetime, seconds")
+    login_attempts_per_minute: int = Field(10, description="failed logins per user a minute (x5 per client address)")
+    frontend_dist: Path = Field(Path(__file__).resolve().parents[2] / "frontend" / "dist",
+                                description="built dashboard served at /")
     seed_demo: bool = Field(True, description="create demo tiers, buckets and objects on an empty database")
     # restores: the beat sweep's period bounds how late a finished recall is seen (one period at most)
     restore_sweep_s: float = Field(2.0, gt=0, description="period of the restores.poll_due sweep, seconds")
@@ -43,7 +45,7 @@ class Settings(BaseSettings):
     restore_lease_s: float = Field(300.0, gt=0, description="a claimed item is retried after this (worker died)")
     restore_max_attempts: int = Field(8, ge=1, description="tier submissions before an item is failed")
     restore_max_objects: int = Field(1_000_000, ge=1, description="objects in one restore batch at most")
-    webhook_timeout_s: float = Field(5.0, gt=0)
+    webhook_timeout_s: float = Field(5.0, gt=0, description="time-out of one webhook delivery, seconds")
     webhook_max_attempts: int = Field(8, ge=1, description="webhook deliveries before giving up")
 
     # lifecycle: moves are best-effort traffic; the rate caps what all workers together copy between tiers
