@@ -19,3 +19,14 @@ def test_every_setting_is_documented() -> None:
     missing = [f"TIERPILOT_{name.upper()}" for name in Settings.model_fields
                if f"TIERPILOT_{name.upper()}" not in README]
     assert missing == []
+
+
+def test_configuration_table_matches_the_settings_object() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    table = subprocess.run([sys.executable, str(root / "scripts" / "settings_table.py")], capture_output=True,
+                           text=True, check=True).stdout
+    assert table.strip() in README, "regenerate the README table: .venv/bin/python scripts/settings_table.py"
