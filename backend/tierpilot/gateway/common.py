@@ -13,6 +13,7 @@ from tierpilot.gateway.errors import S3Error, invalid_argument, not_implemented
 from tierpilot.gateway.flow import RESERVATION_HEADER, Direction, Flow, FlowRequest, get_policy
 from tierpilot.gateway.http import Headers, Request, http_date
 from tierpilot.gateway.streams import run
+from tierpilot.kit.db import utcnow
 from tierpilot.tiers.models import Tier
 
 MAX_METADATA_BYTES = 2048
@@ -111,7 +112,8 @@ def restore_header(obj: Object, tier: Tier | None) -> Headers:
         return []
     if obj.restore_state == "ongoing":
         return [(b"x-amz-restore", b'ongoing-request="true"')]
-    if obj.restore_state == "restored" and obj.restore_expiry is not None:
+    # a copy past its expiry is gone (S3 drops the header) even before the expiry sweep clears the catalog
+    if obj.restore_state == "restored" and obj.restore_expiry is not None and obj.restore_expiry > utcnow():
         return [(b"x-amz-restore", f'ongoing-request="false", expiry-date="{http_date(obj.restore_expiry)}"'.encode())]
     return []
 
