@@ -214,8 +214,9 @@ def kick_sweep() -> None:
         from worker.app import celery_app
 
         celery_app.send_task("restores.poll_due", retry=False)
-    except Exception:
-        log.warning("could not enqueue restores.poll_due; the next beat sweep will submit", exc_info=True)
+    except Exception as exc:
+        log.warning("could not enqueue restores.poll_due (%s: %s); the next beat sweep will submit",
+                    type(exc).__name__, str(exc)[:200])
 
 
 def _default_name(selection: Selection, objects: int) -> str:
