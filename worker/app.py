@@ -53,9 +53,11 @@ def make_celery() -> Celery:
         enable_utc=True,
         beat_schedule=BEAT_SCHEDULE,
         broker_connection_retry_on_startup=True,
-        broker_transport_options={"visibility_timeout": 3600},
         worker_hijack_root_logger=False,
     )
+    if settings.redis_url:
+        # Redis redelivers an unacknowledged task after this; the SQLAlchemy fallback has no such option
+        app.conf.broker_transport_options = {"visibility_timeout": 3600}
     return app
 
 

@@ -39,7 +39,9 @@ def get_session(request: Request) -> Iterator[Session]:
         session.close()
 
 
-SessionDep = Annotated[Session, Depends(get_session)]
+# scope="function": commit before the response is sent, so a client's next request sees the change
+# (FastAPI's default runs the teardown after the response) and a failed commit is never a 2xx
+SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 
 
 def get_current_user(request: Request, session: SessionDep) -> User:

@@ -16,7 +16,8 @@ Command: \`python bench/gateway_throughput.py\`
 describe("BenchmarksReport", () => {
   it("renders the recorded tables with their figures", () => {
     render(<BenchmarksReport markdown={recorded} updatedAt="2026-11-22T03:00:00Z" />);
-    expect(screen.getByRole("heading", { name: "Gateway throughput" })).toBeInTheDocument();
+    expect(screen.getByRole("heading", { name: "Gateway throughput", level: 3 })).toBeInTheDocument();
+    expect(screen.queryByRole("heading", { level: 1 })).not.toBeInTheDocument();
     const table = screen.getByRole("table");
     expect(within(table).getByRole("columnheader", { name: "ratio to disk" })).toBeInTheDocument();
     expect(within(table).getByRole("cell", { name: "1210" })).toBeInTheDocument();

@@ -1,7 +1,15 @@
-import Markdown from "react-markdown";
+import Markdown, { type Components } from "react-markdown";
 import remarkGfm from "remark-gfm";
 import { Card, EmptyState } from "@/components/ui";
 import "./benchmarks.css";
+
+// The page owns the only h1: the document's headings move one level down.
+const demoted: Components = {
+  h1: ({ node: _node, ...props }) => <h2 {...props} />,
+  h2: ({ node: _node, ...props }) => <h3 {...props} />,
+  h3: ({ node: _node, ...props }) => <h4 {...props} />,
+  h4: ({ node: _node, ...props }) => <h5 {...props} />,
+};
 
 /** docs/benchmarks.md as recorded by the bench/ scripts: figures, ratios and the commands that made them. */
 export function BenchmarksReport({ markdown, updatedAt }: { markdown: string; updatedAt: string | null }) {
@@ -23,7 +31,9 @@ export function BenchmarksReport({ markdown, updatedAt }: { markdown: string; up
       }
     >
       <article className="benchmarks-report">
-        <Markdown remarkPlugins={[remarkGfm]}>{markdown}</Markdown>
+        <Markdown remarkPlugins={[remarkGfm]} components={demoted}>
+          {markdown}
+        </Markdown>
       </article>
     </Card>
   );
