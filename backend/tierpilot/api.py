@@ -16,10 +16,17 @@ from sqlalchemy import text
 from tierpilot import __version__
 from tierpilot.auth.router import router as auth_router
 from tierpilot.benchmarks import router as benchmarks_router
+from tierpilot.catalog.router import router as catalog_router
 from tierpilot.kit.db import get_engine
 from tierpilot.kit.errors import DomainError
+from tierpilot.lifecycle.router import router as lifecycle_router
+from tierpilot.notifications.router import router as notifications_router
 from tierpilot.overview import router as overview_router
+from tierpilot.pricing.router import router as pricing_router
+from tierpilot.reservations.router import router as reservations_router
+from tierpilot.restores.router import router as restores_router
 from tierpilot.settings import get_settings
+from tierpilot.tiers.router import router as tiers_router
 
 health_router = APIRouter(tags=["health"])
 
@@ -46,6 +53,11 @@ def health() -> JSONResponse:
     ok = database == "ok" and broker == "ok"
     body = {"status": "ok" if ok else "degraded", "database": database, "broker": broker, "version": __version__}
     return JSONResponse(body, status_code=200 if ok else 503)
+
+
+# every domain's API, mounted under /api
+ROUTERS = (health_router, auth_router, overview_router, benchmarks_router, tiers_router, catalog_router,
+           pricing_router, reservations_router, restores_router, notifications_router, lifecycle_router)
 
 
 def _domain_error(_request: Request, exc: Exception) -> JSONResponse:
@@ -87,39 +99,10 @@ def create_app() -> FastAPI:
                   docs_url="/api/docs", redoc_url=None)
     app.add_exception_handler(DomainError, _domain_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
-    for router in (health_router, auth_router, overview_router, benchmarks_router):
+    for router in ROUTERS:
         app.include_router(router, prefix="/api")
-    _include_domain_routers(app)
     _mount_frontend(app, settings.frontend_dist)
     return app
-
-
-def _include_domain_routers(app: FastAPI) -> None:
-    """Routers of the domains; each line registers one domain's API."""
-    routers: list[Any] = []
-    from tierpilot.tiers.router import router as tiers_router
-
-    routers.append(tiers_router)
-    from tierpilot.catalog.router import router as catalog_router
-
-    routers.append(catalog_router)
-    from tierpilot.pricing.router import router as pricing_router
-
-    routers.append(pricing_router)
-    from tierpilot.reservations.router import router as reservations_router
-
-    routers.append(reservations_router)
-    from tierpilot.restores.router import router as restores_router
-
-    routers.append(restores_router)
-    from tierpilot.notifications.router import router as notifications_router
-
-    routers.append(notifications_router)
-    from tierpilot.lifecycle.router import router as lifecycle_router
-
-    routers.append(lifecycle_router)
-    for router in routers:
-        app.include_router(router, prefix="/api")
 
 
 def openapi_schema() -> dict[str, Any]:
