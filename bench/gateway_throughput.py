@@ -43,6 +43,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from tests.servers import free_port, wait_port
+
 ROOT = Path(__file__).resolve().parents[1]
 MB = 1_000_000
 MiB = 1 << 20
@@ -116,23 +118,6 @@ def serve_bare(port: int, root: str) -> None:
 
 
 # ------------------------------------------------------------------------------------------ set-up
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_port(port: int, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"nothing listens on {port}")
 
 
 class Installation:

@@ -21,7 +21,6 @@ import http.client
 import multiprocessing as mp
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -32,6 +31,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+from tests.servers import free_port, wait_port
 
 ROOT = Path(__file__).resolve().parents[1]
 MB = 1_000_000
@@ -153,23 +154,6 @@ def window_bytes(counts: list[int], seconds: float) -> tuple[int, list[float]]:
 
 
 # ---------------------------------------------------------------- the installation under test
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_port(port: int, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"nothing listens on 127.0.0.1:{port}")
 
 
 class Installation:
