@@ -412,7 +412,7 @@ def main() -> int:
         lines = [f"Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {os.cpu_count()} CPUs "
                  f"(load average before: {os.getloadavg()[0]:.1f}).", ""]
         capacities = {"read": 300.0, "write": 150.0}
-        for direction in args.directions.split(","):
+        for direction in [d for d in args.directions.split(",") if d]:
             capacity = capacities[direction]
             for gateways in (1, 2):
                 set_capacity(300, 150)
