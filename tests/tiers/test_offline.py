@@ -167,6 +167,26 @@ def test_copy_out_of_the_archive_needs_a_restore(archive: OfflinePosixDriver, tm
         archive.open("b/back~1")
 
 
+def test_a_blob_stored_as_parts_restores_reads_and_expires_like_any_other(archive: OfflinePosixDriver,
+                                                                        clock: Clock) -> None:
+    infos = [archive.put_part("up", n, iter([bytes([n]) * 1000]))[0] for n in (1, 2, 3)]
+    archive.complete_multipart("up", "b/parted~1", infos)
+    archive.abort_multipart("up")
+    with pytest.raises(NotRestored):
+        archive.open("b/parted~1")
+    archive.restore("b/parted~1", 1, "expedited")
+    clock.advance(minutes=2)
+    assert _read(archive, "b/parted~1") == b"".join(bytes([n]) * 1000 for n in (1, 2, 3))
+    assert archive.head("b/parted~1").size == 3000
+    clock.now = datetime(2026, 11, 24, tzinfo=UTC)
+    assert archive.purge_expired() == 1
+    assert not list(archive.blobs.rglob("c_parted~1"))
+    with pytest.raises(NotRestored):
+        archive.open("b/parted~1")
+    archive.delete("b/parted~1")
+    assert [b.locator for b in archive.list()] == ["b/obj~1"]
+
+
 def test_concurrent_requests_start_exactly_one_restore(archive: OfflinePosixDriver) -> None:
     outcomes: list[str] = []
     barrier = threading.Barrier(8)

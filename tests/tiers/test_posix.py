@@ -272,11 +272,65 @@ def test_parallel_out_of_order_parts_join_in_order(driver: PosixDriver) -> None:
     whole = b"".join(payloads[n] for n in range(1, 9))
     assert size == len(whole) and _read(driver, "b/joined~1") == whole
     assert _read(driver, "b/joined~1", MiB - 2, MiB + 5) == whole[MiB - 2:MiB + 6]
+    assert driver.head("b/joined~1").size == len(whole)
+    assert [(b.locator, b.size) for b in driver.list("b/")] == [("b/joined~1", len(whole))]
     assert [u for u, _ in driver.list_uploads()] == ["up-1"]  # parts stay until abort
     driver.abort_multipart("up-1")
     driver.abort_multipart("up-1")
     assert list(driver.list_uploads()) == [] and list(driver.parts.iterdir()) == []
     assert _read(driver, "b/joined~1") == whole
+
+
+def test_completing_links_the_parts_instead_of_copying_them(driver: PosixDriver) -> None:
+    infos = [driver.put_part("up-3", n, iter([bytes([n]) * (MiB + n)]))[0] for n in (1, 2, 3)]
+    driver.complete_multipart("up-3", "b/three~1", infos)
+    stored = driver.blob_path("b/three~1")
+    upload_dir = driver.parts / next(iter(os.listdir(driver.parts)))
+    assert stored.is_dir() and sorted(os.listdir(stored)) == ["00001", "00002", "00003"]
+    for n, info in zip((1, 2, 3), infos, strict=True):  # the very files the parts were written to
+        assert os.stat(stored / f"{n:05d}").st_ino == os.stat(upload_dir / info.locator).st_ino
+    # a single part becomes a plain blob file
+    one, _ = driver.put_part("up-4", 1, iter([b"only part"]))
+    driver.complete_multipart("up-4", "b/one~1", [one])
+    assert driver.blob_path("b/one~1").is_file() and _read(driver, "b/one~1") == b"only part"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(sizes=st.lists(st.integers(0, 3000), min_size=2, max_size=6), data=st.data())
+def test_any_range_of_a_blob_stored_as_parts_reads_like_the_joined_bytes(driver: PosixDriver, sizes: list[int],
+                                                                        data: st.DataObject) -> None:
+    upload = f"up-{len(sizes)}-{sum(sizes)}-{os.urandom(4).hex()}"
+    payloads = [os.urandom(n) for n in sizes]
+    infos = [driver.put_part(upload, n, iter([p]))[0] for n, p in enumerate(payloads, 1)]
+    locator = f"b/ranges~{upload}"
+    driver.complete_multipart(upload, locator, infos)
+    whole = b"".join(payloads)
+    start = data.draw(st.integers(0, len(whole) + 2))
+    end = data.draw(st.one_of(st.none(), st.integers(start, len(whole) + 5)))
+    want = whole[start:] if end is None else whole[start:end + 1]
+    assert _read(driver, locator, start, end) == want
+
+
+def test_a_read_of_a_blob_stored_as_parts_survives_its_delete(driver: PosixDriver) -> None:
+    infos = [driver.put_part("up-5", n, iter([bytes([n]) * (2 * CHUNK)]))[0] for n in (1, 2, 3)]
+    driver.complete_multipart("up-5", "b/gone~1", infos)
+    driver.abort_multipart("up-5")
+    reader = driver.open("b/gone~1")
+    first = next(reader)
+    driver.delete("b/gone~1")  # one rename takes the whole directory away, then it is emptied
+    assert not driver.exists("b/gone~1") and list(driver.tmp.iterdir()) == []
+    assert first + b"".join(reader) == b"".join(bytes([n]) * (2 * CHUNK) for n in (1, 2, 3))
+    with pytest.raises(BlobNotFound):
+        driver.open("b/gone~1")
+    driver.delete("b/gone~1")
+
+
+def test_a_delete_cut_short_by_a_crash_is_finished_at_the_next_start(driver: PosixDriver) -> None:
+    trash = driver.tmp / "0123.trash"
+    trash.mkdir()
+    (trash / "00001").write_bytes(b"left behind")
+    PosixDriver(driver.root)
+    assert list(driver.tmp.iterdir()) == []
 
 
 def test_complete_with_a_missing_or_wrong_part_creates_nothing(driver: PosixDriver) -> None:
@@ -336,3 +390,9 @@ def test_copy_between_posix_tiers_links_and_keeps_the_source(driver: PosixDriver
     assert _read(other, "b/dst~2") == b"payload"
     with pytest.raises(BlobNotFound):
         other.copy_from(driver, "b/src", "b/dst~3")
+    # a blob stored as parts is linked part by part
+    infos = [driver.put_part("up-6", n, iter([bytes([n]) * 100]))[0] for n in (1, 2)]
+    driver.complete_multipart("up-6", "b/parted~1", infos)
+    assert other.copy_from(driver, "b/parted~1", "b/parted~2").size == 200
+    driver.delete("b/parted~1")
+    assert _read(other, "b/parted~2") == bytes([1]) * 100 + bytes([2]) * 100

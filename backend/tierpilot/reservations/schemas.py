@@ -85,7 +85,8 @@ class ReservationOut(BaseModel):
     cancelled_at: datetime | None
     achieved_bytes: int
     active_seconds: int
-    achieved_mean_mbps: float | None = Field(description="mean over the seconds that carried traffic")
+    achieved_mean_mbps: float | None = Field(description="mean over the seconds that carried traffic, without "
+                                             "the first and last (partial) ones when there are more than four")
     achieved_p5_mbps: float | None = Field(description="5th percentile of per-second throughput")
 
     @classmethod

@@ -27,7 +27,7 @@ from tierpilot.tiers.base import (
     RestoreSpeed,
     RestoreStatus,
     )
-from tierpilot.tiers.posix import PosixDriver, _fsync_dir, _unlink_quiet, lock_file, map_locator
+from tierpilot.tiers.posix import PosixDriver, _fsync_dir, _link_blob, _unlink_quiet, lock_file, map_locator
 
 SPEEDS: tuple[RestoreSpeed, ...] = ("expedited", "standard", "bulk")  # fastest first
 DEFAULT_RESTORE_DELAYS: dict[RestoreSpeed, float] = {"expedited": 5, "standard": 30, "bulk": 60}
@@ -111,12 +111,12 @@ class OfflinePosixDriver(PosixDriver):
         if copy.exists():
             return
         tmp = self._new_tmp()
-        os.link(blob, tmp)
+        _link_blob(blob, tmp)
         self._install(tmp, copy.parent, copy.name, self.blobs)
 
     def _drop(self, state_path: Path, copy: Path) -> None:
         """Expire a restore: the copy goes first, so a crash never leaves a copy without its state."""
-        removed = _unlink_quiet(copy)
+        removed = self._remove(copy)
         removed = _unlink_quiet(state_path) or removed
         if removed:
             _fsync_dir(state_path.parent)
@@ -125,7 +125,7 @@ class OfflinePosixDriver(PosixDriver):
         """Bring the files in line with the clock (call holding the blob's lock); returns the live state."""
         state = self._load(state_path)
         if state is None:
-            _unlink_quiet(copy)
+            self._remove(copy)
             return None
         if now >= state.expiry:
             self._drop(state_path, copy)
@@ -213,12 +213,13 @@ class OfflinePosixDriver(PosixDriver):
         """Remove restored copies past their expiry (and state left by deleted blobs); returns how many."""
         now = self.clock()
         purged = 0
-        for dirpath, _dirs, files in os.walk(self.blobs):
-            names = set(files)
-            for name in files:
+        for dirpath, dirs, files in os.walk(self.blobs):
+            names = set(files) | {d for d in dirs if not d.startswith("d_")}  # blobs stored as parts are dirs
+            dirs[:] = [d for d in dirs if d.startswith("d_")]
+            for name in sorted(names):
                 directory = Path(dirpath)
                 if name.startswith("c_") and "r_" + name[2:] not in names:  # copy whose state is gone
-                    purged += _unlink_quiet(directory / name)
+                    purged += self._remove(directory / name)
                 if not name.startswith("r_"):
                     continue
                 blob, state_path, copy = (directory / f"{kind}{name[2:]}" for kind in ("f_", "r_", "c_"))

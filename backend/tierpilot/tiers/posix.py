@@ -6,6 +6,11 @@ Layout under the tier's root::
     parts/   one directory per multipart upload (sha256 of its locator), one file per stored part
     tmp/     files being written; renamed into ``blobs/`` or ``parts/`` once complete and fsynced
 
+A blob completed from several multipart parts is a directory ``f_<seg>/`` holding its parts as
+``00001``, ``00002``, … (hard links of the stored parts): completing an upload writes no data, as in
+MinIO's on-disk format, so a 1 GiB upload reaches the disk once instead of twice. Such a directory
+appears and disappears by one rename, so no reader ever sees some of its parts.
+
 Names carry a kind prefix (``d_`` directory, ``f_`` blob, ``l_`` locator note, and for archive tiers
 ``r_`` restore state, ``c_`` restored copy), so a key ``a`` and a key ``a/b`` never collide, ``..`` is an
 ordinary name, and sidecars cannot be mistaken for blobs. Inside a name only control characters, ``%``
@@ -23,6 +28,8 @@ import fcntl
 import hashlib
 import os
 import re
+import shutil
+import stat
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -134,6 +141,16 @@ def _unlink_quiet(path: Path) -> bool:
         return False
 
 
+def _discard(path: Path) -> None:
+    """Remove a temp file or temp directory of parts, whichever it is."""
+    try:
+        os.unlink(path)
+    except IsADirectoryError:
+        shutil.rmtree(path, ignore_errors=True)
+    except FileNotFoundError:
+        pass
+
+
 def _write_all(fd: int, data: bytes | bytearray) -> None:
     view = memoryview(data)
     while view:
@@ -142,6 +159,89 @@ def _write_all(fd: int, data: bytes | bytearray) -> None:
 
 def _mtime(st: os.stat_result) -> datetime:
     return datetime.fromtimestamp(st.st_mtime, UTC)
+
+
+def _parts_of(dir_fd: int) -> list[tuple[str, int]]:
+    """(name, size) of each part of a blob stored as parts, in order (names are 5-digit numbers)."""
+    return [(name, os.stat(name, dir_fd=dir_fd).st_size) for name in sorted(os.listdir(dir_fd))]
+
+
+def _blob_size(path: Path) -> tuple[int, datetime]:
+    """Size and modification time of a blob, one file or a directory of parts (FileNotFoundError)."""
+    st = os.stat(path)
+    if not stat.S_ISDIR(st.st_mode):
+        return st.st_size, _mtime(st)
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        return sum(size for _name, size in _parts_of(fd)), _mtime(st)
+    finally:
+        os.close(fd)
+
+
+def _link_blob(src: Path, dst: Path) -> int:
+    """Hard-link a blob (file, or directory of parts, linked part by part) to ``dst``; returns its size."""
+    try:
+        fd = os.open(src, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except NotADirectoryError:
+        os.link(src, dst)
+        return os.stat(dst).st_size
+    try:
+        os.mkdir(dst)
+        try:
+            size = 0
+            for name, part_size in _parts_of(fd):
+                os.link(name, dst / name, src_dir_fd=fd)
+                size += part_size
+            _fsync_dir(dst)
+        except BaseException:
+            shutil.rmtree(dst, ignore_errors=True)
+            raise
+        return size
+    finally:
+        os.close(fd)
+
+
+class ChainReader:
+    """The bytes of several RangeReaders one after the other (a blob stored as parts); closes them all."""
+
+    def __init__(self, readers: list[RangeReader]) -> None:
+        self._readers = readers
+        self._index = 0
+
+    def __iter__(self) -> ChainReader:
+        return self
+
+    def __next__(self) -> bytes:
+        while self._index < len(self._readers):
+            try:
+                return next(self._readers[self._index])
+            except StopIteration:
+                self._index += 1
+        raise StopIteration
+
+    def close(self) -> None:
+        for reader in self._readers:
+            reader.close()
+
+
+def _open_parts(dir_fd: int, start: int, end: int | None) -> ChainReader:
+    """Readers over bytes [start, end] of a blob stored as parts; every part the range touches is opened
+    now, so a delete after this point does not cut the read short (as with an open file)."""
+    readers: list[RangeReader] = []
+    offset = 0
+    try:
+        for name, size in _parts_of(dir_fd):
+            first, last = offset, offset + size - 1
+            offset += size
+            if size == 0 or last < start or (end is not None and first > end):
+                continue
+            fd = os.open(name, os.O_RDONLY | os.O_CLOEXEC, dir_fd=dir_fd)
+            readers.append(RangeReader(fd, max(start - first, 0), (last if end is None else min(end, last)) - first))
+    except BaseException:
+        for reader in readers:
+            reader.close()
+        raise
+    return ChainReader(readers)
 
 
 class RangeReader:
@@ -176,32 +276,6 @@ class RangeReader:
 
     def __del__(self) -> None:
         self.close()
-
-
-def copy_fd(src: int, dst: int, size: int, dst_offset: int = 0) -> None:
-    """Copy ``size`` bytes from the start of ``src`` to ``dst`` at ``dst_offset``, in-kernel if possible."""
-    copied = 0
-    if hasattr(os, "copy_file_range"):
-        try:
-            while copied < size:
-                n = os.copy_file_range(src, dst, min(size - copied, 1 << 30), copied, dst_offset + copied)
-                if n == 0:
-                    break
-                copied += n
-        except OSError as exc:
-            if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EPERM):
-                raise
-    while copied < size:
-        data = os.pread(src, min(CHUNK, size - copied), copied)
-        if not data:
-            break
-        view = memoryview(data)
-        while view:
-            n = os.pwrite(dst, view, dst_offset + copied)
-            view = view[n:]
-            copied += n
-    if copied != size:
-        raise TierError(f"short copy: {copied} of {size} bytes")
 
 
 class PosixDriver(TierDriver):
@@ -316,7 +390,7 @@ class PosixDriver(TierDriver):
                     if not tmp.exists() or attempt == 7:
                         raise
         except BaseException:
-            _unlink_quiet(tmp)
+            _discard(tmp)
             raise
         _fsync_dir(directory)
 
@@ -328,7 +402,7 @@ class PosixDriver(TierDriver):
                 self._install(note, directory, bp.sidecar("l_"), self.blobs)
             self._install(tmp, directory, bp.name, self.blobs)
         except BaseException:
-            _unlink_quiet(tmp)
+            _discard(tmp)
             raise
 
     def put(
@@ -363,19 +437,26 @@ class PosixDriver(TierDriver):
             fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
         except FileNotFoundError:
             raise self._missing(locator) from None
-        size = os.fstat(fd).st_size
-        last = size - 1 if end is None else min(end, size - 1)
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            try:
+                return _open_parts(fd, start, end)
+            except FileNotFoundError:  # deleted while its parts were being opened
+                raise self._missing(locator) from None
+            finally:
+                os.close(fd)
+        last = st.st_size - 1 if end is None else min(end, st.st_size - 1)
         return RangeReader(fd, start, last)
 
     def head(self, locator: str) -> BlobInfo:
         try:
-            st = os.stat(self.blob_path(locator))
+            size, modified = _blob_size(self.blob_path(locator))
         except FileNotFoundError:
             raise BlobNotFound(locator) from None
-        return BlobInfo(locator=locator, size=st.st_size, modified=_mtime(st))
+        return BlobInfo(locator=locator, size=size, modified=modified)
 
     def exists(self, locator: str) -> bool:
-        return self.blob_path(locator).is_file()
+        return self.blob_path(locator).exists()
 
     # delete --------------------------------------------------------------------------------------------
 
@@ -384,12 +465,30 @@ class PosixDriver(TierDriver):
     def delete(self, locator: str) -> None:
         """Remove a blob; deleting a missing blob is not an error (idempotent)."""
         bp, directory = self._target(locator)
-        removed = _unlink_quiet(directory / bp.name)
+        removed = self._remove(directory / bp.name)
         for kind in self._SIDECARS:
-            removed = _unlink_quiet(directory / bp.sidecar(kind)) or removed
+            removed = self._remove(directory / bp.sidecar(kind)) or removed
         if removed:
             _fsync_dir(directory)
         self._prune(directory, self.blobs)
+
+    def _remove(self, path: Path) -> bool:
+        """Remove a blob file, or a blob's directory of parts in one step: it is renamed into ``tmp/``
+        (atomic, so no reader finds some parts missing) and emptied there. False if there was none."""
+        try:
+            os.unlink(path)
+            return True
+        except FileNotFoundError:
+            return False
+        except IsADirectoryError:
+            pass
+        trash = self.tmp / f"{uuid.uuid4().hex}.trash"
+        try:
+            os.rename(path, trash)
+        except FileNotFoundError:
+            return False
+        shutil.rmtree(trash, ignore_errors=True)
+        return True
 
     @staticmethod
     def _prune(directory: Path, top: Path) -> None:
@@ -416,7 +515,7 @@ class PosixDriver(TierDriver):
                     yield from self._walk(Path(entry.path), [None])
                 else:
                     yield from self._walk(Path(entry.path), [*prefix_locator, decode_segment(entry.name)])
-            elif entry.name.startswith("f_") and entry.is_file(follow_symlinks=False):
+            elif entry.name.startswith("f_") and not entry.is_symlink():
                 segment = decode_segment(entry.name)
                 if segment is None or None in prefix_locator:
                     try:
@@ -439,10 +538,10 @@ class PosixDriver(TierDriver):
                 if not locator.startswith(prefix):
                     continue
                 try:
-                    st = os.stat(path)
+                    size, modified = _blob_size(path)
                 except FileNotFoundError:
                     continue
-                yield BlobInfo(locator=locator, size=st.st_size, modified=_mtime(st))
+                yield BlobInfo(locator=locator, size=size, modified=modified)
 
     # copies --------------------------------------------------------------------------------------------
 
@@ -453,14 +552,13 @@ class PosixDriver(TierDriver):
             src = source._readable_path(src_locator)
             tmp = self._new_tmp()
             try:
-                os.link(src, tmp)
+                size = _link_blob(src, tmp)
             except FileNotFoundError:
                 raise BlobNotFound(src_locator) from None
             except OSError as exc:
                 if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP):
                     raise
             else:
-                size = os.stat(tmp).st_size
                 self._install_blob(tmp, dst_locator)
                 return PutResult(size=size, md5_hex="")
         return super().copy_from(source, src_locator, dst_locator, storage_class)
@@ -489,39 +587,35 @@ class PosixDriver(TierDriver):
 
     def complete_multipart(self, upload_locator: str, locator: str, parts: Sequence[PartInfo],
                            storage_class: str | None = None) -> int:
-        """Join ``parts`` in order into the new blob ``locator``; see TierDriver.complete_multipart."""
+        """Make ``parts``, in order, the new blob ``locator`` without copying them: one part becomes the
+        blob file, several become a directory of hard links (see the module docstring)."""
         map_locator(locator)
         directory = self._upload_dir(upload_locator)
-        sources: list[int] = []
+        for part in parts:
+            if not _PART_NAME.match(part.locator):
+                raise TierError(f"not a part of this tier: {part.locator!r}")
         tmp = self._new_tmp()
         try:
-            for part in parts:
-                if not _PART_NAME.match(part.locator):
-                    raise TierError(f"not a part of this tier: {part.locator!r}")
+            if len(parts) != 1:
+                os.mkdir(tmp)
+            size = 0
+            for index, part in enumerate(parts, 1):
+                target = tmp if len(parts) == 1 else tmp / f"{index:05d}"
                 try:
-                    sources.append(os.open(directory / part.locator, os.O_RDONLY | os.O_CLOEXEC))
+                    os.link(directory / part.locator, target)
                 except FileNotFoundError:
                     raise BlobNotFound(f"part {part.part_number} of {upload_locator}") from None
-                actual = os.fstat(sources[-1]).st_size
+                actual = os.stat(target).st_size
                 if actual != part.size:
                     raise TierError(f"part {part.part_number} has {actual} bytes, recorded {part.size}")
-            dst = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
-            try:
-                offset = 0
-                for part, src in zip(parts, sources, strict=True):
-                    copy_fd(src, dst, part.size, offset)
-                    offset += part.size
-                os.fsync(dst)
-            finally:
-                os.close(dst)
+                size += actual
+            if len(parts) != 1:
+                _fsync_dir(tmp)
         except BaseException:
-            _unlink_quiet(tmp)
+            _discard(tmp)
             raise
-        finally:
-            for src in sources:
-                os.close(src)
         self._install_blob(tmp, locator)
-        return offset
+        return size
 
     def abort_multipart(self, upload_locator: str) -> None:
         """Remove every stored part of the upload (after complete or abort); idempotent."""
@@ -554,7 +648,8 @@ class PosixDriver(TierDriver):
         removed = 0
         for entry in os.scandir(self.tmp):
             try:
-                if entry.stat().st_mtime < cutoff and _unlink_quiet(Path(entry.path)):
+                if entry.name.endswith(".trash") or entry.stat().st_mtime < cutoff:  # .trash: a deleted blob
+                    _discard(Path(entry.path))
                     removed += 1
             except FileNotFoundError:
                 continue

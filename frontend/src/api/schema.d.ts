@@ -2650,7 +2650,7 @@ export interface components {
             achieved_bytes: number;
             /**
              * Achieved Mean Mbps
-             * @description mean over the seconds that carried traffic
+             * @description mean over the seconds that carried traffic, without the first and last (partial) ones when there are more than four
              */
             achieved_mean_mbps: number | null;
             /**
