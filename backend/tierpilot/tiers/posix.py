@@ -26,7 +26,9 @@ import contextlib
 import errno
 import fcntl
 import hashlib
+import mmap
 import os
+import queue
 import re
 import shutil
 import stat
@@ -53,7 +55,9 @@ CHUNK = 1 << 20  # read and copy buffer: bounded memory per stream
 _NAME_LIMIT = 200  # NAME_MAX is 255 bytes; leave room for the kind prefix of sidecars
 _PATH_LIMIT = 3072  # PATH_MAX is 4096 bytes, including the root
 _HINT_BYTES = 96  # readable head kept in a hashed name
-_PIPELINE_MIN = 256 << 10  # chunks at least this large are written by an I/O thread while being hashed
+_BUFFER = 4 << 20  # a blob longer than this is written with O_DIRECT, from two such buffers in turn
+_ALIGN = 4096  # O_DIRECT offsets and lengths (the page size; any block size divides it)
+_SPARE_BUFFERS = 32  # aligned buffers kept for reuse (fresh memory costs page faults, dear in a VM)
 _TMP_MAX_AGE_S = 24 * 3600  # temp files older than this are leftovers of a crash
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f%#]")
 _ESCAPE = re.compile(r"%([0-9A-F]{2})")
@@ -151,12 +155,6 @@ def _discard(path: Path) -> None:
         pass
 
 
-def _write_all(fd: int, data: bytes | bytearray) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
 def _mtime(st: os.stat_result) -> datetime:
     return datetime.fromtimestamp(st.st_mtime, UTC)
 
@@ -245,13 +243,24 @@ def _open_parts(dir_fd: int, start: int, end: int | None) -> ChainReader:
 
 
 class RangeReader:
-    """Iterator over bytes [start, end] of an open file in ``CHUNK`` reads; owns and closes the fd."""
+    """Iterator over bytes [start, end] of an open file in ``CHUNK`` reads; owns and closes the fd.
+
+    A range of at least ``_BUFFER`` bytes is read with O_DIRECT into a reused aligned buffer (the
+    page cache would spend fresh pages on bytes read once, as the writes above avoid), unless the
+    file system refuses O_DIRECT; shorter ranges and small objects read through the page cache.
+    """
 
     def __init__(self, fd: int, start: int, end: int) -> None:
         self._fd: int | None = fd
         self._pos = start
         self._end = end
-        if end >= start:
+        self._buf: mmap.mmap | None = None  # taken at the first read, given back at the end
+        self._direct = False
+        if end - start + 1 >= _BUFFER and hasattr(os, "O_DIRECT"):
+            with contextlib.suppress(OSError):  # EINVAL: no O_DIRECT on this file system
+                fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_DIRECT)
+                self._direct = True
+        if not self._direct and end >= start:
             with contextlib.suppress(OSError):  # advisory only
                 os.posix_fadvise(fd, start, end - start + 1, os.POSIX_FADV_SEQUENTIAL)
 
@@ -262,7 +271,16 @@ class RangeReader:
         if self._fd is None or self._pos > self._end:
             self.close()
             raise StopIteration
-        data = os.pread(self._fd, min(CHUNK, self._end - self._pos + 1), self._pos)
+        want = min(CHUNK, self._end - self._pos + 1)
+        if not self._direct:
+            data = os.pread(self._fd, want, self._pos)
+        else:  # whole aligned blocks around the wanted bytes
+            if self._buf is None:
+                self._buf = _take_buffer()
+            base = self._pos - self._pos % _ALIGN
+            span = -(-(self._pos + want - base) // _ALIGN) * _ALIGN
+            got = os.preadv(self._fd, [memoryview(self._buf)[:span]], base)
+            data = self._buf[self._pos - base:min(got, self._pos - base + want)] if got > self._pos - base else b""
         if not data:  # blobs are immutable; a short file means it was removed under us
             self.close()
             raise StopIteration
@@ -273,9 +291,101 @@ class RangeReader:
         if self._fd is not None:
             fd, self._fd = self._fd, None
             os.close(fd)
+        if self._buf is not None:
+            buf, self._buf = self._buf, None
+            _give_buffer(buf)
 
     def __del__(self) -> None:
         self.close()
+
+
+_buffers: queue.SimpleQueue[mmap.mmap] = queue.SimpleQueue()
+
+
+def _take_buffer() -> mmap.mmap:
+    try:
+        return _buffers.get_nowait()
+    except queue.Empty:
+        return mmap.mmap(-1, _BUFFER)  # page-aligned, as O_DIRECT wants
+
+
+def _give_buffer(buf: mmap.mmap) -> None:
+    if _buffers.qsize() < _SPARE_BUFFERS:
+        _buffers.put(buf)
+    else:
+        buf.close()
+
+
+def _pwrite_all(fd: int, data: memoryview, offset: int) -> None:
+    while data:
+        n = os.pwrite(fd, data, offset)
+        data, offset = data[n:], offset + n
+
+
+class _BlobWriter:
+    """A stream written to a new file: a short one with one buffered write; a long one (past one
+    buffer) with O_DIRECT, from two aligned buffers in turn, one filling while the I/O pool writes
+    the other. O_DIRECT keeps a large upload out of the page cache, whose fresh pages are what
+    large buffered writes spend their system time on (as MinIO writes large objects); a file system
+    without O_DIRECT (tmpfs) gets the same writes buffered."""
+
+    def __init__(self, path: Path, fd: int) -> None:
+        self._path = path
+        self._fd = fd
+        self._direct: int | None = None
+        self._bufs = [_take_buffer()]
+        self._fill = 0
+        self._offset = 0  # file offset of the current buffer
+        self._pending: Future[None] | None = None
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        view = memoryview(data)
+        while view:
+            n = min(len(view), _BUFFER - self._fill)
+            self._bufs[0][self._fill:self._fill + n] = view[:n]
+            self._fill += n
+            view = view[n:]
+            if self._fill == _BUFFER:
+                self._hand_off()
+
+    def _hand_off(self) -> None:
+        """Send the full buffer to the I/O pool and continue in the other one."""
+        if self._direct is None:
+            try:
+                self._direct = os.open(self._path, os.O_WRONLY | os.O_CLOEXEC | getattr(os, "O_DIRECT", 0))
+            except OSError:  # no O_DIRECT here: write through the buffered descriptor
+                self._direct = self._fd
+        if self._pending is not None:
+            self._pending.result()
+        full = self._bufs[0]
+        self._pending = _IO_POOL.submit(_pwrite_all, self._direct, memoryview(full), self._offset)
+        self._offset += _BUFFER
+        if len(self._bufs) == 1:
+            self._bufs.append(_take_buffer())
+        self._bufs.reverse()
+        self._fill = 0
+
+    def finish(self) -> None:
+        """Write what is left: whole blocks direct, the last partial block through the page cache."""
+        if self._pending is not None:
+            self._pending.result()
+            self._pending = None
+        tail = memoryview(self._bufs[0])[:self._fill]
+        whole = 0 if self._direct in (None, self._fd) else self._fill - self._fill % _ALIGN
+        if whole:
+            assert self._direct is not None
+            _pwrite_all(self._direct, tail[:whole], self._offset)
+        _pwrite_all(self._fd, tail[whole:], self._offset + whole)
+
+    def close(self) -> None:
+        if self._pending is not None:  # never release a buffer or descriptor under a running write
+            with contextlib.suppress(BaseException):
+                self._pending.result()
+        if self._direct not in (None, self._fd):
+            os.close(self._direct)  # type: ignore[arg-type]
+        for buf in self._bufs:
+            _give_buffer(buf)
+        self._bufs = []
 
 
 class PosixDriver(TierDriver):
@@ -331,47 +441,25 @@ class PosixDriver(TierDriver):
     def _write_tmp(self, chunks: Iterator[bytes], digest: StreamDigest | None) -> Path:
         """Stream into a new temp file, fsync it, and return its path (removed again on any error).
 
-        Large chunks are written by an I/O thread while this thread hashes them (both release the
-        GIL), so a PUT costs about the larger of hashing and writing rather than their sum.
+        Large bodies are written by an I/O thread while this thread hashes the next buffer (both
+        release the GIL), so a PUT costs about the larger of hashing and writing rather than their sum.
         """
         tmp = self._new_tmp()
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
-        pending: Future[None] | None = None
-        small = bytearray()
+        writer = _BlobWriter(tmp, fd)
         try:
             for chunk in chunks:
-                if len(chunk) < _PIPELINE_MIN:  # gather small pieces; a thread hand-off would cost more
-                    if digest is not None:
-                        digest.update(chunk)
-                    small += chunk
-                    if len(small) < CHUNK:
-                        continue
-                    chunk, small = bytes(small), bytearray()
-                    if pending is not None:
-                        pending.result()
-                    pending = _IO_POOL.submit(_write_all, fd, chunk)
-                    continue
-                if pending is not None:
-                    pending.result()
-                    pending = None
-                if small:
-                    _write_all(fd, small)
-                    small = bytearray()
-                pending = _IO_POOL.submit(_write_all, fd, chunk)
                 if digest is not None:
                     digest.update(chunk)
-            if pending is not None:
-                pending.result()
-                pending = None
-            _write_all(fd, small)
+                writer.write(chunk)
+            writer.finish()
             os.fsync(fd)
         except BaseException:
-            if pending is not None:  # never close the fd under a running write
-                with contextlib.suppress(BaseException):
-                    pending.result()
+            writer.close()
             os.close(fd)
             _unlink_quiet(tmp)
             raise
+        writer.close()
         os.close(fd)
         return tmp
 
