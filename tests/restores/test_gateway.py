@@ -34,6 +34,7 @@ class Setup:
     s3: BaseClient
     bucket: str
     tag: str
+    sweeping: threading.Event  # cleared: the background sweep pauses
 
 
 def _client(url: str, user: dict[str, str]) -> BaseClient:
@@ -49,16 +50,19 @@ def gw(db_url: str, data_dir: Path) -> Iterator[Setup]:
     log = data_dir / f"gateway-restores-{archive.tag}.log"
     url, proc = start_gateway(db_url, log)
     stop_sweeping = threading.Event()
+    allowed = threading.Event()
+    allowed.set()
 
     def sweeping() -> None:  # what the worker's beat does, every 0.2 s
         while not stop_sweeping.is_set():
-            sweep.poll_due(budget_s=5)
+            if allowed.is_set():
+                sweep.poll_due(budget_s=5)
             stop_sweeping.wait(0.2)
 
     sweeper = threading.Thread(target=sweeping, daemon=True)
     sweeper.start()
     try:
-        yield Setup(url, _client(url, users["member"]), archive.buckets["member"], archive.tag)
+        yield Setup(url, _client(url, users["member"]), archive.buckets["member"], archive.tag, allowed)
     finally:
         stop_sweeping.set()
         sweeper.join(30)
@@ -130,9 +134,30 @@ def test_restoring_a_restored_object_is_200_and_extends_its_expiry(gw: Setup) ->
     first = parsedate_to_datetime(before.split('expiry-date="')[1].rstrip('"'))
     extended = parsedate_to_datetime(after.split('expiry-date="')[1].rstrip('"'))
     assert extended == _expiry_for(datetime.now(UTC), 9) and extended - first >= timedelta(days=7)
-    with transaction() as s:  # the restore the sweep tracks now expires later too
-        expiries = set(s.scalars(select(RestoreItem.expires_at).where(RestoreItem.key == key)))
-    assert expiries == {extended}
+    def expiries() -> set[datetime | None]:
+        with transaction() as s:
+            return set(s.scalars(select(RestoreItem.expires_at).where(RestoreItem.key == key)))
+
+    # the restore the sweep tracks expires later too, once a sweep has seen it (HEAD asks the tier itself)
+    wait_until(lambda: expiries() == {extended}, timeout=20)
+
+
+def test_head_tells_a_finished_recall_before_the_sweep_records_it(gw: Setup) -> None:
+    key = _put(gw)
+    gw.sweeping.clear()
+    try:
+        assert _restore(gw, key, tier="Expedited") == 202  # ready in 1 s
+        assert gw.s3.head_object(Bucket=gw.bucket, Key=key)["Restore"] == 'ongoing-request="true"'
+        wait_until(lambda: "false" in gw.s3.head_object(Bucket=gw.bucket, Key=key).get("Restore", ""), timeout=20)
+        restore = gw.s3.head_object(Bucket=gw.bucket, Key=key)["Restore"]
+        with transaction() as s:  # nothing swept: the catalog still has the recall running
+            states = set(s.scalars(select(RestoreItem.state).where(RestoreItem.key == key)))
+        assert states and "ready" not in states, states
+        expiry = parsedate_to_datetime(restore.split('expiry-date="')[1].rstrip('"'))
+        assert expiry == _expiry_for(datetime.now(UTC), 1)
+        assert gw.s3.get_object(Bucket=gw.bucket, Key=key)["Body"].read() == BODY
+    finally:
+        gw.sweeping.set()
 
 
 def test_a_running_restore_can_be_sped_up(gw: Setup) -> None:

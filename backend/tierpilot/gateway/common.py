@@ -14,6 +14,7 @@ from tierpilot.gateway.flow import RESERVATION_HEADER, Direction, Flow, FlowRequ
 from tierpilot.gateway.http import Headers, Request, http_date
 from tierpilot.gateway.streams import run
 from tierpilot.kit.db import utcnow
+from tierpilot.tiers.base import RestoreStatus
 from tierpilot.tiers.models import Tier
 
 MAX_METADATA_BYTES = 2048
@@ -106,11 +107,14 @@ def checksum_headers(algorithm: str | None, value: str | None) -> Headers:
     return [(checksums.HEADERS[algorithm].encode(), value.encode()), (b"x-amz-checksum-type", kind)]
 
 
-def restore_header(obj: Object, tier: Tier | None) -> Headers:
-    """x-amz-restore for archived objects, as S3 words it."""
+def restore_header(obj: Object, tier: Tier | None, live: RestoreStatus | None = None) -> Headers:
+    """x-amz-restore for archived objects, as S3 words it. ``live`` is the tier's own status of a recall
+    the catalog still has as ongoing: the restore sweep records the end up to one sweep later."""
     if tier is None or not tier.offline or obj.restore_state is None:
         return []
     if obj.restore_state == "ongoing":
+        if live is not None and live.restored and live.expiry is not None and live.expiry > utcnow():
+            return [(b"x-amz-restore", f'ongoing-request="false", expiry-date="{http_date(live.expiry)}"'.encode())]
         return [(b"x-amz-restore", b'ongoing-request="true"')]
     # a copy past its expiry is gone (S3 drops the header) even before the expiry sweep clears the catalog
     if obj.restore_state == "restored" and obj.restore_expiry is not None and obj.restore_expiry > utcnow():
@@ -118,7 +122,7 @@ def restore_header(obj: Object, tier: Tier | None) -> Headers:
     return []
 
 
-def object_headers(obj: Object, tier: Tier | None = None) -> Headers:
+def object_headers(obj: Object, tier: Tier | None = None, live: RestoreStatus | None = None) -> Headers:
     """What GET and HEAD say about an object besides length and range."""
     out: Headers = [
         (b"etag", etag(obj.etag).encode()),
@@ -135,7 +139,7 @@ def object_headers(obj: Object, tier: Tier | None = None) -> Headers:
         out.append((b"x-amz-tagging-count", str(len(obj.tags)).encode()))
     if obj.parts_count:
         out.append((b"x-amz-mp-parts-count", str(obj.parts_count).encode()))
-    out.extend(restore_header(obj, tier))
+    out.extend(restore_header(obj, tier, live))
     return out
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 from collections.abc import Iterator
@@ -35,6 +36,7 @@ from tierpilot.gateway.routes import route
 from tierpilot.gateway.sigv4 import UNSIGNED_PAYLOAD
 from tierpilot.gateway.streams import Inbound, read_all, run, send_stream
 from tierpilot.kit.db import transaction
+from tierpilot.tiers.base import RestoreStatus, TierError
 from tierpilot.tiers.models import Tier
 
 _RANGE = re.compile(r"\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*")
@@ -165,6 +167,7 @@ class _Read:
     end: int = -1
     chunks: Iterator[bytes] | None = None
     first: bytes | None = None
+    live_restore: RestoreStatus | None = None  # the tier's status of a recall the catalog has as ongoing
 
 
 def _prepare_read(bucket_id: int, key: str, headers: dict[str, str], method: str, part: str | None) -> _Read:
@@ -183,6 +186,9 @@ def _prepare_read(bucket_id: int, key: str, headers: dict[str, str], method: str
         rng = None
     start, end = rng if rng is not None else (0, obj.size - 1)
     read = _Read(obj, tier, 206 if rng is not None else 200, start, end)
+    if tier.offline and obj.restore_state == "ongoing":
+        with contextlib.suppress(TierError):  # unknown to the tier: the catalog's word stands
+            read.live_restore = store.driver(obj.tier_id).restore_status(obj.locator)
     if method == "GET":
         chunks = store.open_object(obj, start, end) if obj.size else iter(())
         read.chunks = chunks
@@ -200,7 +206,7 @@ async def get_object(req: Request) -> None:
     if read.status == 412:
         raise S3Error("PreconditionFailed", "At least one of the pre-conditions you specified did not hold", 412,
                       Condition="If-Match" if req.header("if-match") else "If-Unmodified-Since")
-    headers = object_headers(obj, read.tier)
+    headers = object_headers(obj, read.tier, read.live_restore)
     if read.status == 304:
         await req.respond(304, headers=[h for h in headers if h[0] in (b"etag", b"last-modified")],
                           content_type=None)
