@@ -93,7 +93,9 @@ def _wait(what: str, cond: Callable[[], bool], timeout: float = 120.0) -> None:
 def _copy_in_progress(world: World) -> bool:
     tmp = world.dirs["infrequent"] / "tmp"
     running = _states().get("running", 0)
-    return running > 0 and tmp.is_dir() and any(p.stat().st_size > 0 for p in tmp.iterdir())
+    # the copy's temp file exists from its first byte on (a blob under 4 MiB is held in one buffer and
+    # written at the end, so the file may still be empty)
+    return running > 0 and tmp.is_dir() and any(p.name.endswith(".tmp") for p in tmp.iterdir())
 
 
 @pytest.mark.timeout(600)
