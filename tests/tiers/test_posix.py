@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import errno
 import hashlib
 import os
 import signal
@@ -310,6 +311,19 @@ def test_completing_links_the_parts_instead_of_copying_them(driver: PosixDriver)
     one, _ = driver.put_part("up-4", 1, iter([b"only part"]))
     driver.complete_multipart("up-4", "b/one~1", [one])
     assert driver.blob_path("b/one~1").is_file() and _read(driver, "b/one~1") == b"only part"
+
+
+def test_completing_on_a_file_system_without_hard_links_copies_the_parts(driver: PosixDriver,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    infos = [driver.put_part("up-7", n, iter([bytes([n]) * 5000]))[0] for n in (1, 2)]
+
+    def no_links(*_args: object, **_kwargs: object) -> None:
+        raise PermissionError(errno.EPERM, "Operation not permitted")  # what FUSE file systems answer
+
+    monkeypatch.setattr(os, "link", no_links)
+    driver.complete_multipart("up-7", "b/copied~1", infos)
+    driver.abort_multipart("up-7")
+    assert _read(driver, "b/copied~1") == bytes([1]) * 5000 + bytes([2]) * 5000
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

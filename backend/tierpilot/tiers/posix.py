@@ -176,6 +176,22 @@ def _blob_size(path: Path) -> tuple[int, datetime]:
         os.close(fd)
 
 
+def _link_or_copy(src: Path, dst: Path) -> None:
+    """Hard-link a file; on a file system without hard links, copy it and fsync the copy."""
+    try:
+        os.link(src, dst)
+        return
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.EMLINK, errno.ENOTSUP, errno.EXDEV):
+            raise
+    shutil.copyfile(src, dst)
+    fd = os.open(dst, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def _link_blob(src: Path, dst: Path) -> int:
     """Hard-link a blob (file, or directory of parts, linked part by part) to ``dst``; returns its size."""
     try:
@@ -690,7 +706,7 @@ class PosixDriver(TierDriver):
             for index, part in enumerate(parts, 1):
                 target = tmp if len(parts) == 1 else tmp / f"{index:05d}"
                 try:
-                    os.link(directory / part.locator, target)
+                    _link_or_copy(directory / part.locator, target)
                 except FileNotFoundError:
                     raise BlobNotFound(f"part {part.part_number} of {upload_locator}") from None
                 actual = os.stat(target).st_size
