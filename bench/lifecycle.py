@@ -326,18 +326,12 @@ def main() -> int:
 
     workdir = Path(tempfile.mkdtemp(prefix="tierpilot-bench-lifecycle-"))
     server = None
+    drop_database = None
     if args.postgres:
-        from sqlalchemy import create_engine, text
-        from sqlalchemy.engine import make_url
-
-        from tests.servers import start_postgres
+        from tests.servers import create_database, start_postgres
 
         server = start_postgres()
-        admin = create_engine(server.url, isolation_level="AUTOCOMMIT")
-        with admin.connect() as conn:
-            conn.execute(text('CREATE DATABASE "bench_lifecycle"'))
-        admin.dispose()
-        url = make_url(server.url).set(database="bench_lifecycle").render_as_string(hide_password=False)
+        url, drop_database = create_database(server.url, "bench_lifecycle")
     else:
         url = f"sqlite:///{workdir / 'tierpilot.db'}"
     os.environ.update(TIERPILOT_DATA_DIR=str(workdir), TIERPILOT_DATABASE_URL=url, TIERPILOT_SEED_DEMO="false",
@@ -358,6 +352,8 @@ def main() -> int:
         part_b(res, world, ids, due_rows, args.large)
         print(markdown(res))
     finally:
+        if drop_database is not None:
+            drop_database()
         if server is not None:
             server.stop()
         shutil.rmtree(workdir, ignore_errors=True)

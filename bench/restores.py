@@ -371,19 +371,12 @@ def main() -> int:
 
     workdir = Path(tempfile.mkdtemp(prefix="tierpilot-bench-restores-"))
     server = None
+    drop_database = None
     if args.postgres:
-        from tests.servers import start_postgres
+        from tests.servers import create_database, start_postgres
 
         server = start_postgres()
-        from sqlalchemy import create_engine, text
-
-        admin = create_engine(server.url, isolation_level="AUTOCOMMIT")
-        with admin.connect() as conn:
-            conn.execute(text('CREATE DATABASE "bench_restores"'))
-        admin.dispose()
-        from sqlalchemy.engine import make_url
-
-        url = make_url(server.url).set(database="bench_restores").render_as_string(hide_password=False)
+        url, drop_database = create_database(server.url, "bench_restores")
     else:
         url = f"sqlite:///{workdir / 'tierpilot.db'}"
     env = dict(os.environ, TIERPILOT_DATA_DIR=str(workdir), TIERPILOT_DATABASE_URL=url, TIERPILOT_SEED_DEMO="false",
@@ -401,6 +394,8 @@ def main() -> int:
         b = None if args.skip_b else part_b(env, workdir, args.rows)
         print(markdown(a, b, "PostgreSQL" if args.postgres else "SQLite (WAL)"))
     finally:
+        if drop_database is not None:
+            drop_database()
         if server is not None:
             server.stop()
         shutil.rmtree(workdir, ignore_errors=True)

@@ -25,11 +25,10 @@ for _var in ("TIERPILOT_DATABASE_URL", "TIERPILOT_REDIS_URL", "TIERPILOT_BOOTSTR
     os.environ.pop(_var, None)
 
 from fastapi.testclient import TestClient  # noqa: E402
-from sqlalchemy import create_engine, text  # noqa: E402
 from sqlalchemy.engine import make_url  # noqa: E402
 from sqlalchemy.orm import Session  # noqa: E402
 
-from tests.servers import Server, start_postgres, start_redis  # noqa: E402
+from tests.servers import Server, create_database, start_postgres, start_redis  # noqa: E402
 from tierpilot.kit import db as kitdb  # noqa: E402
 from tierpilot.kit.migrate import upgrade  # noqa: E402
 from tierpilot.models import Base  # noqa: E402
@@ -83,15 +82,9 @@ def _scratch_database(request: pytest.FixtureRequest) -> Iterator[str]:
     if TEST_DB != "postgresql":
         raise pytest.UsageError("TIERPILOT_TEST_DB must be sqlite or postgresql")
     server: Server = request.getfixturevalue("postgres_server")
-    name = f"tierpilot_test_{os.getpid()}_{uuid.uuid4().hex[:8]}"
-    admin = create_engine(server.url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    url = make_url(server.url).set(database=name).render_as_string(hide_password=False)
+    url, drop = create_database(server.url, "tierpilot_test")
     yield url
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
+    drop()
 
 
 @pytest.fixture(scope="session")

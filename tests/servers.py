@@ -10,6 +10,8 @@ import socket
 import subprocess
 import tempfile
 import time
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -80,6 +82,24 @@ def start_postgres() -> Server:
                               "-c max_connections=200", "start"], check=True, capture_output=True)
     stop = [as_user + [_pg_bin("pg_ctl"), "-D", str(datadir), "-m", "immediate", "stop"]]
     return Server(url=f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres", stop_cmds=stop, tmpdir=tmp)
+
+
+def create_database(server_url: str, prefix: str) -> tuple[str, Callable[[], None]]:
+    """A new, empty database on a PostgreSQL server: (its URL, a function that drops it)."""
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    name = f"{prefix}_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+    admin = create_engine(server_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+
+    def drop() -> None:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+    return make_url(server_url).set(database=name).render_as_string(hide_password=False), drop
 
 
 def start_redis() -> Server:
