@@ -262,7 +262,7 @@ class RangeReader:
     """Iterator over bytes [start, end] of an open file in ``CHUNK`` reads; owns and closes the fd.
 
     A range of at least ``_BUFFER`` bytes is read with O_DIRECT into a reused aligned buffer (the
-    page cache would spend fresh pages on bytes read once, as the writes above avoid), unless the
+    page cache would spend fresh pages on bytes read once, which ``_BlobWriter`` avoids too), unless the
     file system refuses O_DIRECT; shorter ranges and small objects read through the page cache.
     """
 
