@@ -107,6 +107,7 @@ def cp(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
 ) -> None:
     """Copy files to or from the gateway (s3://bucket/key), credentials from the AWS_* environment."""
+    from boto3.exceptions import Boto3Error
     from botocore.exceptions import BotoCoreError, ClientError
 
     from tierpilot.transfer.cp import copy
@@ -114,7 +115,7 @@ def cp(
     try:
         moved = copy(src, dst, endpoint=endpoint or get_settings().gateway_url, reservation=reservation,
                      recursive=recursive, concurrency=concurrency, progress=not quiet)
-    except (ValueError, ClientError, BotoCoreError) as exc:
+    except (ValueError, ClientError, BotoCoreError, Boto3Error) as exc:  # S3UploadFailedError is a Boto3Error
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
     if not quiet:
