@@ -4,6 +4,7 @@ contention, metering into the database, and the health report (Redis shared and 
 from __future__ import annotations
 
 import concurrent.futures
+import shutil
 import threading
 import time
 import uuid
@@ -63,6 +64,14 @@ def book(user_id: int, bucket: str, direction: str = "read", rate_mbps: float = 
         r = service.book(s, owner, bucket=bucket, direction=direction, rate_bps=int(rate_mbps * MB),
                          start=start, end=start + timedelta(minutes=minutes))
         return r.id
+
+
+def cancel(user_id: int, *rids: str) -> None:
+    with transaction(write=True) as s:
+        owner = s.get(User, user_id)
+        assert owner is not None
+        for rid in rids:
+            service.cancel(s, owner, rid)
 
 
 @pytest.fixture(scope="module")
@@ -251,8 +260,8 @@ def test_unreachable_redis_keeps_serving_with_per_process_limits(gw: Gateway, al
         stop(proc)
 
 
-def test_tierpilot_cp_moves_a_tree_under_reservations_and_reports_a_bad_one(gw: Gateway, alice_bucket: str,
-                                                                          tmp_path: Path) -> None:
+def test_tierpilot_cp_moves_a_tree_under_reservations_and_reports_a_bad_one(
+        gw: Gateway, alice_bucket: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     """The CLI snippet the Reservations page offers: `tierpilot cp --reservation` up and down."""
     import filecmp
     import os
@@ -272,8 +281,9 @@ def test_tierpilot_cp_moves_a_tree_under_reservations_and_reports_a_bad_one(gw: 
         return subprocess.run([sys.executable, "-m", "tierpilot.cli", "cp", "--endpoint", gw.url, "--quiet", *args],
                               env=env, capture_output=True, text=True, timeout=120)
 
-    up = book(alice.id, alice_bucket, "write", rate_mbps=20)
-    down = book(alice.id, alice_bucket, "read", rate_mbps=20)
+    up = book(alice.id, alice_bucket, "write", rate_mbps=5, minutes=5)
+    down = book(alice.id, alice_bucket, "read", rate_mbps=5, minutes=5)
+    request.addfinalizer(lambda: cancel(alice.id, up, down))
     done = cp("--recursive", "--reservation", up, str(src), f"s3://{alice_bucket}/cp/")
     assert done.returncode == 0, done.stderr
     done = cp("--recursive", "--reservation", down, f"s3://{alice_bucket}/cp/", str(tmp_path / "back"))
@@ -286,3 +296,56 @@ def test_tierpilot_cp_moves_a_tree_under_reservations_and_reports_a_bad_one(gw: 
     assert refused.returncode == 2 and "InvalidReservation" in refused.stderr, refused.stderr
     with pytest.raises(ClientError):
         gw.client("alice").head_object(Bucket=alice_bucket, Key="cp/refused.txt")
+
+
+@pytest.mark.skipif(not (shutil.which("rclone") and shutil.which("s3cmd")), reason="rclone or s3cmd missing")
+def test_the_rclone_and_s3cmd_snippets_carry_the_reservation(
+        gw: Gateway, alice_bucket: str, redis_url: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """The commands the Reservations page shows, run as shown: the gateway meters their bytes to the
+    reservation, so the header reached it on every data request (multipart parts too)."""
+    import filecmp
+    import os
+    import subprocess
+
+    alice = gw.users["alice"]
+    host = gw.url.removeprefix("http://")
+    header = "X-Tierpilot-Reservation: {}"
+    local = tmp_path / "local"
+    local.mkdir()
+    (local / "data.bin").write_bytes(os.urandom(12 * MB))  # above the 5 MiB multipart cut-offs
+    (tmp_path / "s3cfg").write_text(f"[default]\naccess_key = {alice.access_key_id}\n"
+                                   f"secret_key = {alice.secret_access_key}\nbucket_location = us-east-1\n"
+                                   "signature_v2 = False\nmultipart_chunk_size_mb = 5\n")
+    env = {k: v for k, v in os.environ.items() if k != "AWS_CA_BUNDLE"}
+    env.update(AWS_ACCESS_KEY_ID=alice.access_key_id, AWS_SECRET_ACCESS_KEY=alice.secret_access_key,
+               AWS_REGION="us-east-1", HOME=str(tmp_path), RCLONE_CONFIG=str(tmp_path / "rclone.conf"))
+
+    def run(cmd: list[str]) -> None:
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        assert done.returncode == 0, f"{cmd[0]}: {done.stdout[-1500:]}\n{done.stderr[-1500:]}"
+
+    up = book(alice.id, alice_bucket, "write", rate_mbps=5, minutes=5)
+    down = book(alice.id, alice_bucket, "read", rate_mbps=5, minutes=5)
+    request.addfinalizer(lambda: cancel(alice.id, up, down))
+    rclone = ["rclone", "copy", "--s3-provider", "Other", "--s3-env-auth", "--s3-endpoint", gw.url,
+              "--s3-upload-cutoff", "5M", "--s3-chunk-size", "5M"]
+    run([*rclone, "--header", header.format(up), "./local", f":s3:{alice_bucket}/rclone"])
+    run([*rclone, "--header", header.format(down), f":s3:{alice_bucket}/rclone", "./from-rclone"])
+    s3cmd = ["s3cmd", "-c", str(tmp_path / "s3cfg"), f"--host={host}", f"--host-bucket={host}", "--no-ssl",
+             "--disable-multipart", "--no-progress"]
+    run([*s3cmd, f"--add-header={header.format(up)}", "put", "local/data.bin", f"s3://{alice_bucket}/s3cmd/data.bin"])
+    assert filecmp.cmp(local / "data.bin", tmp_path / "from-rclone" / "data.bin", shallow=False)
+    assert gw.client("alice").head_object(Bucket=alice_bucket, Key="s3cmd/data.bin")["ContentLength"] == 12 * MB
+
+    client = redis.Redis.from_url(redis_url)
+
+    def metered(rid: str) -> int:
+        metering.rollup(client)
+        with transaction() as s:
+            return sum(x.nbytes for x in s.query(ReservationSample).filter_by(reservation_id=rid))
+
+    # rclone's upload (multipart) and s3cmd's PUT on the write reservation, rclone's ranged reads on the read one
+    try:
+        wait_until(lambda: metered(up) >= 2 * 12 * MB and metered(down) >= 12 * MB, timeout=15)
+    except AssertionError:
+        raise AssertionError(f"metered: up {metered(up)}, down {metered(down)}") from None

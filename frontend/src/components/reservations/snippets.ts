@@ -37,16 +37,18 @@ export function clientSnippets(
     {
       id: "rclone",
       title: "rclone",
+      // --header, not --header-upload: rclone's S3 backend keeps only metadata headers from the latter
       code: read
-        ? `rclone copy --s3-provider Other --s3-env-auth --s3-endpoint ${gatewayUrl} \\\n  --header-download "${header}" :s3:${r.bucket}/path ./local`
-        : `rclone copy --s3-provider Other --s3-env-auth --s3-endpoint ${gatewayUrl} \\\n  --header-upload "${header}" ./local :s3:${r.bucket}/path`,
+        ? `rclone copy --s3-provider Other --s3-env-auth --s3-endpoint ${gatewayUrl} \\\n  --header "${header}" :s3:${r.bucket}/path ./local`
+        : `rclone copy --s3-provider Other --s3-env-auth --s3-endpoint ${gatewayUrl} \\\n  --header "${header}" ./local :s3:${r.bucket}/path`,
     },
     {
       id: "s3cmd",
       title: "s3cmd",
+      // s3cmd adds headers to uploads only, and not to the parts of a multipart upload
       code: read
-        ? `s3cmd --host=${host} --host-bucket=${host}${ssl} \\\n  --add-header="${header}" get s3://${r.bucket}/path/to/object`
-        : `s3cmd --host=${host} --host-bucket=${host}${ssl} \\\n  --add-header="${header}" put local-file s3://${r.bucket}/path/to/object`,
+        ? "# s3cmd cannot send a header with downloads: use rclone, boto3 or tierpilot cp for this reservation"
+        : `s3cmd --host=${host} --host-bucket=${host}${ssl} --disable-multipart \\\n  --add-header="${header}" put local-file s3://${r.bucket}/path/to/object`,
     },
     {
       id: "tierpilot",
