@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises:
-Create Date: 2026-11-22 02:55:03.783398
+Create Date: 2026-11-22 07:08:20.596434
 """
 
 from __future__ import annotations
@@ -73,6 +73,7 @@ def upgrade() -> None:
         sa.Column("password_hash", sa.String(length=255), nullable=False),
         sa.Column("is_admin", sa.Boolean(), nullable=False),
         sa.Column("webhook_url", sa.String(length=2048), nullable=True),
+        sa.Column("webhook_secret_encrypted", sa.String(length=512), nullable=True),
         sa.Column("created_at", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_users")),
         sa.UniqueConstraint("username", name=op.f("uq_users_username")),

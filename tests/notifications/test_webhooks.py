@@ -1,55 +1,17 @@
-"""Webhook deliveries against a real HTTP server on 127.0.0.1: retried with backoff, then given up."""
+"""Webhook deliveries against a real HTTP server on 127.0.0.1: signed, retried with backoff, then given up."""
 
 from __future__ import annotations
 
-import json
-import threading
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+import time
 
 import pytest
 from sqlalchemy import select, update
 
+from tests.notifications.receiver import Receiver, documented_verify
 from tests.servers import free_port
 from tierpilot.kit.db import transaction, utcnow
-from tierpilot.notifications import service
+from tierpilot.notifications import repository, service
 from tierpilot.notifications.models import Notification
-
-
-@dataclass
-class Receiver:
-    url: str
-    answers: list[int]  # status codes to give, in order; 200 once they run out
-    received: list[dict[str, Any]] = field(default_factory=list)
-    headers: list[dict[str, str]] = field(default_factory=list)
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    port = free_port()
-    box = Receiver(url=f"http://127.0.0.1:{port}/hook", answers=[])
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
-            body = self.rfile.read(int(self.headers["content-length"]))
-            box.received.append(json.loads(body))
-            box.headers.append({k.lower(): v for k, v in self.headers.items()})
-            status = box.answers.pop(0) if box.answers else 200
-            self.send_response(status)
-            self.send_header("content-length", "0")
-            self.end_headers()
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield box
-    server.shutdown()
-    server.server_close()
 
 
 def _notify(user_id: int) -> int:
@@ -76,7 +38,8 @@ def test_a_failing_webhook_is_retried_with_backoff_until_delivered(
         member_user: dict[str, str], receiver: Receiver) -> None:
     user_id = int(member_user["id"])
     with transaction(write=True) as s:
-        service.set_webhook(s, user_id, receiver.url)
+        secret = service.set_webhook(s, user_id, receiver.url).new_secret
+    assert secret is not None
     receiver.answers = [500, 503]
     note_id = _notify(user_id)
 
@@ -97,8 +60,49 @@ def test_a_failing_webhook_is_retried_with_backoff_until_delivered(
     assert (done.webhook_state, done.webhook_attempts, done.webhook_next_at) == ("delivered", 3, None)
     assert len(receiver.received) == 3
     assert receiver.received[-1]["event"] == "restore.ready" and receiver.received[-1]["payload"] == {"batch_id": 7}
-    assert receiver.headers[-1]["x-tierpilot-delivery"] == str(note_id)
+    # every retry carries the same delivery id (receivers de-duplicate on it) and is signed afresh
+    assert [h["x-tierpilot-delivery"] for h in receiver.headers] == [str(note_id)] * 3
+    verify = documented_verify()
+    assert all(verify(secret, h["x-tierpilot-signature"], raw) for h, raw in zip(receiver.headers, receiver.raw,
+                                                                                   strict=True))
     assert service.deliver_due() == service.DeliveryStats()
+
+
+def test_a_tampered_body_a_stale_timestamp_or_another_secret_fail_the_documented_check(
+        member_user: dict[str, str], receiver: Receiver) -> None:
+    user_id = int(member_user["id"])
+    with transaction(write=True) as s:
+        secret = service.set_webhook(s, user_id, receiver.url).new_secret
+    assert secret is not None
+    _notify(user_id)
+    assert service.deliver_due() == service.DeliveryStats(delivered=1)
+    verify = documented_verify()
+    body, signature = receiver.raw[0], receiver.headers[0]["x-tierpilot-signature"]
+    assert verify(secret, signature, body)
+
+    assert not verify(secret, signature, body.replace(b"restore.ready", b"restore.faked"))
+    assert not verify(secret, signature, body + b" ")
+    assert not verify("whsec_" + "x" * 43, signature, body)
+    stale = service.sign(secret, body, int(time.time()) - 301)
+    assert not verify(secret, stale, body)
+    assert verify(secret, stale, body, tolerance_s=600)  # the HMAC itself is right: only its age fails
+    assert not verify(secret, service.sign(secret, body, int(time.time()) + 301), body)
+    timestamp = signature.split(",")[0]
+    assert not verify(secret, f"{timestamp},v1={'0' * 64}", body)
+    assert not verify(secret, "v1=" + signature.split("v1=")[1], body)
+    assert not verify(secret, "", body)
+
+
+def test_a_delivery_without_a_signing_secret_is_never_sent_unsigned(
+        member_user: dict[str, str], receiver: Receiver) -> None:
+    user_id = int(member_user["id"])
+    with transaction(write=True) as s:
+        repository.set_webhook_url(s, user_id, receiver.url)  # as if the secret had been lost
+    note_id = _notify(user_id)
+    assert service.deliver_due() == service.DeliveryStats(retrying=1)
+    assert receiver.raw == []
+    error = _row(note_id).webhook_last_error
+    assert error is not None and "no signing secret" in error
 
 
 def test_an_unreachable_webhook_is_given_up_after_the_last_attempt(

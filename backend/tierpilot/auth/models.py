@@ -16,6 +16,8 @@ class User(Base):
     password_hash: Mapped[str] = mapped_column(String(255))
     is_admin: Mapped[bool] = mapped_column(Boolean, default=False)
     webhook_url: Mapped[str | None] = mapped_column(String(2048), default=None)
+    # signs webhook POSTs; encrypted like S3 secrets, since signing needs the secret itself
+    webhook_secret_encrypted: Mapped[str | None] = mapped_column(String(512), default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     access_keys: Mapped[list[AccessKey]] = relationship(back_populates="user", lazy="raise")

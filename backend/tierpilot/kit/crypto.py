@@ -1,4 +1,5 @@
-"""Secrets at rest: S3 secret keys (SigV4 needs the plain secret) are encrypted with the app key."""
+"""Secrets at rest: S3 secret keys and webhook signing secrets (signing needs the plain secret) are
+encrypted with the app key."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Only this module queries the notifications table (and a user's webhook URL)."""
+"""Only this module queries the notifications table (and a user's webhook URL and signing secret)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,21 @@ def webhook_url_of(session: Session, user_id: int) -> str | None:
 
 def set_webhook_url(session: Session, user_id: int, url: str | None) -> None:
     session.execute(update(User).where(User.id == user_id).values(webhook_url=url))
+
+
+def webhook_secret_of(session: Session, user_id: int) -> str | None:
+    """The user's encrypted signing secret."""
+    return session.scalar(select(User.webhook_secret_encrypted).where(User.id == user_id))
+
+
+def set_webhook_secret(session: Session, user_id: int, secret_encrypted: str) -> None:
+    session.execute(update(User).where(User.id == user_id).values(webhook_secret_encrypted=secret_encrypted))
+
+
+def webhook_secrets(session: Session, user_ids: Sequence[int]) -> dict[int, str | None]:
+    """Encrypted signing secrets by user id."""
+    rows = session.execute(select(User.id, User.webhook_secret_encrypted).where(User.id.in_(list(user_ids))))
+    return {user_id: secret for user_id, secret in rows}
 
 
 def list_for_user(session: Session, user_id: int, unread_only: bool, limit: int) -> list[Notification]:
@@ -50,7 +65,7 @@ def claim_due_webhooks(session: Session, now: datetime, lease_until: datetime, l
     stmt = (update(Notification)
             .where(Notification.id.in_(due.scalar_subquery()), Notification.webhook_next_at <= now)
             .values(webhook_next_at=lease_until)
-            .returning(Notification.id, Notification.webhook_url, Notification.webhook_attempts,
+            .returning(Notification.id, Notification.user_id, Notification.webhook_url, Notification.webhook_attempts,
                        Notification.kind, Notification.title, Notification.body, Notification.link,
                        Notification.payload, Notification.created_at)
             .execution_options(synchronize_session=False))

@@ -30,11 +30,22 @@ def mark_read(body: MarkReadIn, session: SessionDep, user: CurrentUser) -> MarkR
     return MarkReadOut(marked=service.mark_read(session, user.id, body.ids))
 
 
+def _webhook_out(settings: service.WebhookSettings) -> WebhookOut:
+    return WebhookOut(url=settings.url, has_secret=settings.has_secret, secret=settings.new_secret)
+
+
 @router.get("/notifications/webhook", response_model=WebhookOut)
-def get_webhook(user: CurrentUser) -> WebhookOut:
-    return WebhookOut(url=user.webhook_url)
+def get_webhook(session: SessionDep, user: CurrentUser) -> WebhookOut:
+    return _webhook_out(service.webhook_settings(session, user.id))
 
 
 @router.put("/notifications/webhook", response_model=WebhookOut)
 def set_webhook(body: WebhookIn, session: SessionDep, user: CurrentUser) -> WebhookOut:
-    return WebhookOut(url=service.set_webhook(session, user.id, body.url))
+    """Set or clear the webhook URL; the first URL creates the signing secret, returned this once."""
+    return _webhook_out(service.set_webhook(session, user.id, body.url))
+
+
+@router.post("/notifications/webhook/secret/rotate", response_model=WebhookOut)
+def rotate_webhook_secret(session: SessionDep, user: CurrentUser) -> WebhookOut:
+    """Replace the signing secret (returned this once); the old one signs nothing any more."""
+    return _webhook_out(service.rotate_webhook_secret(session, user.id))

@@ -47,3 +47,6 @@ class WebhookIn(BaseModel):
 
 class WebhookOut(BaseModel):
     url: str | None
+    has_secret: bool = Field(description="a signing secret exists (deliveries are signed with it)")
+    secret: str | None = Field(None, description="the new signing secret, only in the answer that created it; "
+                                                 "shown once, store it now")

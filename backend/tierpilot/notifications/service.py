@@ -1,9 +1,13 @@
-"""Notify a user in the app and, when they set a webhook URL, by an HTTP POST delivered with retries."""
+"""Notify a user in the app and, when they set a webhook URL, by a signed HTTP POST delivered with retries."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import logging
+import secrets
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -13,6 +17,7 @@ from urllib.parse import urlsplit
 import httpx
 from sqlalchemy.orm import Session
 
+from tierpilot.kit.crypto import decrypt, encrypt
 from tierpilot.kit.db import transaction, utcnow
 from tierpilot.kit.errors import Invalid
 from tierpilot.notifications import repository
@@ -46,11 +51,39 @@ def validate_webhook_url(url: str) -> str:
     return url
 
 
-def set_webhook(session: Session, user_id: int, url: str | None) -> str | None:
-    """Set or clear (None or "") the user's webhook URL."""
+@dataclass(frozen=True)
+class WebhookSettings:
+    url: str | None
+    has_secret: bool
+    # the plain signing secret, only in the answer of the call that created it
+    new_secret: str | None = None
+
+
+def webhook_settings(session: Session, user_id: int) -> WebhookSettings:
+    return WebhookSettings(repository.webhook_url_of(session, user_id),
+                           repository.webhook_secret_of(session, user_id) is not None)
+
+
+def set_webhook(session: Session, user_id: int, url: str | None) -> WebhookSettings:
+    """Set or clear (None or "") the user's webhook URL; the first URL also creates the signing secret."""
     clean = validate_webhook_url(url.strip()) if url and url.strip() else None
     repository.set_webhook_url(session, user_id, clean)
-    return clean
+    if clean and repository.webhook_secret_of(session, user_id) is None:
+        return rotate_webhook_secret(session, user_id)
+    return webhook_settings(session, user_id)
+
+
+def rotate_webhook_secret(session: Session, user_id: int) -> WebhookSettings:
+    """Replace the user's signing secret; every delivery from now on, retries included, uses the new one."""
+    secret = "whsec_" + secrets.token_urlsafe(32)
+    repository.set_webhook_secret(session, user_id, encrypt(secret))
+    return WebhookSettings(repository.webhook_url_of(session, user_id), True, secret)
+
+
+def sign(secret: str, body: bytes, timestamp: int) -> str:
+    """The X-Tierpilot-Signature value: HMAC-SHA256 of "<timestamp>.<body>" under the secret."""
+    mac = hmac.new(secret.encode(), str(timestamp).encode() + b"." + body, hashlib.sha256)
+    return f"t={timestamp},v1={mac.hexdigest()}"
 
 
 def backoff(attempt: int) -> timedelta:
@@ -81,12 +114,14 @@ def deliver_due(limit: int = 100, client: httpx.Client | None = None) -> Deliver
         rows = repository.claim_due_webhooks(session, now, lease_until, limit)
     if not rows:
         return DeliveryStats()
+    with transaction() as session:
+        sealed = repository.webhook_secrets(session, sorted({row.user_id for row in rows}))
     delivered = retrying = failed = 0
     own_client = client is None
     http = client or httpx.Client(timeout=settings.webhook_timeout_s, follow_redirects=False)
     try:
         for row in rows:
-            error = _post(http, row)
+            error = _deliver(http, row, sealed.get(row.user_id))
             attempts = row.webhook_attempts + 1
             if error is None:
                 values: dict[str, Any] = dict(webhook_state="delivered", webhook_attempts=attempts,
@@ -109,12 +144,25 @@ def deliver_due(limit: int = 100, client: httpx.Client | None = None) -> Deliver
     return DeliveryStats(delivered, retrying, failed)
 
 
-def _post(http: httpx.Client, row: Any) -> str | None:
-    """None on a 2xx answer, else what went wrong."""
+def _deliver(http: httpx.Client, row: Any, sealed_secret: str | None) -> str | None:
+    """None when delivered, else what went wrong; without a usable secret nothing is sent unsigned."""
+    if sealed_secret is None:
+        return "no signing secret: rotate the webhook secret"
     try:
-        response = http.post(row.webhook_url, content=json.dumps(webhook_body(row)),
-                             headers={"content-type": "application/json", "x-tierpilot-event": row.kind,
-                                      "x-tierpilot-delivery": str(row.id)})
+        secret = decrypt(sealed_secret)
+    except ValueError as exc:
+        return str(exc)
+    return _post(http, row, secret)
+
+
+def _post(http: httpx.Client, row: Any, secret: str) -> str | None:
+    """None on a 2xx answer, else what went wrong."""
+    body = json.dumps(webhook_body(row)).encode()
+    # the delivery id is the notification's: the same on every retry, so receivers can drop duplicates
+    headers = {"content-type": "application/json", "x-tierpilot-event": row.kind,
+               "x-tierpilot-delivery": str(row.id), "x-tierpilot-signature": sign(secret, body, int(time.time()))}
+    try:
+        response = http.post(row.webhook_url, content=body, headers=headers)
     except httpx.HTTPError as exc:
         return f"{type(exc).__name__}: {exc}"[:500]
     if 200 <= response.status_code < 300:

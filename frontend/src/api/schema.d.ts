@@ -542,9 +542,32 @@ export interface paths {
         };
         /** Get Webhook */
         get: operations["get_webhook_api_notifications_webhook_get"];
-        /** Set Webhook */
+        /**
+         * Set Webhook
+         * @description Set or clear the webhook URL; the first URL creates the signing secret, returned this once.
+         */
         put: operations["set_webhook_api_notifications_webhook_put"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notifications/webhook/secret/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate Webhook Secret
+         * @description Replace the signing secret (returned this once); the old one signs nothing any more.
+         */
+        post: operations["rotate_webhook_secret_api_notifications_webhook_secret_rotate_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3835,6 +3858,16 @@ export interface components {
         };
         /** WebhookOut */
         WebhookOut: {
+            /**
+             * Has Secret
+             * @description a signing secret exists (deliveries are signed with it)
+             */
+            has_secret: boolean;
+            /**
+             * Secret
+             * @description the new signing secret, only in the answer that created it; shown once, store it now
+             */
+            secret?: string | null;
             /** Url */
             url: string | null;
         };
@@ -4960,6 +4993,26 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    rotate_webhook_secret_api_notifications_webhook_secret_rotate_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookOut"];
                 };
             };
         };

@@ -3,6 +3,7 @@ import { api, type Schemas, unwrap } from "../client";
 
 export type Notification = Schemas["NotificationOut"];
 export type Notifications = Schemas["NotificationsOut"];
+export type Webhook = Schemas["WebhookOut"];
 
 export const notificationKeys = {
   all: ["notifications"] as const,
@@ -36,6 +37,15 @@ export function useSetWebhook() {
   const queryClient = useQueryClient();
   return useMutation({
     mutationFn: (url: string) => unwrap(api.PUT("/api/notifications/webhook", { body: { url } })),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: notificationKeys.webhook() }),
+  });
+}
+
+/** Replaces the signing secret; the answer carries the new secret, the only time it is shown. */
+export function useRotateWebhookSecret() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: () => unwrap(api.POST("/api/notifications/webhook/secret/rotate")),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: notificationKeys.webhook() }),
   });
 }
