@@ -12,6 +12,8 @@ from decimal import Decimal
 
 from sqlalchemy.orm import Session
 
+from tierpilot.kit.errors import NotFound
+from tierpilot.pricing.catalogs import resolve_catalog_id
 from tierpilot.pricing.engine import DAYS_PER_MONTH, GIB, band_cost
 from tierpilot.pricing.schemas import Catalog, StorageClass
 from tierpilot.tiers.models import Tier
@@ -71,6 +73,14 @@ class Prices:
         return self.by_tier.get(tier_id)
 
 
+def _catalog(catalogs: Mapping[str, Catalog], catalog_id: str) -> Catalog | None:
+    # a price_ref may name a catalog without its date (the newest), as tiers.service accepts it
+    try:
+        return catalogs[resolve_catalog_id(catalog_id, catalogs)] if catalog_id else None
+    except NotFound:
+        return None
+
+
 def tier_prices(session: Session, tiers: Sequence[Tier]) -> Prices:
     """The price of each tier that names a known catalog and class."""
     from tierpilot.pricing.service import all_catalogs
@@ -79,7 +89,7 @@ def tier_prices(session: Session, tiers: Sequence[Tier]) -> Prices:
     out = Prices()
     for tier in tiers:
         ref = tier.price_ref or {}
-        catalog = catalogs.get(str(ref.get("catalog", "")))
+        catalog = _catalog(catalogs, str(ref.get("catalog", "")))
         cls_id = str(ref.get("storage_class") or ((tier.storage_classes or ["STANDARD"])[0]))
         if catalog is None:
             out.unpriced.append(tier.name)

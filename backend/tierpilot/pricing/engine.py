@@ -229,6 +229,10 @@ def pick_speed(cls: StorageClass, wanted: Speed) -> Speed | None:
 
 
 def resolve_tier(ref: TierRef, s: Scenario, catalogs: Mapping[str, Catalog]) -> Pricing:
+    if ref.storage_class is None:
+        # installation tiers are looked up in the database by pricing.service before the engine runs
+        raise Invalid(f"tier {ref.label}: an installation tier (tier:{ref.tier}) is priced only when it is "
+                      "one of the scenario's tiers and evaluated through the API")
     catalog = catalogs[resolve_catalog_id(ref.catalog or s.catalog, catalogs)]
     try:
         cls = catalog.storage_class(ref.storage_class)
@@ -242,6 +246,16 @@ def resolve_tier(ref: TierRef, s: Scenario, catalogs: Mapping[str, Catalog]) -> 
     speed = pick_speed(cls, ref.restore_speed or s.restore_speed)
     return Pricing(label=ref.label, catalog=catalog, cls=cls, speed=speed, measured=s.measured.get(ref.label),
                    fixed_monthly=fixed)
+
+
+def scenario_ref(text: str, s: Scenario) -> TierRef:
+    """A tier a lifecycle rule or hybrid part names: one of the scenario's tiers (by label or by the
+    same reference, `tier:NAME` included), else a catalog class."""
+    by_label = {t.label: t for t in s.tiers}
+    if text in by_label:
+        return by_label[text]
+    ref = TierRef.model_validate(text)
+    return by_label.get(ref.label, ref)
 
 
 def resolve_tiers(s: Scenario, catalogs: Mapping[str, Catalog]) -> list[Pricing]:
@@ -609,17 +623,17 @@ def hybrid_shares(plan: HybridPlan) -> list[tuple[Decimal, Decimal]]:
 def evaluate_hybrid(plan: HybridPlan, s: Scenario, catalogs: Mapping[str, Catalog], usage: Usage) -> HybridResult:
     """Annual cost of a split of the data across tiers, each part serving its share of the reads."""
     parts: list[HybridPartResult] = []
-    for part, (data_share, read_share) in zip(plan.parts, hybrid_shares(plan), strict=True):
+    refs = [scenario_ref(p.tier, s) for p in plan.parts]
+    for part, ref, (data_share, read_share) in zip(plan.parts, refs, hybrid_shares(plan), strict=True):
         if data_share == 0 and read_share > 0:
             raise Invalid(f"hybrid {plan.name!r}: part {part.tier} serves reads but holds no data")
-        ref = TierRef.model_validate(part.tier)
         pricing = replace(resolve_tier(ref, s, catalogs), fixed_monthly=ZERO)
         part_usage = replace(usage, objects=usage.objects.scaled(data_share))
         # the part's own reads: its share of the downloads, as full reads of the part's data
         f = s.reads_per_month * read_share / data_share if data_share > 0 else ZERO
         monthly = TierModel(pricing, part_usage).at(f) if data_share > 0 else Breakdown()
         parts.append(HybridPartResult(part.tier, data_share, read_share, monthly))
-    labels = {TierRef.model_validate(p.tier).label for p in plan.parts}
+    labels = {ref.label for ref in refs}
     fixed = sum((c.monthly for c in s.fixed_costs if c.tiers is None or labels & set(c.tiers)), ZERO)
     monthly_total = sum((p.monthly.total for p in parts), ZERO) + fixed
     return HybridResult(plan.name, parts, fixed, monthly_total, monthly_total * 12)

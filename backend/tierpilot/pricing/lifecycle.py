@@ -26,8 +26,9 @@ from tierpilot.pricing.engine import (
     Usage,
     band_cost,
     resolve_tier,
+    scenario_ref,
 )
-from tierpilot.pricing.schemas import Catalog, Decay, Lifecycle, Rule, Scenario, TierRef
+from tierpilot.pricing.schemas import Catalog, Decay, Lifecycle, Rule, Scenario
 
 HALF = Decimal("0.5")
 
@@ -124,9 +125,7 @@ class Simulator:
 
     @staticmethod
     def _pricing(text: str, s: Scenario, catalogs: Mapping[str, Catalog]) -> Pricing:
-        by_label = {t.label: t for t in s.tiers}
-        ref = by_label.get(text) or TierRef.model_validate(text)
-        return replace(resolve_tier(ref, s, catalogs), fixed_monthly=ZERO)
+        return replace(resolve_tier(scenario_ref(text, s), s, catalogs), fixed_monthly=ZERO)
 
     def _fixed(self, stages: Sequence[Stage]) -> Decimal:
         labels = {st.pricing.label for st in stages}

@@ -52,12 +52,14 @@ def build_report(s: Scenario, catalogs: Mapping[str, Catalog]) -> dict[str, Any]
 def report_json(ev: Evaluation, lifecycle: LifecycleResult | None) -> dict[str, Any]:
     s = ev.scenario
     used = {t.pricing.catalog.id: t.pricing.catalog for t in ev.tiers}
+    installation = {t.label: t.tier for t in s.tiers}
     tiers = []
     for t in ev.tiers:
         p, cls = t.pricing, t.pricing.cls
         restore = p.restore
         tiers.append({
             "tier": p.label,
+            "installation_tier": installation.get(p.label),
             "catalog": p.catalog.id,
             "storage_class": cls.id,
             "name": cls.name,

@@ -18,6 +18,7 @@ from tierpilot.pricing.schemas import (
     CatalogSummary,
     FromMyDataOut,
     ImportFormat,
+    InstallationTierOut,
     ReportOut,
     Scenario,
     ScenarioCreate,
@@ -99,6 +100,12 @@ def delete_catalog(catalog_id: str, session: SessionDep, admin: AdminUser) -> No
 
 
 # ---------------------------------------------------------------------------- evaluation
+
+
+@router.get("/installation-tiers", response_model=list[InstallationTierOut])
+def installation_tiers(session: SessionDep, user: CurrentUser) -> list[InstallationTierOut]:
+    """This installation's tiers as candidates (`tier:NAME`), with the class behind each or why it has none."""
+    return service.installation_tiers(session)
 
 
 @router.post("/evaluate", response_model=ReportOut)

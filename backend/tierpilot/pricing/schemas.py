@@ -222,13 +222,17 @@ class CatalogSummary(BaseModel):
 # ---------------------------------------------------------------------------- scenarios
 
 _REF = re.compile(r"^(?:(?P<catalog>[a-z0-9][a-z0-9-]*):)?(?P<cls>[A-Z0-9][A-Z0-9_]*)(?:@(?P<speed>[a-z]+))?$")
+_TIER_REF = re.compile(r"^tier:(?P<tier>[A-Za-z0-9][A-Za-z0-9._-]*)(?:@(?P<speed>[a-z]+))?$")
+TIER_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 
 
 class TierRef(_Strict):
-    """A storage class to price: `CLASS`, `catalog-id:CLASS`, optionally `@speed` of its restores."""
+    """A storage class to price: `CLASS`, `catalog-id:CLASS`, or `tier:NAME` (one of this installation's
+    tiers, priced by its price_ref), optionally `@speed` of its restores."""
 
-    storage_class: str = Field(pattern=CLASS_ID)
+    storage_class: str | None = Field(None, pattern=CLASS_ID)
     catalog: str | None = Field(None, pattern=CATALOG_ID)
+    tier: str | None = Field(None, pattern=TIER_NAME, description="an installation tier's name")
     restore_speed: Speed | None = None
     label: str = ""
 
@@ -243,19 +247,29 @@ class TierRef(_Strict):
 
     @model_validator(mode="after")
     def _default_label(self) -> TierRef:
+        if self.tier is None and self.storage_class is None:
+            raise ValueError("a tier reference names a storage_class or an installation tier")
         if not self.label:
-            text = f"{self.catalog}:{self.storage_class}" if self.catalog else self.storage_class
+            if self.tier is not None:
+                text = self.tier  # the tier's own name; the report adds the class behind it
+            else:
+                text = f"{self.catalog}:{self.storage_class}" if self.catalog else str(self.storage_class)
             object.__setattr__(self, "label", f"{text}@{self.restore_speed}" if self.restore_speed else text)
         return self
 
 
 def parse_tier_ref(text: str) -> dict[str, Any]:
-    m = _REF.match(text.strip())
+    mine = _TIER_REF.match(text.strip())
+    m = mine or _REF.match(text.strip())
     if not m:
-        raise ValueError(f"tier {text!r}: write CLASS, catalog-id:CLASS or CLASS@bulk|standard|expedited")
+        raise ValueError(f"tier {text!r}: write CLASS, catalog-id:CLASS, tier:NAME (one of your tiers) "
+                         "or any of them @bulk|standard|expedited")
     speed = m.group("speed")
     if speed is not None and speed not in SPEEDS:
         raise ValueError(f"tier {text!r}: restore speed must be one of {', '.join(SPEEDS)}")
+    if mine:
+        name = mine.group("tier")
+        return {"tier": name, "restore_speed": speed, "label": f"{name}@{speed}" if speed else name}
     return {"storage_class": m.group("cls"), "catalog": m.group("catalog"), "restore_speed": speed,
             "label": text.strip()}
 
@@ -498,6 +512,7 @@ class RestoreHoursOut(BaseModel):
 
 class TierReportOut(BaseModel):
     tier: str
+    installation_tier: str | None = Field(None, description="the installation tier priced here, if any")
     catalog: str
     storage_class: str
     name: str
@@ -597,6 +612,20 @@ class ReportOut(BaseModel):
     hybrid: list[HybridOut]
     lifecycle: LifecycleOut | None
     notes: list[str]
+
+
+class InstallationTierOut(BaseModel):
+    """One of the installation's tiers as a planner candidate: the class it is priced at, or why it is not."""
+
+    id: int
+    name: str
+    ref: str = Field(description="what to put in a scenario's tiers: tier:NAME")
+    priceable: bool
+    catalog: str | None
+    storage_class: str | None
+    class_name: str | None
+    offline: bool
+    reason: str | None = Field(None, description="why the tier cannot be priced")
 
 
 class FromMyDataOut(BaseModel):

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 from tierpilot.auth.models import User
 from tierpilot.kit.db import utcnow
 from tierpilot.kit.errors import Conflict, Forbidden, Invalid, NotFound
+from tierpilot.lifecycle.costs import tier_prices
 from tierpilot.pricing import repository
 from tierpilot.pricing.catalogs import resolve_catalog_id, shipped_catalogs, validate_catalog
 from tierpilot.pricing.engine import DAYS_PER_MONTH, GIB
@@ -25,7 +26,9 @@ from tierpilot.pricing.lifecycle import fit_decay
 from tierpilot.pricing.models import PriceCatalog
 from tierpilot.pricing.models import Scenario as ScenarioRow
 from tierpilot.pricing.report import build_report, freq, report_csv
-from tierpilot.pricing.schemas import Catalog, CatalogSummary, ImportFormat, Scenario
+from tierpilot.pricing.schemas import Catalog, CatalogSummary, ImportFormat, InstallationTierOut, Scenario
+from tierpilot.tiers import service as tiers_service
+from tierpilot.tiers.models import Tier
 
 # ---------------------------------------------------------------------------- catalogs
 
@@ -85,12 +88,64 @@ def import_catalog(fmt: ImportFormat, docs: Sequence[Any], region: str | None = 
     return import_azure_retail_prices(docs, region=region, catalog_id=catalog_id, valid_from=valid_from)
 
 
+# ---------------------------------------------------------------------------- installation tiers
+
+
+def _unpriced_reason(tier: Tier) -> str:
+    ref = tier.price_ref or {}
+    if not ref.get("catalog") or not ref.get("storage_class"):
+        return (f"tier {tier.name!r} has no price_ref: an admin sets its price catalog and class "
+                "(Settings → Tiers) before it can be priced")
+    return (f"tier {tier.name!r}: its price_ref {ref['catalog']}:{ref['storage_class']} names no known "
+            "catalog class (was the catalog deleted?)")
+
+
+def installation_tiers(session: Session) -> list[InstallationTierOut]:
+    """Every tier of this installation (all signed-in users list tiers) with the catalog class that
+    prices it, or why it cannot be priced."""
+    tiers = tiers_service.list_tiers(session)
+    prices = tier_prices(session, tiers)
+    out = []
+    for tier in tiers:
+        price = prices.get(tier.id)
+        out.append(InstallationTierOut(
+            id=tier.id, name=tier.name, ref=f"tier:{tier.name}", priceable=price is not None,
+            catalog=price.catalog.id if price else None, storage_class=price.cls.id if price else None,
+            class_name=price.cls.name if price else None, offline=tier.offline,
+            reason=None if price else _unpriced_reason(tier)))
+    return out
+
+
+def resolve_installation_tiers(session: Session, scenario: Scenario) -> Scenario:
+    """The scenario with each `tier:NAME` priced at the catalog class of that tier's price_ref."""
+    wanted = [t for t in scenario.tiers if t.tier is not None]
+    if not wanted:
+        return scenario
+    by_name = {t.name: t for t in tiers_service.list_tiers(session)}
+    unknown = sorted({str(t.tier) for t in wanted if t.tier not in by_name})
+    if unknown:
+        raise Invalid(f"no tier named {', '.join(unknown)} in this installation "
+                      f"(its tiers: {', '.join(by_name) or 'none'})")
+    prices = tier_prices(session, [by_name[str(t.tier)] for t in wanted])
+    refs = []
+    for ref in scenario.tiers:
+        if ref.tier is None:
+            refs.append(ref)
+            continue
+        tier = by_name[ref.tier]
+        price = prices.get(tier.id)
+        if price is None:
+            raise Invalid(_unpriced_reason(tier))
+        refs.append(ref.model_copy(update={"catalog": price.catalog.id, "storage_class": price.cls.id}))
+    return scenario.model_copy(update={"tiers": refs})
+
+
 # ---------------------------------------------------------------------------- evaluation
 
 
 def evaluate(session: Session, scenario: Scenario) -> dict[str, Any]:
     """The report of a scenario (the same JSON as `tierpilot plan --json`)."""
-    return build_report(scenario, all_catalogs(session))
+    return build_report(resolve_installation_tiers(session, scenario), all_catalogs(session))
 
 
 def evaluate_csv(session: Session, scenario: Scenario) -> str:

@@ -707,6 +707,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/pricing/installation-tiers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Installation Tiers
+         * @description This installation's tiers as candidates (`tier:NAME`), with the class behind each or why it has none.
+         */
+        get: operations["installation_tiers_api_pricing_installation_tiers_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/pricing/report.csv": {
         parameters: {
             query?: never;
@@ -1891,6 +1911,36 @@ export interface components {
              * @description age span of the data (by age)
              */
             retention_days?: number | null;
+        };
+        /**
+         * InstallationTierOut
+         * @description One of the installation's tiers as a planner candidate: the class it is priced at, or why it is not.
+         */
+        InstallationTierOut: {
+            /** Catalog */
+            catalog: string | null;
+            /** Class Name */
+            class_name: string | null;
+            /** Id */
+            id: number;
+            /** Name */
+            name: string;
+            /** Offline */
+            offline: boolean;
+            /** Priceable */
+            priceable: boolean;
+            /**
+             * Reason
+             * @description why the tier cannot be priced
+             */
+            reason?: string | null;
+            /**
+             * Ref
+             * @description what to put in a scenario's tiers: tier:NAME
+             */
+            ref: string;
+            /** Storage Class */
+            storage_class: string | null;
         };
         /**
          * Lifecycle
@@ -3657,7 +3707,8 @@ export interface components {
         };
         /**
          * TierRef
-         * @description A storage class to price: `CLASS`, `catalog-id:CLASS`, optionally `@speed` of its restores.
+         * @description A storage class to price: `CLASS`, `catalog-id:CLASS`, or `tier:NAME` (one of this installation's
+         *     tiers, priced by its price_ref), optionally `@speed` of its restores.
          */
         TierRef: {
             /** Catalog */
@@ -3670,7 +3721,12 @@ export interface components {
             /** Restore Speed */
             restore_speed?: ("expedited" | "standard" | "bulk") | null;
             /** Storage Class */
-            storage_class: string;
+            storage_class?: string | null;
+            /**
+             * Tier
+             * @description an installation tier's name
+             */
+            tier?: string | null;
         };
         /** TierReportOut */
         TierReportOut: {
@@ -3682,6 +3738,11 @@ export interface components {
             catalog: string;
             /** Estimated */
             estimated: string[];
+            /**
+             * Installation Tier
+             * @description the installation tier priced here, if any
+             */
+            installation_tier?: string | null;
             /** Measured */
             measured: boolean;
             /** Min Billable Bytes */
@@ -5277,6 +5338,26 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    installation_tiers_api_pricing_installation_tiers_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InstallationTierOut"][];
                 };
             };
         };

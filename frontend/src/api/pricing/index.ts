@@ -9,11 +9,13 @@ export type CatalogSummary = Schemas["CatalogSummary"];
 export type Catalog = Schemas["Catalog-Output"];
 export type StorageClass = Schemas["StorageClass-Output"];
 export type SavedScenario = Schemas["ScenarioOut"];
+export type InstallationTier = Schemas["InstallationTierOut"];
 
 export const pricingKeys = {
   all: ["pricing"] as const,
   catalogs: () => [...pricingKeys.all, "catalogs"] as const,
   catalog: (id: string) => [...pricingKeys.all, "catalog", id] as const,
+  installationTiers: () => [...pricingKeys.all, "installation-tiers"] as const,
   scenarios: () => [...pricingKeys.all, "scenarios"] as const,
   scenario: (id: number) => [...pricingKeys.all, "scenario", id] as const,
   shared: (token: string) => [...pricingKeys.all, "shared", token] as const,
@@ -35,6 +37,14 @@ export const catalogQueryOptions = (id: string) =>
     queryFn: () =>
       unwrap(api.GET("/api/pricing/catalogs/{catalog_id}", { params: { path: { catalog_id: id } } })),
     staleTime: 5 * 60_000,
+  });
+
+/** This installation's tiers as planner candidates, with the catalog class behind each or why it has none. */
+export const installationTiersQueryOptions = () =>
+  queryOptions({
+    queryKey: pricingKeys.installationTiers(),
+    queryFn: () => unwrap(api.GET("/api/pricing/installation-tiers")),
+    staleTime: 60_000,
   });
 
 export const scenariosQueryOptions = () =>

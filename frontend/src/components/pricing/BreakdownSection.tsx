@@ -14,6 +14,12 @@ import {
 export function BreakdownSection({ report }: { report: Report }) {
   const rows = breakdownRows(report);
   const used = usedComponents(rows);
+  // an installation tier's column names the catalog class it is priced at
+  const behind = new Map(
+    report.tiers
+      .filter((t) => t.installation_tier)
+      .map((t) => [t.tier, `${t.catalog}:${t.storage_class}`] as const),
+  );
   return (
     <>
       <figure
@@ -51,6 +57,7 @@ export function BreakdownSection({ report }: { report: Report }) {
               {rows.map((r) => (
                 <th key={r.tier} scope="col" className="num">
                   {r.tier}
+                  {behind.has(r.tier) ? <span className="cell-sub">{behind.get(r.tier)}</span> : null}
                 </th>
               ))}
             </tr>

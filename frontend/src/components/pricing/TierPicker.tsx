@@ -1,5 +1,12 @@
-import { useQueries } from "@tanstack/react-query";
-import { type Catalog, type CatalogSummary, catalogQueryOptions } from "@/api/pricing";
+import { useQueries, useQuery } from "@tanstack/react-query";
+import {
+  type Catalog,
+  type CatalogSummary,
+  catalogQueryOptions,
+  type InstallationTier,
+  installationTiersQueryOptions,
+} from "@/api/pricing";
+import { Button } from "@/components/ui";
 import { SPEEDS } from "./scenario-form";
 
 export interface TierOption {
@@ -36,7 +43,64 @@ export function defaultTiers(catalog: Catalog): string[] {
   });
 }
 
-/** Checkboxes of the tiers to compare: the scenario's catalog first, other catalogs folded below. */
+/** The installation's own tiers as candidates (`tier:NAME`); unpriceable ones carry their reason. */
+function InstallationTiers({
+  tiers,
+  selected,
+  toggle,
+  onAddAll,
+}: {
+  tiers: InstallationTier[];
+  selected: string[];
+  toggle: (ref: string, on: boolean) => void;
+  onAddAll: () => void;
+}) {
+  const priceable = tiers.filter((t) => t.priceable);
+  return (
+    <div className="tier-picker__mine">
+      <p className="tier-picker__catalog">
+        Your tiers{" "}
+        {priceable.length ? (
+          <Button
+            type="button"
+            variant="secondary"
+            size="sm"
+            onClick={onAddAll}
+            disabled={priceable.every((t) => selected.some((s) => s.split("@")[0] === t.ref))}
+          >
+            Compare all my tiers
+          </Button>
+        ) : null}
+      </p>
+      <ul className="tier-picker__list" aria-label="Your tiers">
+        {tiers.map((t) => (
+          <li key={t.id}>
+            <label className="tier-picker__option">
+              <input
+                type="checkbox"
+                checked={selected.includes(t.ref)}
+                disabled={!t.priceable && !selected.includes(t.ref)}
+                onChange={(e) => toggle(t.ref, e.target.checked)}
+                aria-label={t.ref}
+              />
+              <span>
+                <span className="mono">{t.name}</span>
+                <span className="cell-sub">
+                  {t.priceable
+                    ? `priced as ${t.catalog}:${t.storage_class} — ${t.class_name}`
+                    : `not priceable: ${t.reason}`}
+                </span>
+              </span>
+            </label>
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+/** Checkboxes of the tiers to compare: the installation's tiers, the scenario's catalog, other catalogs
+ * folded below. */
 export function TierPicker({
   catalogs,
   primary,
@@ -51,9 +115,16 @@ export function TierPicker({
   error?: string;
 }) {
   const details = useQueries({ queries: catalogs.map((c) => catalogQueryOptions(c.id)) });
+  const mine = useQuery(installationTiersQueryOptions());
   const toggle = (ref: string, on: boolean) =>
     onChange(on ? [...selected, ref] : selected.filter((t) => t !== ref));
+  const addAllMine = () => {
+    const chosen = new Set(selected.map((t) => t.split("@")[0]));
+    const refs = (mine.data ?? []).filter((t) => t.priceable && !chosen.has(t.ref)).map((t) => t.ref);
+    onChange([...selected, ...refs]);
+  };
   const loaded = details.map((d) => d.data).filter((d): d is Catalog => d !== undefined);
+  const otherChosen = selected.filter((t) => t.includes(":") && !t.startsWith("tier:")).length;
   const main = loaded.find((c) => c.id === primary);
   const others = loaded.filter((c) => c.id !== primary);
   const group = (catalog: Catalog, isPrimary: boolean) => (
@@ -82,12 +153,13 @@ export function TierPicker({
   return (
     <fieldset className="tier-picker" aria-describedby={error ? "tier-picker-error" : undefined}>
       <legend>Tiers to compare</legend>
+      {mine.data?.length ? (
+        <InstallationTiers tiers={mine.data} selected={selected} toggle={toggle} onAddAll={addAllMine} />
+      ) : null}
       {main ? group(main, true) : <p className="muted">Loading the catalog…</p>}
       {others.length ? (
         <details className="tier-picker__more">
-          <summary>
-            Tiers from other catalogs ({selected.filter((t) => t.includes(":")).length} chosen)
-          </summary>
+          <summary>Tiers from other catalogs ({otherChosen} chosen)</summary>
           {others.map((c) => (
             <div key={c.id}>
               <p className="tier-picker__catalog">

@@ -36,6 +36,19 @@ describe("scenario form", () => {
     );
   });
 
+  it("reads an installation tier as tier:NAME, labelled with the tier's name", () => {
+    expect(tierRef("tier:archive@bulk")).toEqual({
+      tier: "archive",
+      restore_speed: "bulk",
+      label: "archive@bulk",
+    });
+    expect(tierRef("tier:hot-disk")).toEqual({ tier: "hot-disk", restore_speed: null, label: "hot-disk" });
+    expect(tierText(tierRef("tier:archive@bulk"))).toBe("tier:archive@bulk");
+    expect(fromScenario({ tiers: [{ tier: "hot-disk", label: "hot-disk" }] }).tiers).toEqual([
+      "tier:hot-disk",
+    ]);
+  });
+
   it("names the fields to fix and sends nothing meanwhile", () => {
     const { body, errors } = toScenario({
       ...DEFAULT_FORM,

@@ -23,7 +23,7 @@ export interface HybridRow {
 
 export interface FormState {
   catalog: string;
-  /** Tier references: `CLASS`, `catalog-id:CLASS`, with `@speed` for archive classes. */
+  /** Tier references: `CLASS`, `catalog-id:CLASS`, `tier:NAME` (one of ours), with `@speed` for archives. */
   tiers: string[];
   volumeGib: string;
   objects: string;
@@ -106,8 +106,18 @@ export const DEFAULT_FORM: FormState = {
 
 type TierRefBody = ScenarioBody["tiers"][number];
 
-/** `catalog-id:CLASS@speed` as the API's tier reference, labelled with the same text. */
+/** `catalog-id:CLASS@speed` as the API's tier reference, labelled with the same text; `tier:NAME@speed`
+ * (an installation tier) labelled with the tier's name. */
 export function tierRef(text: string): TierRefBody {
+  const mine = /^tier:([A-Za-z0-9][A-Za-z0-9._-]*)(?:@([a-z]+))?$/.exec(text.trim());
+  if (mine) {
+    const [, name, speed] = mine;
+    return {
+      tier: name ?? null,
+      restore_speed: (speed as Speed | undefined) ?? null,
+      label: speed ? `${name}@${speed}` : (name ?? text),
+    };
+  }
   const match = /^(?:([a-z0-9][a-z0-9-]*):)?([A-Z0-9][A-Z0-9_]*)(?:@([a-z]+))?$/.exec(text.trim());
   if (!match) return { storage_class: text, label: text };
   const [, catalog, storageClass, speed] = match;
@@ -121,7 +131,9 @@ export function tierRef(text: string): TierRefBody {
 
 /** The reference text of an API tier reference (the inverse of tierRef). */
 export function tierText(ref: TierRefBody): string {
-  const base = ref.catalog ? `${ref.catalog}:${ref.storage_class}` : ref.storage_class;
+  if (ref.tier) return ref.restore_speed ? `tier:${ref.tier}@${ref.restore_speed}` : `tier:${ref.tier}`;
+  const cls = ref.storage_class ?? "";
+  const base = ref.catalog ? `${ref.catalog}:${cls}` : cls;
   return ref.restore_speed ? `${base}@${ref.restore_speed}` : base;
 }
 
