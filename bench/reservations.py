@@ -385,9 +385,10 @@ def _lean_transfer(client: Client, gateway: str, rid: str, direction: str, path:
             os.close(out_fd)
 
 
-def multipart_run(inst: Installation, client: Client) -> list[str]:
+def multipart_run(inst: Installation, client: Client, repeat: int) -> list[str]:
     """1 GiB up and down in parallel parts under one 300 MB/s reservation per direction, by two clients:
-    boto3 (upload_file / download_file, default settings) and a lean http.client one (see _lean_transfer).
+    boto3 (upload_file / download_file, default settings) and a lean http.client one (see _lean_transfer),
+    ``repeat`` times each (the median run is reported, with the range of achieved/booked).
     The pool's bookable capacity is exactly 300 MB/s, so capacity nobody uses adds at most the 10 %
     unbookable share on top of the reservation. CPU seconds of the gateway and of the client are
     reported: both share the machine's cores."""
@@ -401,44 +402,52 @@ def multipart_run(inst: Installation, client: Client) -> list[str]:
             f.write(block)
         f.flush()
         os.fsync(f.fileno())  # the source file's write-back is not part of the run
-    size = path.stat().st_size
     config = TransferConfig(multipart_threshold=64 * MiB, multipart_chunksize=64 * MiB, max_concurrency=10)
-    gateway_pid = inst.gateway_pids[0]
     lines = []
     for client_kind in ("boto3", "lean"):
         for direction in ("write", "read"):
-            rid = book(client, direction, 300 * MB)
-            time.sleep(2.5)
-            s3 = client.s3(inst.gateways[0])
-
-            def add_header(params: dict[str, Any], _rid: str = rid, **_: Any) -> None:
-                params["headers"]["X-Tierpilot-Reservation"] = _rid
-
-            s3.meta.events.register("before-call.s3", add_header)
-            out = inst.tmp / f"one-gib.{client_kind}.out"
-            gateway_cpu, client_cpu = _cpu_seconds(gateway_pid), time.process_time()
-            started = time.monotonic()
-            if client_kind == "lean":
-                _lean_transfer(client, inst.gateways[0], rid, direction, path, out)
-            elif direction == "write":
-                s3.upload_file(str(path), client.bucket, "one-gib", Config=config)
-            else:
-                s3.download_file(client.bucket, "one-gib", str(out), Config=config)
-            elapsed = time.monotonic() - started
-            gateway_cpu, client_cpu = _cpu_seconds(gateway_pid) - gateway_cpu, time.process_time() - client_cpu
-            cancel(client, rid)
-            rate = size / elapsed / MB
+            runs = sorted(_transfer(inst, client, client_kind, direction, path, config) for _ in range(repeat))
+            rate, elapsed, gateway_cpu, client_cpu = runs[len(runs) // 2]
             what = ("upload, multipart" if direction == "write" else "download, ranged GETs") + \
                 f" ({client_kind})"
-            lines.append(f"| 1 GiB {what} | 300 | {rate:.1f} | {rate / 300:.3f} | {elapsed:.2f} s | "
+            spread = f" ({runs[0][0] / 300:.3f}–{runs[-1][0] / 300:.3f})" if repeat > 1 else ""
+            lines.append(f"| 1 GiB {what} | 300 | {rate:.1f} | {rate / 300:.3f}{spread} | {elapsed:.2f} s | "
                          f"{gateway_cpu:.1f} | {client_cpu:.1f} |")
-            if direction == "read":
-                with open(out, "rb") as got, open(path, "rb") as want:
-                    same = all(got.read(64 * MiB) == want.read(64 * MiB) for _ in range(16))
-                if not same:
-                    lines.append("| download differs from the upload! | | | | | | |")
-                out.unlink()
     return lines
+
+
+def _transfer(inst: Installation, client: Client, client_kind: str, direction: str, path: Path,
+              config: Any) -> tuple[float, float, float, float]:
+    """One 1 GiB transfer under a fresh reservation: (MB/s, seconds, gateway CPU s, client CPU s)."""
+    size = path.stat().st_size
+    gateway_pid = inst.gateway_pids[0]
+    rid = book(client, direction, 300 * MB)
+    time.sleep(2.5)
+    s3 = client.s3(inst.gateways[0])
+
+    def add_header(params: dict[str, Any], _rid: str = rid, **_: Any) -> None:
+        params["headers"]["X-Tierpilot-Reservation"] = _rid
+
+    s3.meta.events.register("before-call.s3", add_header)
+    out = inst.tmp / f"one-gib.{client_kind}.out"
+    gateway_cpu, client_cpu = _cpu_seconds(gateway_pid), time.process_time()
+    started = time.monotonic()
+    if client_kind == "lean":
+        _lean_transfer(client, inst.gateways[0], rid, direction, path, out)
+    elif direction == "write":
+        s3.upload_file(str(path), client.bucket, "one-gib", Config=config)
+    else:
+        s3.download_file(client.bucket, "one-gib", str(out), Config=config)
+    elapsed = time.monotonic() - started
+    gateway_cpu, client_cpu = _cpu_seconds(gateway_pid) - gateway_cpu, time.process_time() - client_cpu
+    cancel(client, rid)
+    if direction == "read":
+        with open(out, "rb") as got, open(path, "rb") as want:
+            same = all(got.read(64 * MiB) == want.read(64 * MiB) for _ in range(16))
+        out.unlink()
+        if not same:
+            raise SystemExit(f"the {client_kind} download differs from the upload")
+    return size / elapsed / MB, elapsed, gateway_cpu, client_cpu
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -485,6 +494,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=20.0, help="measured window of each run")
     parser.add_argument("--skip-multipart", action="store_true")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each 1 GiB transfer (median reported)")
     parser.add_argument("--directions", default="read,write", help="which runs, in this order")
     args = parser.parse_args()
     if shutil.which("redis-server") is None:
@@ -511,7 +521,7 @@ def main() -> int:
                         "direction, 16 x 64 MiB parts, 10 in parallel, one gateway process)", "",
                         "| transfer | booked MB/s | achieved MB/s | achieved/booked | time | gateway CPU s | "
                         "client CPU s |", "|---|---|---|---|---|---|---|",
-                        *multipart_run(inst, mp_client), ""]
+                        *multipart_run(inst, mp_client, args.repeat), ""]
             print("\n".join(mp_lines), flush=True)
             lines += mp_lines
         print("\n".join(lines))
