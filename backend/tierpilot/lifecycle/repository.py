@@ -212,9 +212,10 @@ def _insert_moves_unnest(session: Session, table: Table, rows: Sequence[dict[str
     and the server builds the rows.
     """
     columns = [c for c in table.c if c.name != "id"]
+    defaults = {c.name: _python_default(c) for c in columns}  # for the columns a row leaves out
     ids: list[int] = []
     for start in range(0, len(rows), _UNNEST_BATCH):
-        batch = [_with_defaults(columns, r) for r in rows[start:start + _UNNEST_BATCH]]
+        batch = [defaults | dict(r) for r in rows[start:start + _UNNEST_BATCH]]
         arrays = [sql_cast(bindparam(f"a_{c.name}", [r[c.name] for r in batch], type_=ARRAY(c.type)), ARRAY(c.type))
                   for c in columns]
         source = func.unnest(*arrays).table_valued(*(c.name for c in columns)).render_derived()
@@ -224,19 +225,14 @@ def _insert_moves_unnest(session: Session, table: Table, rows: Sequence[dict[str
     return ids
 
 
-def _with_defaults(columns: Sequence[Column[Any]], row: dict[str, Any]) -> dict[str, Any]:
-    """A move row with every column: what the row gives, else the column's Python default."""
-    out = {}
-    for c in columns:
-        if c.name in row:
-            out[c.name] = row[c.name]
-        elif c.default is not None and getattr(c.default, "is_scalar", False):
-            out[c.name] = c.default.arg  # type: ignore[attr-defined]
-        elif c.default is not None and getattr(c.default, "is_callable", False):
-            out[c.name] = c.default.arg(None)  # type: ignore[attr-defined]
-        else:
-            out[c.name] = None
-    return out
+def _python_default(column: Column[Any]) -> Any:
+    """What the ORM would insert for a column a row leaves out (its Python-side default, else NULL)."""
+    default = column.default
+    if default is not None and getattr(default, "is_scalar", False):
+        return default.arg  # type: ignore[attr-defined]
+    if default is not None and getattr(default, "is_callable", False):
+        return default.arg(None)  # type: ignore[attr-defined]
+    return None
 
 
 def get_move(session: Session, move_id: int, for_update: bool = False) -> LifecycleMove | None:
