@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import Product
-from tests.e2e.helpers import shoot, sign_in
+from tests.e2e.helpers import DESKTOP, NARROW, shoot, sign_in
 
 pytestmark = pytest.mark.e2e
 
@@ -71,6 +71,12 @@ def test_book_through_the_timeline_see_availability_update_and_cancel(page: Page
     expect(page.get_by_role("heading", level=1, name=f"{BUCKET}: 200 MB/s read")).to_be_visible()
     page.get_by_role("tab", name="s3cmd").click()
     expect(page.get_by_role("tabpanel")).to_contain_text("s3cmd cannot send a header with downloads")
+    shoot(page, artifacts, "reservation-detail-s3cmd-read")
+    page.set_viewport_size(NARROW)
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, f"the reservation page scrolls sideways by {overflow}px at 390px"
+    shoot(page, artifacts, "reservation-detail-narrow")
+    page.set_viewport_size(DESKTOP)
     for client in ("boto3", "rclone", "tierpilot"):
         page.get_by_role("tab", name=client).click()
         expect(page.get_by_role("tabpanel")).to_contain_text(reservation_id)
