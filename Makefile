@@ -10,12 +10,12 @@ DEBIAN_PACKAGES := redis-server postgresql chromium awscli s3cmd rclone
 export TIERPILOT_TEST_POSTGRES_URL
 export TIERPILOT_TEST_REDIS_URL
 
-.PHONY: help setup debs venv frontend run test test-backend test-sqlite test-postgresql test-frontend test-e2e lint bench api-types clean
+.PHONY: help setup debs venv frontend run test test-imports test-backend test-sqlite test-postgresql test-frontend test-e2e lint bench api-types clean
 
 help:
 	@echo "make run    - install what is missing and start tierpilot (http://127.0.0.1:8000)"
 	@echo "make test   - install what is missing and run every test suite"
-	@echo "make lint   - ruff, mypy, eslint, tsc"
+	@echo "make lint   - ruff, mypy, import contracts, biome, tsc"
 	@echo "make bench  - run the benchmarks in bench/"
 
 setup: debs venv frontend
@@ -53,7 +53,11 @@ run: setup
 	$(VENV)/bin/tierpilot up
 
 test: setup
-	$(MAKE) --no-print-directory test-backend test-frontend test-e2e
+	$(MAKE) --no-print-directory test-imports test-backend test-frontend test-e2e
+
+# who may import whom (pyproject.toml [tool.importlinter], docs/architecture.md)
+test-imports:
+	$(VENV)/bin/lint-imports --no-cache
 
 test-backend: test-sqlite test-postgresql
 
@@ -72,6 +76,7 @@ test-e2e:
 lint: setup
 	$(VENV)/bin/ruff check backend worker tests bench migrations
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports --no-cache
 	cd frontend && npm run lint --silent && npm run typecheck --silent
 
 bench: setup

@@ -120,7 +120,7 @@ def insert_rows(world: World, rows: int, due: int, blob_size: int, progress: boo
 
     from tierpilot.catalog.models import Bucket, Object
     from tierpilot.kit.db import transaction, utcnow
-    from tierpilot.tiers.registry import driver_for
+    from tierpilot.drivers.registry import driver_for
 
     now = utcnow()
     old, recent = now - timedelta(days=45), now - timedelta(days=5)
@@ -242,7 +242,7 @@ def part_b(res: Results, world: World, ids: list[int], due_rows: list[tuple[str,
     from tierpilot.catalog.models import Object
     from tierpilot.kit.db import transaction, utcnow
     from tierpilot.lifecycle.ratelimit import RateLimiter
-    from tierpilot.tiers.registry import driver_for
+    from tierpilot.drivers.registry import driver_for
 
     hot = driver_for(world.hot)
     streamed = RateLimiter(1e12)  # a move rate so high it never waits: the streamed, verified copy path

@@ -7,7 +7,7 @@ from sqlalchemy import pool
 
 from tierpilot.kit.db import make_engine
 from tierpilot.models import Base
-from tierpilot.settings import get_settings
+from tierpilot.kit.settings import get_settings
 
 config = context.config
 target_metadata = Base.metadata

@@ -94,7 +94,7 @@ def db_url(request: pytest.FixtureRequest) -> Iterator[str]:
     url = next(gen)
     upgrade(url)
     os.environ["TIERPILOT_DATABASE_URL"] = url
-    from tierpilot.settings import get_settings
+    from tierpilot.kit.settings import get_settings
 
     get_settings.cache_clear()
     engine = kitdb.make_engine(url)
@@ -106,10 +106,22 @@ def db_url(request: pytest.FixtureRequest) -> Iterator[str]:
 
 
 def _truncate_all() -> None:
+    from tierpilot.drivers import registry
+
     engine = kitdb.get_engine()
     with engine.begin() as conn:
         for table in reversed(Base.metadata.sorted_tables):
             conn.execute(table.delete())
+    registry.tiers.invalidate()
+    registry.clear()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _wired() -> None:
+    """The hooks every process fills at start (tier directory)."""
+    from tierpilot import wiring
+
+    wiring.install()
 
 
 @pytest.fixture(autouse=True)

@@ -1,12 +1,12 @@
-"""Celery app: Redis broker and result backend (embedded default: a local redis-server, see README)."""
+"""The worker and beat processes: the shared Celery app with every domain's tasks and the beat schedule."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
-from celery import Celery
-
-from tierpilot.settings import get_settings
+from tierpilot import wiring
+from tierpilot.kit.jobs import broker_reachable, celery_app
+from tierpilot.kit.settings import get_settings
 
 # Each domain's tasks module; tasks take ids, are idempotent and named `<domain>.<verb>`.
 TASK_MODULES = [
@@ -37,38 +37,7 @@ BEAT_SCHEDULE: dict[str, dict[str, object]] = {
 }
 
 
-def make_celery() -> Celery:
-    settings = get_settings()
-    app = Celery("tierpilot", broker=settings.celery_broker_url, backend=settings.celery_result_backend,
-                 include=TASK_MODULES)
-    app.conf.update(
-        task_acks_late=True,  # a worker killed mid-task leaves it queued for another
-        task_reject_on_worker_lost=True,
-        worker_prefetch_multiplier=1,
-        task_serializer="json",
-        result_serializer="json",
-        accept_content=["json"],
-        result_expires=timedelta(days=1),
-        timezone="UTC",
-        enable_utc=True,
-        beat_schedule=BEAT_SCHEDULE,
-        broker_connection_retry_on_startup=True,
-        worker_hijack_root_logger=False,
-    )
-    if settings.redis_url:
-        # Redis redelivers an unacknowledged task after this; the SQLAlchemy fallback has no such option
-        app.conf.broker_transport_options = {"visibility_timeout": 3600}
-    return app
+celery_app.conf.update(include=TASK_MODULES, beat_schedule=BEAT_SCHEDULE)
+wiring.install()
 
-
-celery_app = make_celery()
-
-
-def broker_reachable() -> str:
-    """'ok' when the broker answers within a second, else the error."""
-    try:
-        with celery_app.connection_for_write() as conn:
-            conn.ensure_connection(max_retries=1, timeout=1)
-        return "ok"
-    except Exception as exc:
-        return f"error: {type(exc).__name__}: {exc}"[:300]
+__all__ = ["BEAT_SCHEDULE", "TASK_MODULES", "broker_reachable", "celery_app"]

@@ -13,19 +13,19 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from sqlalchemy import text
 
-from tierpilot import __version__
+from tierpilot import __version__, wiring
 from tierpilot.auth.router import router as auth_router
 from tierpilot.benchmarks import router as benchmarks_router
 from tierpilot.catalog.router import router as catalog_router
 from tierpilot.kit.db import get_engine
 from tierpilot.kit.errors import DomainError
+from tierpilot.kit.settings import get_settings
 from tierpilot.lifecycle.router import router as lifecycle_router
 from tierpilot.notifications.router import router as notifications_router
 from tierpilot.overview import router as overview_router
 from tierpilot.pricing.router import router as pricing_router
 from tierpilot.reservations.router import router as reservations_router
 from tierpilot.restores.router import router as restores_router
-from tierpilot.settings import get_settings
 from tierpilot.tiers.router import router as tiers_router
 
 health_router = APIRouter(tags=["health"])
@@ -41,7 +41,7 @@ def _check_database() -> str:
 
 
 def _check_broker() -> str:
-    from worker.app import broker_reachable
+    from tierpilot.kit.jobs import broker_reachable
 
     return broker_reachable()
 
@@ -95,6 +95,7 @@ def _mount_frontend(app: FastAPI, dist: Path) -> None:
 
 def create_app() -> FastAPI:
     settings = get_settings()
+    wiring.install()
     app = FastAPI(title="tierpilot", version=__version__, openapi_url="/api/openapi.json",
                   docs_url="/api/docs", redoc_url=None)
     app.add_exception_handler(DomainError, _domain_error)

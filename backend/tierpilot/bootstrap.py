@@ -10,7 +10,7 @@ from sqlalchemy import select
 from tierpilot.auth import service as auth_service
 from tierpilot.catalog.models import Bucket
 from tierpilot.kit.db import transaction
-from tierpilot.settings import get_settings
+from tierpilot.kit.settings import get_settings
 from tierpilot.tiers.models import Tier
 
 log = logging.getLogger(__name__)
@@ -81,10 +81,12 @@ def seed_demo() -> bool:
 def _seed_objects(buckets: list[Bucket], tiers: list[Tier]) -> None:
     """Sample objects written through the data path (tier blob + catalog row), so tiers show real bytes."""
     from tierpilot.catalog.store import NewObject, put_object
+    from tierpilot.drivers import registry
 
     rng = random.Random(20261122)
     for bucket, (_name, tier_index, storage_class, prefix, count, size) in zip(buckets, DEMO_BUCKETS, strict=True):
-        spec = NewObject(tier=tiers[tier_index], storage_class=storage_class, content_type="application/octet-stream",
+        spec = NewObject(tier=registry.tiers.get(tiers[tier_index].id), storage_class=storage_class,
+                         content_type="application/octet-stream",
                          user_metadata={"experiment": bucket.name.split("-")[0]})
         for i in range(count):
             data = rng.randbytes(size + rng.randrange(0, size))

@@ -9,9 +9,9 @@ import sys
 import typer
 
 from tierpilot.gateway.cli import gateway_app
+from tierpilot.kit.settings import get_settings
 from tierpilot.lifecycle.cli import fsck, lifecycle_app
 from tierpilot.pricing.cli import plan
-from tierpilot.settings import get_settings
 
 app = typer.Typer(help="tierpilot: dashboard, S3 gateway and cost planner for tiered cold storage.",
                   no_args_is_help=True, add_completion=False)
@@ -23,6 +23,14 @@ app.add_typer(gateway_app, name="gateway")
 app.add_typer(lifecycle_app, name="lifecycle")
 app.command("fsck")(fsck)
 app.command("plan")(plan)
+
+
+@app.callback()
+def _start() -> None:
+    """Every command runs with the process's hooks filled (tier directory)."""
+    from tierpilot import wiring
+
+    wiring.install()
 
 
 @db_app.command("upgrade")
@@ -45,7 +53,7 @@ def users_create(
     from tierpilot.auth import service
     from tierpilot.kit.db import transaction
     from tierpilot.kit.errors import DomainError
-    from tierpilot.settings import new_secret
+    from tierpilot.kit.settings import new_secret
 
     pw = password or new_secret(12)
     try:

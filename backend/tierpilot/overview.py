@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 from tierpilot.auth.deps import CurrentUser, SessionDep
 from tierpilot.auth.models import User
 from tierpilot.catalog.models import Bucket, Object
-from tierpilot.settings import get_settings
+from tierpilot.kit.settings import get_settings
 from tierpilot.tiers.models import Tier
 
 router = APIRouter(tags=["overview"])

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tierpilot.bootstrap import DEMO_USER, bootstrap_admin, seed_demo
 from tierpilot.kit.migrate import upgrade
-from tierpilot.settings import get_settings
+from tierpilot.kit.settings import get_settings
 
 
 def _free_port() -> int:

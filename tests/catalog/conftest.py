@@ -6,12 +6,12 @@ import uuid
 
 import pytest
 
+from tierpilot.drivers import registry
 from tierpilot.tiers.models import Tier
 
 
 @pytest.fixture
 def tiers(db: str) -> dict[str, Tier]:
-    from tierpilot.catalog import store
     from tierpilot.kit.db import transaction
     from tierpilot.tiers import service
     from tierpilot.tiers.schemas import TierCreate
@@ -26,5 +26,5 @@ def tiers(db: str) -> dict[str, Tier]:
             s.flush()
             s.expunge(tier)
             out[name] = tier
-    store.tiers.invalidate()
+    registry.tiers.invalidate()
     return out

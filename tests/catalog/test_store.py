@@ -8,10 +8,10 @@ from sqlalchemy import select
 from tierpilot.catalog import store
 from tierpilot.catalog.errors import QuotaExceeded
 from tierpilot.catalog.models import Bucket, Object
+from tierpilot.drivers.base import PutResult
+from tierpilot.drivers.registry import driver_for
 from tierpilot.kit.db import transaction
-from tierpilot.tiers.base import PutResult
 from tierpilot.tiers.models import Tier
-from tierpilot.tiers.registry import driver_for
 
 
 @pytest.fixture

@@ -29,7 +29,7 @@ class World:
 
 def lifecycle_settings(monkeypatch: pytest.MonkeyPatch, **values: object) -> None:
     """Set TIERPILOT_LIFECYCLE_* for this test (the settings object is rebuilt)."""
-    from tierpilot.settings import get_settings
+    from tierpilot.kit.settings import get_settings
 
     for name, value in values.items():
         monkeypatch.setenv(f"TIERPILOT_LIFECYCLE_{name.upper()}", str(value))
@@ -39,9 +39,8 @@ def lifecycle_settings(monkeypatch: pytest.MonkeyPatch, **values: object) -> Non
 @pytest.fixture
 def world(db: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
     from tierpilot.catalog import service as catalog_service
-    from tierpilot.catalog import store
+    from tierpilot.drivers import registry
     from tierpilot.kit.db import transaction
-    from tierpilot.tiers import registry
     from tierpilot.tiers import service as tiers_service
     from tierpilot.tiers.schemas import RestoreDelays, TierCreate
 
@@ -63,10 +62,10 @@ def world(db: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
         bucket = catalog_service.create_bucket(s, owner_id=int(owner["id"]), name=f"lc-{tag}",
                                                tier_name=f"hot-{tag}")
         bucket_id = bucket.id
-    store.tiers.invalidate()
+    registry.tiers.invalidate()
     registry.clear()
     yield World(tag, int(owner["id"]), tiers, dirs, f"lc-{tag}", bucket_id)
-    store.tiers.invalidate()
+    registry.tiers.invalidate()
     registry.clear()
 
 
@@ -75,11 +74,12 @@ def put(world: World, key: str, data: bytes, storage_class: str | None = None,
     """Write an object through the catalog store (as the gateway does); returns its id."""
     from tierpilot.catalog import service as catalog_service
     from tierpilot.catalog import store
+    from tierpilot.drivers import registry
     from tierpilot.kit.db import transaction
 
     with transaction() as s:
         bucket = catalog_service.get_bucket(s, world.bucket)
-        tier, cls = catalog_service.tier_for_class(store.tiers.all(), bucket.tier_id, storage_class)
+        tier, cls = catalog_service.tier_for_class(registry.tiers.all(), bucket.tier_id, storage_class)
         s.expunge(bucket)
     obj = store.put_object(bucket, key, iter([data]), store.NewObject(tier=tier, storage_class=cls, tags=tags,
                                                                       checksum_algorithm="CRC32"))

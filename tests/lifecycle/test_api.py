@@ -132,7 +132,7 @@ def test_dry_run_shows_an_edited_rule_without_saving_it(client: TestClient, worl
 
 
 def test_history_failures_and_retry(client: TestClient, world: World) -> None:
-    from tierpilot.tiers.posix import PosixDriver
+    from tierpilot.drivers.posix import PosixDriver
 
     put(world, "raw/a", BIG)
     age(world, days=40)

@@ -39,7 +39,7 @@ def test_run_now_moves_what_is_due_and_prints_a_summary(world: World, db_url: st
 
 
 def test_fsck_reports_and_repairs(world: World, db_url: str) -> None:
-    from tierpilot.tiers.posix import PosixDriver
+    from tierpilot.drivers.posix import PosixDriver
 
     put(world, "raw/a", BIG)
     clean = _cli(db_url, "fsck", "--min-age", "0")

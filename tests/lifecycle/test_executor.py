@@ -290,7 +290,7 @@ def test_a_failed_move_is_recorded_retried_and_then_done(world: World) -> None:
     age(world, days=31)
     set_rules(world, CHAIN)
     # the target tier's directory cannot be written: its path is taken by a file
-    from tierpilot.tiers.posix import PosixDriver
+    from tierpilot.drivers.posix import PosixDriver
 
     target = PosixDriver(world.dirs["infrequent"]).root
     blobs = target / "blobs"
@@ -321,7 +321,7 @@ def test_a_missing_source_fails_for_good_and_fsck_reports_it(world: World) -> No
     with transaction() as s:
         obj = s.scalars(select(Object).where(Object.bucket_id == world.bucket_id)).one()
         locator = obj.locator
-    from tierpilot.tiers.posix import PosixDriver
+    from tierpilot.drivers.posix import PosixDriver
 
     PosixDriver(world.dirs["hot"]).delete(locator)
     assert run_now(world.bucket_id).outcomes == {"failed": 1}
@@ -370,7 +370,7 @@ def test_incomplete_multipart_uploads_are_aborted_after_their_days(world: World)
 
 
 def test_fsck_finds_and_repairs_orphans_and_repoints_at_an_intact_copy(world: World) -> None:
-    from tierpilot.tiers.posix import PosixDriver
+    from tierpilot.drivers.posix import PosixDriver
 
     put(world, "raw/a", BIG)
     hot = PosixDriver(world.dirs["hot"])

@@ -68,7 +68,7 @@ def worker_env(db_url: str, redis_url: str, data_dir: Path, monkeypatch: pytest.
                TIERPILOT_LIFECYCLE_MOVE_RATE_MBPS=str(RATE_MBPS), TIERPILOT_LIFECYCLE_DELETE_GRACE_S="2",
                TIERPILOT_LIFECYCLE_LEASE_S="3")
     monkeypatch.setenv("TIERPILOT_REDIS_URL", own_redis)
-    from tierpilot.settings import get_settings
+    from tierpilot.kit.settings import get_settings
 
     get_settings.cache_clear()
     yield env
@@ -101,7 +101,7 @@ def _copy_in_progress(world: World) -> bool:
 @pytest.mark.timeout(600)
 def test_worker_killed_mid_copy_and_mid_delete_leaves_one_readable_copy(
         world: World, worker_env: dict[str, str], data_dir: Path) -> None:
-    from worker.app import make_celery
+    from tierpilot.kit.jobs import make_celery
 
     payloads = {f"raw/{i}": bytes([65 + i]) * SIZE for i in range(6)}
     for key, data in payloads.items():

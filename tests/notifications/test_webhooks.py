@@ -108,7 +108,7 @@ def test_a_delivery_without_a_signing_secret_is_never_sent_unsigned(
 def test_an_unreachable_webhook_is_given_up_after_the_last_attempt(
         member_user: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TIERPILOT_WEBHOOK_MAX_ATTEMPTS", "2")
-    from tierpilot.settings import get_settings
+    from tierpilot.kit.settings import get_settings
 
     get_settings.cache_clear()
     try:

@@ -23,10 +23,10 @@ def test_task_round_trip_through_redis_and_a_worker_process(
         service.issue_token(s, user, kind="session", ttl=timedelta(hours=1))
 
     monkeypatch.setenv("TIERPILOT_REDIS_URL", redis_url)
-    from tierpilot.settings import get_settings
+    from tierpilot.kit.settings import get_settings
 
     get_settings.cache_clear()
-    from worker.app import make_celery
+    from tierpilot.kit.jobs import make_celery
 
     client = make_celery()
     try:

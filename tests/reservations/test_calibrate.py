@@ -10,11 +10,11 @@ import uuid
 from typer.testing import CliRunner
 
 from tierpilot.cli import app
+from tierpilot.drivers.registry import build_driver
 from tierpilot.kit.db import transaction
 from tierpilot.reservations import service
 from tierpilot.tiers import service as tiers
 from tierpilot.tiers.models import Tier
-from tierpilot.tiers.registry import build_driver
 from tierpilot.tiers.schemas import TierCreate
 
 ARGS = ["gateway", "calibrate", "--seconds", "1", "--streams", "2", "--blob-mib", "2"]

@@ -80,11 +80,11 @@ def test_rollup_through_a_worker_moves_gateway_counters_into_the_database(
 
     asyncio.run(gateway_flushes())
     monkeypatch.setenv("TIERPILOT_REDIS_URL", redis_url)
-    from tierpilot.settings import get_settings
+    from tierpilot.kit.settings import get_settings
 
     get_settings.cache_clear()
     try:
-        from worker.app import make_celery
+        from tierpilot.kit.jobs import make_celery
 
         stored = make_celery().send_task("reservations.rollup_metering").get(timeout=60)
     finally:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.tiers.conftest import moto_url  # noqa: F401 - the moto server of the tier tests, shared
+from tests.drivers.conftest import moto_url  # noqa: F401 - the moto server of the driver tests, shared
 
 
 @dataclass
@@ -103,7 +103,7 @@ def wait_until(predicate: Callable[[], bool], timeout: float = 30.0, step: float
 def _fresh_drivers() -> Iterator[None]:
     """Tier ids are reused after each test's truncation: build drivers and the tier cache anew."""
     from tierpilot.catalog.store import tiers
-    from tierpilot.tiers import registry
+    from tierpilot.drivers import registry
 
     registry.clear()
     tiers.invalidate()

@@ -15,11 +15,11 @@ from sqlalchemy import select
 
 from tests.restores.conftest import Archive
 from tierpilot.catalog.models import Object
+from tierpilot.drivers.registry import driver_for
 from tierpilot.kit.db import transaction
 from tierpilot.restores import service, sweep
 from tierpilot.restores.models import RestoreBatch, RestoreItem
 from tierpilot.tiers.models import Tier
-from tierpilot.tiers.registry import driver_for
 
 
 @pytest.fixture

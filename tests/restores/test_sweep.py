@@ -11,11 +11,11 @@ from sqlalchemy import func, select, update
 
 from tests.restores.conftest import Archive, wait_until
 from tierpilot.catalog.models import Object
+from tierpilot.drivers.offline import OfflinePosixDriver
 from tierpilot.kit.db import transaction, utcnow
 from tierpilot.notifications.models import Notification
 from tierpilot.restores import repository, service, sweep
 from tierpilot.restores.models import RestoreBatch, RestoreBatchTier, RestoreItem
-from tierpilot.tiers.offline import OfflinePosixDriver
 
 
 def _create(archive: Archive, keys: list[str], speed: str = "expedited", days: int = 3, user: str = "member") -> int:

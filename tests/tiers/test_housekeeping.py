@@ -8,12 +8,12 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from tierpilot.drivers import registry
+from tierpilot.drivers.offline import OfflinePosixDriver
+from tierpilot.drivers.posix import PosixDriver
+from tierpilot.drivers.s3 import S3Driver
 from tierpilot.kit.db import transaction
-from tierpilot.tiers import registry
 from tierpilot.tiers import service as tiers
-from tierpilot.tiers.offline import OfflinePosixDriver
-from tierpilot.tiers.posix import PosixDriver
-from tierpilot.tiers.s3 import S3Driver
 from tierpilot.tiers.schemas import RestoreDelays, TierCreate
 from tierpilot.tiers.tasks import housekeep
 

@@ -18,8 +18,8 @@ from botocore.client import BaseClient
 
 from tests.conftest import _truncate_all
 from tests.gateway.conftest import start_gateway, stop
-from tierpilot.tiers.base import BlobNotFound, NotRestored, PartInfo, RestoreInProgress
-from tierpilot.tiers.s3 import S3Driver
+from tierpilot.drivers.base import BlobNotFound, NotRestored, PartInfo, RestoreInProgress
+from tierpilot.drivers.s3 import S3Driver
 
 MiB = 1 << 20
 

@@ -8,11 +8,11 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 
 from tierpilot.catalog.models import Bucket, Object
+from tierpilot.drivers import registry
+from tierpilot.drivers.offline import OfflinePosixDriver
 from tierpilot.kit.db import transaction
-from tierpilot.settings import get_settings
-from tierpilot.tiers import registry
+from tierpilot.kit.settings import get_settings
 from tierpilot.tiers.models import Tier
-from tierpilot.tiers.offline import OfflinePosixDriver
 
 
 def _posix(client: TestClient, name: str, path: str, **extra: object) -> dict:

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from tierpilot.auth import service
 from tierpilot.auth.models import User
-from tierpilot.kit.db import session_factory
+from tierpilot.kit.db import transaction
 from tierpilot.kit.errors import Forbidden, Unauthorized
 
 SESSION_COOKIE = "tierpilot_session"
@@ -21,22 +21,13 @@ _SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 
 
 def get_session(request: Request) -> Iterator[Session]:
-    """Commit when the handler returns, roll back when it raises.
+    """The request's transaction: commits when the handler returns, rolls back when it raises.
 
     Mutating requests take SQLite's write lock at BEGIN: a read-then-write transaction that loses
     the race to another writer would otherwise fail at once instead of waiting its turn.
     """
-    session = session_factory()()
-    if request.method not in _SAFE_METHODS:
-        session.connection(execution_options={"sqlite_immediate": True})
-    try:
+    with transaction(write=request.method not in _SAFE_METHODS) as session:
         yield session
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
-    finally:
-        session.close()
 
 
 # scope="function": commit before the response is sent, so a client's next request sees the change

@@ -20,7 +20,7 @@ from tierpilot.auth.schemas import (
     UserCreatedOut,
     UserOut,
 )
-from tierpilot.settings import get_settings
+from tierpilot.kit.settings import get_settings
 
 router = APIRouter(tags=["auth"])
 

@@ -21,7 +21,7 @@ from tierpilot.auth.models import AccessKey, ApiToken, User
 from tierpilot.kit.crypto import decrypt, encrypt
 from tierpilot.kit.db import utcnow
 from tierpilot.kit.errors import Conflict, Forbidden, Invalid, NotFound, TooManyRequests, Unauthorized
-from tierpilot.settings import get_settings
+from tierpilot.kit.settings import get_settings
 
 _hasher = PasswordHasher()
 # verifying against a fixed hash when the user is unknown keeps timing the same for both failures

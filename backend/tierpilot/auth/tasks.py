@@ -6,7 +6,7 @@ from sqlalchemy import delete
 
 from tierpilot.auth.models import ApiToken
 from tierpilot.kit.db import transaction, utcnow
-from worker.app import celery_app
+from tierpilot.kit.jobs import celery_app
 
 
 @celery_app.task(name="auth.purge_expired_tokens")

@@ -10,7 +10,6 @@ from sqlalchemy import Select, bindparam, delete, func, select, update
 from sqlalchemy.orm import Session
 
 from tierpilot.catalog.models import Bucket, MultipartUpload, Object, UploadPart
-from tierpilot.tiers.models import Tier
 
 
 def prefix_end(prefix: str) -> str | None:
@@ -76,17 +75,6 @@ def bucket_has_objects(session: Session, bucket_id: int) -> bool:
 
 def delete_bucket_row(session: Session, bucket_id: int) -> None:
     session.execute(delete(Bucket).where(Bucket.id == bucket_id))
-
-
-# tiers (read-only here: the tiers domain owns them) --------------------------------------------------
-
-
-def list_tiers(session: Session) -> list[Tier]:
-    return list(session.scalars(select(Tier).order_by(Tier.id)))
-
-
-def get_tier_by_name(session: Session, name: str) -> Tier | None:
-    return session.scalar(select(Tier).where(Tier.name == name))
 
 
 # objects ---------------------------------------------------------------------------------------------
@@ -201,12 +189,11 @@ def parts_size(session: Session, upload_pk: int) -> int:
                               .where(UploadPart.upload_id == upload_pk)) or 0)
 
 
-def buckets_with_names(session: Session, owner_id: int | None) -> list[tuple[Bucket, str, str]]:
-    """(bucket, owner's username, tier name) for the Browser page, by bucket name."""
+def buckets_with_owners(session: Session, owner_id: int | None) -> list[tuple[Bucket, str]]:
+    """(bucket, owner's username) for the Browser page, by bucket name."""
     from tierpilot.auth.models import User
 
-    q = (select(Bucket, User.username, Tier.name).join(User, User.id == Bucket.owner_id)
-         .join(Tier, Tier.id == Bucket.tier_id).order_by(Bucket.name))
+    q = select(Bucket, User.username).join(User, User.id == Bucket.owner_id).order_by(Bucket.name)
     if owner_id is not None:
         q = q.where(Bucket.owner_id == owner_id)
-    return [(b, str(u), str(t)) for b, u, t in session.execute(q)]
+    return [(b, str(u)) for b, u in session.execute(q)]

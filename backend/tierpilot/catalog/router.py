@@ -23,9 +23,10 @@ from tierpilot.catalog import repository, service, store
 from tierpilot.catalog.errors import InvalidInput, NoSuchKey
 from tierpilot.catalog.models import Bucket, Object
 from tierpilot.catalog.schemas import BucketCreate, BucketOut, FolderListing, ObjectDetail, ObjectSummary, UploadOut
+from tierpilot.drivers import registry
+from tierpilot.drivers.registry import TierSpec
 from tierpilot.kit.db import transaction
-from tierpilot.settings import get_settings
-from tierpilot.tiers.models import Tier
+from tierpilot.kit.settings import get_settings
 
 router = APIRouter(prefix="/buckets", tags=["catalog"])
 
@@ -56,11 +57,11 @@ def _bucket_for(session: Any, name: str, user: User) -> Bucket:
     return bucket
 
 
-def _tier_names(session: Any) -> dict[int, Tier]:
-    return {t.id: t for t in repository.list_tiers(session)}
+def _tier_names() -> dict[int, TierSpec]:
+    return {t.id: t for t in registry.tiers.all()}
 
 
-def _summary(obj: Object, tiers: dict[int, Tier]) -> ObjectSummary:
+def _summary(obj: Object, tiers: dict[int, TierSpec]) -> ObjectSummary:
     tier = tiers.get(obj.tier_id)
     return ObjectSummary(key=obj.key, size=obj.size, etag=obj.etag, storage_class=obj.storage_class,
                          tier=tier.name if tier else str(obj.tier_id), tier_offline=bool(tier and tier.offline),
@@ -76,8 +77,9 @@ def _bucket_out(bucket: Bucket, owner: str, tier: str) -> BucketOut:
 @router.get("", response_model=list[BucketOut])
 def list_buckets(session: SessionDep, user: CurrentUser) -> list[BucketOut]:
     """Buckets with their object count and stored bytes (own buckets; admins see all)."""
-    rows = repository.buckets_with_names(session, None if user.is_admin else user.id)
-    return [_bucket_out(b, owner, tier) for b, owner, tier in rows]
+    rows = repository.buckets_with_owners(session, None if user.is_admin else user.id)
+    tiers = _tier_names()
+    return [_bucket_out(b, owner, tiers[b.tier_id].name if b.tier_id in tiers else "") for b, owner in rows]
 
 
 @router.post("", response_model=BucketOut, status_code=status.HTTP_201_CREATED)
@@ -85,8 +87,7 @@ def create_bucket(body: BucketCreate, session: SessionDep, user: CurrentUser) ->
     bucket = service.create_bucket(session, owner_id=user.id, name=body.name, tier_name=body.tier,
                                    space_bytes=body.space_bytes, space_start=body.space_start,
                                    space_end=body.space_end)
-    tier = session.get(Tier, bucket.tier_id)
-    return _bucket_out(bucket, user.username, tier.name if tier else "")
+    return _bucket_out(bucket, user.username, registry.tiers.get(bucket.tier_id).name)
 
 
 @router.delete("/{name}", status_code=status.HTTP_204_NO_CONTENT)
@@ -107,7 +108,7 @@ def list_objects(
     bucket = _bucket_for(session, name, user)
     marker = service.decode_marker(cursor) if cursor else ""
     page = service.list_objects(session, bucket.id, prefix, delimiter, marker, limit)
-    tiers = _tier_names(session)
+    tiers = _tier_names()
     return FolderListing(
         bucket=bucket.name, prefix=prefix, delimiter=delimiter, folders=page.prefixes,
         objects=[_summary(o, tiers) for o in page.objects], truncated=page.truncated,
@@ -127,7 +128,7 @@ def object_detail(name: str, key: str, session: SessionDep, user: CurrentUser) -
     """Everything the catalog knows about one object: tier, class, size, checksum, restore state."""
     bucket = _bucket_for(session, name, user)
     obj = _object(session, bucket, key)
-    tiers = _tier_names(session)
+    tiers = _tier_names()
     summary = _summary(obj, tiers)
     return ObjectDetail(
         **summary.model_dump(), bucket=bucket.name, content_type=obj.content_type,
@@ -176,11 +177,11 @@ async def upload(request: Request, name: str, user: StoreUser, key: str | None =
                  storage_class: str | None = None) -> UploadOut:
     """Store an object: a multipart form (``file``, optional ``key`` or ``prefix`` fields) from the
     browser, or the raw request body with ``?key=`` (streamed, never held in memory)."""
-    def prepare() -> tuple[Bucket, Tier, str]:
+    def prepare() -> tuple[Bucket, TierSpec, str]:
         with transaction() as session:
             bucket = _bucket_for(session, name, user)
             session.expunge(bucket)
-        tier, cls = service.tier_for_class(store.tiers.all(), bucket.tier_id, storage_class)
+        tier, cls = service.tier_for_class(registry.tiers.all(), bucket.tier_id, storage_class)
         return bucket, tier, cls
 
     bucket, tier, cls = await anyio.to_thread.run_sync(prepare)
@@ -212,8 +213,8 @@ async def upload(request: Request, name: str, user: StoreUser, key: str | None =
         expected = int(length) if length and length.isdigit() else None
         if expected is not None and expected > MAX_UPLOAD:
             raise InvalidInput("objects are at most 5 GiB", "EntityTooLarge")
-        from tierpilot.gateway.flow import BestEffortFlow
-        from tierpilot.gateway.streams import Inbound
+        from tierpilot.kit.flow import BestEffortFlow
+        from tierpilot.kit.streaming import Inbound
 
         await anyio.to_thread.run_sync(store.check_space, bucket, expected, None, key)
         spec = store.NewObject(tier=tier, storage_class=cls, content_type=content_type or None)

@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -37,9 +37,10 @@ from tierpilot.catalog.errors import (
     invalid_storage_class,
 )
 from tierpilot.catalog.models import Bucket, MultipartUpload, Object, UploadPart
+from tierpilot.drivers import registry
+from tierpilot.drivers.registry import TierLike
 from tierpilot.kit.db import utcnow
-from tierpilot.settings import get_settings
-from tierpilot.tiers.models import Tier
+from tierpilot.kit.settings import get_settings
 
 MAX_KEY_BYTES = 1024
 MIN_PART_SIZE = 5 * 1024 * 1024
@@ -183,7 +184,7 @@ def create_bucket(session: Session, *, owner_id: int, name: str, tier_name: str 
         raise BucketAlreadyExists("The requested bucket name is not available. Please select a different name "
                                   "and try again.", BucketName=name)
     tier_name = tier_name or get_settings().default_tier
-    tier = repository.get_tier_by_name(session, tier_name)
+    tier = registry.tiers.by_name(tier_name, session)
     if tier is None:
         raise InvalidInput(f"There is no tier named {tier_name!r}", "InvalidArgument")
     if space_bytes is not None and space_bytes < 0:
@@ -215,10 +216,13 @@ def delete_bucket(session: Session, bucket: Bucket) -> list[tuple[int, str]]:
     return [(u.tier_id, u.locator) for u in uploads]
 
 
+T = TypeVar("T", bound=TierLike)
+
+
 # tiers and storage classes ---------------------------------------------------------------------------
 
 
-def tier_for_class(tiers: Sequence[Tier], bucket_tier_id: int, storage_class: str | None) -> tuple[Tier, str]:
+def tier_for_class(tiers: Sequence[T], bucket_tier_id: int, storage_class: str | None) -> tuple[T, str]:
     """The tier an object of ``storage_class`` lives on: the bucket's own tier unless the class is
     another tier's; no class means the bucket's tier and its first class."""
     by_id = {t.id: t for t in tiers}

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,61 +20,17 @@ from tierpilot.catalog import repository, service
 from tierpilot.catalog.errors import InvalidObjectState, NoSuchKey
 from tierpilot.catalog.models import Bucket, MultipartUpload, Object, UploadPart
 from tierpilot.catalog.service import Blob, RequestedPart
+from tierpilot.drivers.base import BlobNotFound, ChecksumAlgorithm, NotRestored, PartInfo, PutResult, TierDriver
+from tierpilot.drivers.registry import TierSpec, driver_for, tiers
 from tierpilot.kit.db import transaction, utcnow
-from tierpilot.tiers.base import BlobNotFound, ChecksumAlgorithm, NotRestored, PartInfo, PutResult, TierDriver
-from tierpilot.tiers.models import Tier
-from tierpilot.tiers.registry import driver_for
 
 log = logging.getLogger(__name__)
 
 Verify = Callable[[PutResult], None]
 
 
-class TierCache:
-    """Tier rows, reloaded at most every ``ttl`` seconds: the hot path does not query them per request."""
-
-    def __init__(self, ttl: float = 2.0) -> None:
-        self.ttl = ttl
-        self._lock = threading.Lock()
-        self._loaded = -1e9
-        self._tiers: list[Tier] = []
-
-    def all(self) -> list[Tier]:
-        now = time.monotonic()
-        if now - self._loaded > self.ttl:
-            with self._lock:
-                if now - self._loaded > self.ttl:
-                    with transaction() as session:
-                        tiers = repository.list_tiers(session)
-                        for t in tiers:
-                            session.expunge(t)
-                    self._tiers, self._loaded = tiers, time.monotonic()
-        return self._tiers
-
-    def fresh(self) -> bool:
-        """True when ``all()`` answers from memory (callers on an event loop then skip the thread)."""
-        return time.monotonic() - self._loaded <= self.ttl
-
-    def get(self, tier_id: int) -> Tier:
-        for tier in self.all():
-            if tier.id == tier_id:
-                return tier
-        self.invalidate()
-        for tier in self.all():
-            if tier.id == tier_id:
-                return tier
-        raise LookupError(f"tier {tier_id} does not exist")
-
-    def invalidate(self) -> None:
-        with self._lock:
-            self._loaded = -1e9
-
-
-tiers = TierCache()
-
-
 def driver(tier_id: int) -> TierDriver:
-    return driver_for(tiers.get(tier_id))
+    return tiers.driver(tier_id)
 
 
 def discard(blobs: Sequence[Blob]) -> None:
@@ -114,7 +69,7 @@ def check_space(bucket: Bucket, incoming: int | None, upload: MultipartUpload | 
 class NewObject:
     """What a PUT, copy or multipart completion stores besides the bytes."""
 
-    tier: Tier
+    tier: TierSpec
     storage_class: str
     content_type: str | None = None
     user_metadata: dict[str, Any] | None = None

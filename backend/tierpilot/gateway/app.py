@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import json
 import logging
 import os
@@ -16,8 +15,10 @@ import time
 from typing import Any
 from urllib.parse import quote, unquote, unquote_to_bytes
 
+from tierpilot import wiring
 from tierpilot.catalog import store
 from tierpilot.catalog.errors import CatalogError
+from tierpilot.drivers.base import TierError
 from tierpilot.gateway import (  # noqa: F401  (importing the operation modules registers their routes)
     ops_buckets,
     ops_multipart,
@@ -26,11 +27,10 @@ from tierpilot.gateway import (  # noqa: F401  (importing the operation modules 
 from tierpilot.gateway.auth import authenticate
 from tierpilot.gateway.errors import S3Error
 from tierpilot.gateway.http import Request
-from tierpilot.gateway.routes import EXTENSIONS, Level, find
-from tierpilot.gateway.streams import ClientDisconnected, Receive, Send, run
+from tierpilot.gateway.routes import Level, find
 from tierpilot.kit.errors import DomainError
-from tierpilot.settings import get_settings
-from tierpilot.tiers.base import TierError
+from tierpilot.kit.settings import get_settings
+from tierpilot.kit.streaming import ClientDisconnected, Receive, Send, run
 
 log = logging.getLogger("tierpilot.gateway")
 access = logging.getLogger("tierpilot.gateway.access")
@@ -109,13 +109,8 @@ class Gateway:
                 return
 
     async def startup(self) -> None:
-        for name in EXTENSIONS:
-            try:
-                module = importlib.import_module(name)
-            except ModuleNotFoundError as exc:
-                if exc.name and name.startswith(exc.name):
-                    continue  # that domain has no gateway extension (yet)
-                raise
+        wiring.install()
+        for module in wiring.GATEWAY_EXTENSIONS:
             self._extensions.append(module)
             hook = getattr(module, "startup", None)
             if hook is not None:

@@ -3,10 +3,7 @@ path does not query the database for keys and buckets on every request."""
 
 from __future__ import annotations
 
-import threading
-import time
 from datetime import UTC, datetime
-from typing import Generic, TypeVar
 
 from tierpilot.auth import service as auth_service
 from tierpilot.auth.service import Credential
@@ -15,44 +12,13 @@ from tierpilot.catalog.models import Bucket
 from tierpilot.gateway import sigv4
 from tierpilot.gateway.errors import S3Error, access_denied
 from tierpilot.gateway.http import Request
-from tierpilot.gateway.streams import run
+from tierpilot.kit.cache import TTLCache
 from tierpilot.kit.db import transaction
-from tierpilot.settings import get_settings
+from tierpilot.kit.settings import get_settings
+from tierpilot.kit.streaming import run
 
-V = TypeVar("V")
-
-
-class TtlCache(Generic[V]):
-    """name → value for ``ttl`` seconds; misses are not remembered (a new key or bucket works at once)."""
-
-    def __init__(self, ttl: float) -> None:
-        self.ttl = ttl
-        self._data: dict[str, tuple[float, V]] = {}
-        self._lock = threading.Lock()
-
-    def get(self, name: str) -> V | None:
-        hit = self._data.get(name)
-        if hit is None or hit[0] < time.monotonic():
-            return None
-        return hit[1]
-
-    def put(self, name: str, value: V) -> None:
-        with self._lock:
-            if len(self._data) > 10000:
-                self._data.clear()
-            self._data[name] = (time.monotonic() + self.ttl, value)
-
-    def drop(self, name: str) -> None:
-        with self._lock:
-            self._data.pop(name, None)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._data.clear()
-
-
-credentials: TtlCache[Credential] = TtlCache(get_settings().gateway_cache_s)
-buckets: TtlCache[Bucket] = TtlCache(get_settings().gateway_cache_s)
+credentials: TTLCache[str, Credential] = TTLCache(get_settings().gateway_cache_s)
+buckets: TTLCache[str, Bucket] = TTLCache(get_settings().gateway_cache_s)
 
 
 def _lookup_credential(access_key_id: str) -> Credential | None:

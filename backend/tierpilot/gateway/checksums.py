@@ -6,9 +6,9 @@ import base64
 import binascii
 from typing import Protocol, cast
 
+from tierpilot.drivers.base import ChecksumAlgorithm
+from tierpilot.drivers.checksums import new_digest
 from tierpilot.gateway.errors import S3Error, invalid_request
-from tierpilot.tiers.base import ChecksumAlgorithm
-from tierpilot.tiers.checksums import new_digest
 
 ALGORITHMS = ("CRC32", "CRC32C", "SHA1", "SHA256")
 HEADERS = {alg: f"x-amz-checksum-{alg.lower()}" for alg in ALGORITHMS}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from tierpilot.settings import get_settings
+from tierpilot.kit.settings import get_settings
 
 gateway_app = typer.Typer(help="The S3 gateway.", invoke_without_command=True)
 

@@ -6,16 +6,16 @@ from typing import Any
 from urllib.parse import unquote, unquote_plus
 
 from tierpilot.catalog import service as catalog
-from tierpilot.catalog import store
 from tierpilot.catalog.models import Bucket, Object
+from tierpilot.drivers import registry
+from tierpilot.drivers.base import RestoreStatus
+from tierpilot.drivers.registry import TierSpec
 from tierpilot.gateway import checksums
 from tierpilot.gateway.errors import S3Error, invalid_argument, not_implemented
-from tierpilot.gateway.flow import RESERVATION_HEADER, Direction, Flow, FlowRequest, get_policy
 from tierpilot.gateway.http import Headers, Request, http_date
-from tierpilot.gateway.streams import run
 from tierpilot.kit.db import utcnow
-from tierpilot.tiers.base import RestoreStatus
-from tierpilot.tiers.models import Tier
+from tierpilot.kit.flow import RESERVATION_HEADER, Direction, Flow, FlowRequest, get_policy
+from tierpilot.kit.streaming import run
 
 MAX_METADATA_BYTES = 2048
 # headers S3 stores with an object and returns on GET/HEAD
@@ -34,11 +34,11 @@ async def open_flow(req: Request, bucket: Bucket, direction: Direction, expected
     return flow
 
 
-async def all_tiers() -> list[Tier]:
-    return store.tiers.all() if store.tiers.fresh() else await run(store.tiers.all)
+async def all_tiers() -> list[TierSpec]:
+    return registry.tiers.all() if registry.tiers.fresh() else await run(registry.tiers.all)
 
 
-async def placement(bucket: Bucket, storage_class: str | None) -> tuple[Tier, str]:
+async def placement(bucket: Bucket, storage_class: str | None) -> tuple[TierSpec, str]:
     """The tier and class a new object of ``storage_class`` (x-amz-storage-class) goes to."""
     return catalog.tier_for_class(await all_tiers(), bucket.tier_id, storage_class)
 
@@ -107,7 +107,7 @@ def checksum_headers(algorithm: str | None, value: str | None) -> Headers:
     return [(checksums.HEADERS[algorithm].encode(), value.encode()), (b"x-amz-checksum-type", kind)]
 
 
-def restore_header(obj: Object, tier: Tier | None, live: RestoreStatus | None = None) -> Headers:
+def restore_header(obj: Object, tier: TierSpec | None, live: RestoreStatus | None = None) -> Headers:
     """x-amz-restore for archived objects, as S3 words it. ``live`` is the tier's own status of a recall
     the catalog still has as ongoing: the restore sweep records the end up to one sweep later."""
     if tier is None or not tier.offline or obj.restore_state is None:
@@ -122,7 +122,7 @@ def restore_header(obj: Object, tier: Tier | None, live: RestoreStatus | None = 
     return []
 
 
-def object_headers(obj: Object, tier: Tier | None = None, live: RestoreStatus | None = None) -> Headers:
+def object_headers(obj: Object, tier: TierSpec | None = None, live: RestoreStatus | None = None) -> Headers:
     """What GET and HEAD say about an object besides length and range."""
     out: Headers = [
         (b"etag", etag(obj.etag).encode()),

@@ -11,10 +11,10 @@ from typing import Any
 
 from tierpilot.auth.service import Credential
 from tierpilot.gateway.errors import S3Error
-from tierpilot.gateway.flow import Flow
 from tierpilot.gateway.sigv4 import SignedRequest
-from tierpilot.gateway.streams import Receive, Send
 from tierpilot.gateway.xmlio import error_document
+from tierpilot.kit.flow import Flow
+from tierpilot.kit.streaming import Receive, Send
 
 Headers = list[tuple[bytes, bytes]]
 

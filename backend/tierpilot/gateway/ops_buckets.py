@@ -10,13 +10,14 @@ from tierpilot.catalog import store
 from tierpilot.catalog.models import Bucket, Object
 from tierpilot.gateway import auth, xmlio
 from tierpilot.gateway.auth import bucket_of
+from tierpilot.gateway.body import read_all
 from tierpilot.gateway.common import check_acl, etag
 from tierpilot.gateway.errors import S3Error, invalid_argument
 from tierpilot.gateway.http import Request
 from tierpilot.gateway.ops_objects import acl_document
 from tierpilot.gateway.routes import route
-from tierpilot.gateway.streams import read_all, run
 from tierpilot.kit.db import transaction
+from tierpilot.kit.streaming import run
 
 SPACE_HEADERS = ("x-tierpilot-space-bytes", "x-tierpilot-space-start", "x-tierpilot-space-end")
 TIER_HEADER = "x-tierpilot-tier"
@@ -96,7 +97,7 @@ async def delete_bucket(req: Request) -> None:
     try:
         await run(store.delete_bucket, bucket)
     finally:
-        auth.buckets.drop(bucket.name)
+        auth.buckets.pop(bucket.name)
     await req.respond(204, content_type=None)
 
 
@@ -136,7 +137,6 @@ _ABSENT = {
     "tagging": ("NoSuchTagSet", "The TagSet does not exist"),
     "encryption": ("ServerSideEncryptionConfigurationNotFoundError",
                    "The server side encryption configuration was not found"),
-    "lifecycle": ("NoSuchLifecycleConfiguration", "The lifecycle configuration does not exist"),
     "object-lock": ("ObjectLockConfigurationNotFoundError", "Object Lock configuration does not exist for this bucket"),
     "website": ("NoSuchWebsiteConfiguration", "The specified bucket does not have a website configuration"),
     "ownershipControls": ("OwnershipControlsNotFoundError", "The bucket ownership controls were not found"),

@@ -15,6 +15,7 @@ from tierpilot.catalog import store
 from tierpilot.catalog.models import Bucket, MultipartUpload, UploadPart
 from tierpilot.gateway import checksums, xmlio
 from tierpilot.gateway.auth import bucket_of
+from tierpilot.gateway.body import key_of, read_xml_body
 from tierpilot.gateway.common import (
     check_acl,
     checksum_headers,
@@ -27,11 +28,11 @@ from tierpilot.gateway.common import (
 from tierpilot.gateway.errors import invalid_argument, invalid_request, malformed_xml
 from tierpilot.gateway.http import Headers, Request
 from tierpilot.gateway.ops_buckets import encoder
-from tierpilot.gateway.ops_objects import key_of, parse_range, read_xml_body, source_object
+from tierpilot.gateway.ops_objects import parse_range, source_object
 from tierpilot.gateway.payload import Payload
 from tierpilot.gateway.routes import route
-from tierpilot.gateway.streams import Inbound, run
 from tierpilot.kit.db import transaction
+from tierpilot.kit.streaming import Inbound, run
 
 MAX_LIST = 1000
 

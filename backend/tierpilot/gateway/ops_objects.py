@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -14,8 +13,12 @@ from tierpilot.catalog import repository, store
 from tierpilot.catalog import service as catalog
 from tierpilot.catalog.errors import NoSuchKey
 from tierpilot.catalog.models import Bucket, Object
-from tierpilot.gateway import checksums, xmlio
+from tierpilot.drivers import registry
+from tierpilot.drivers.base import RestoreStatus, TierError
+from tierpilot.drivers.registry import TierSpec
+from tierpilot.gateway import xmlio
 from tierpilot.gateway.auth import bucket_of
+from tierpilot.gateway.body import XML_BODY_LIMIT, key_of, read_all, read_xml_body
 from tierpilot.gateway.common import (
     check_acl,
     checksum_headers,
@@ -29,29 +32,20 @@ from tierpilot.gateway.common import (
     user_metadata,
     validate_tags,
 )
-from tierpilot.gateway.errors import S3Error, bad_digest, invalid_argument, invalid_request, malformed_xml
+from tierpilot.gateway.errors import S3Error, invalid_argument, invalid_request, malformed_xml
 from tierpilot.gateway.http import Headers, Request, parse_http_date
 from tierpilot.gateway.payload import MAX_OBJECT_SIZE, Payload
 from tierpilot.gateway.routes import route
-from tierpilot.gateway.sigv4 import UNSIGNED_PAYLOAD
-from tierpilot.gateway.streams import Inbound, read_all, run, send_stream
 from tierpilot.kit.db import transaction
-from tierpilot.tiers.base import RestoreStatus, TierError
-from tierpilot.tiers.models import Tier
+from tierpilot.kit.streaming import Inbound, run, send_stream
 
 _RANGE = re.compile(r"\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*")
 MAX_DELETE_KEYS = 1000
-XML_BODY_LIMIT = 2 * 1024 * 1024
 RESPONSE_OVERRIDES = {
     "response-content-type": b"content-type", "response-content-language": b"content-language",
     "response-expires": b"expires", "response-cache-control": b"cache-control",
     "response-content-disposition": b"content-disposition", "response-content-encoding": b"content-encoding",
 }
-
-
-def key_of(req: Request) -> str:
-    catalog.validate_key(req.key)
-    return req.key
 
 
 def _lookup(bucket_id: int, key: str) -> Object:
@@ -161,7 +155,7 @@ async def put_object(req: Request) -> None:
 @dataclass
 class _Read:
     obj: Object
-    tier: Tier
+    tier: TierSpec
     status: int
     start: int = 0
     end: int = -1
@@ -173,7 +167,7 @@ class _Read:
 def _prepare_read(bucket_id: int, key: str, headers: dict[str, str], method: str, part: str | None) -> _Read:
     """One worker-thread visit: look the object up, check conditions and range, open and read the first block."""
     obj = _lookup(bucket_id, key)
-    tier = store.tiers.get(obj.tier_id)
+    tier = registry.tiers.get(obj.tier_id)
     status = evaluate_conditions(obj, headers.get("if-match"), headers.get("if-none-match"),
                                  headers.get("if-modified-since"), headers.get("if-unmodified-since"))
     if status:
@@ -246,32 +240,6 @@ async def delete_object(req: Request) -> None:
     bucket = await bucket_of(req)
     await run(store.delete_objects, bucket, [key])
     await req.respond(204, content_type=None)
-
-
-def _check_body_digest(req: Request, body: bytes) -> None:
-    md5 = req.header("content-md5")
-    if md5 is not None and checksums.decode_b64(md5.strip(), 16, "Content-MD5") != hashlib.md5(body).digest():
-        raise bad_digest()
-    for alg, name in checksums.HEADERS.items():
-        claimed = req.header(name)
-        if claimed is not None:
-            d = checksums.new(alg)
-            d.update(body)
-            if checksums.b64(d.digest()) != claimed.strip():
-                raise bad_digest(f"The {alg} you specified did not match the calculated checksum.")
-
-
-async def read_xml_body(req: Request) -> bytes:
-    body = await read_all(req.receive, XML_BODY_LIMIT)
-    signed = req.signed
-    if signed is not None and signed.payload_hash != UNSIGNED_PAYLOAD and not signed.streaming:
-        if hashlib.sha256(body).hexdigest() != signed.payload_hash:
-            raise S3Error("XAmzContentSHA256Mismatch", "The provided 'x-amz-content-sha256' header does not match "
-                          "what was computed.", 400)
-    elif signed is not None and signed.streaming:
-        raise invalid_request("aws-chunked bodies are accepted for object data only")
-    _check_body_digest(req, body)
-    return body
 
 
 @route("POST", "bucket", "delete")

@@ -14,12 +14,12 @@ import queue
 import threading
 from collections.abc import Iterator
 
+from tierpilot.drivers.base import PutResult
 from tierpilot.gateway import checksums, sigv4
 from tierpilot.gateway.chunked import AwsChunkedDecoder
 from tierpilot.gateway.errors import S3Error, bad_digest, invalid_argument, invalid_request
 from tierpilot.gateway.http import Request
-from tierpilot.gateway.streams import Inbound
-from tierpilot.tiers.base import PutResult
+from tierpilot.kit.streaming import Inbound
 
 MAX_OBJECT_SIZE = 5 * 1024**3  # one PUT or part, as S3
 CLAIMED = "(claimed)"

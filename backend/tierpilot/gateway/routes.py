@@ -2,8 +2,8 @@
 
 An operation is named by the HTTP method, the level it addresses (``service``: no bucket, ``bucket``,
 ``object``) and its sub-resource (the first query parameter of ``SUBRESOURCES`` present, or "").
-Other domains add operations from their own modules with ``@route(...)``; the gateway imports the
-modules named in ``EXTENSIONS`` at start (e.g. lifecycle configuration, RestoreObject).
+Other domains add operations from their own modules with ``gateway.ext.route``; the list of those
+modules is ``tierpilot.wiring.GATEWAY_EXTENSIONS``.
 """
 
 from __future__ import annotations
@@ -25,21 +25,17 @@ SUBRESOURCES = (
     "torrent",
 )
 
-# modules of other domains that register gateway operations when imported (missing ones are skipped)
-EXTENSIONS = (
-    "tierpilot.lifecycle.s3api",
-    "tierpilot.restores.s3api",
-    "tierpilot.reservations.gateway",
-)
-
 _routes: dict[tuple[str, Level, str], Handler] = {}
 
 
 def route(method: str, level: Level, subresource: str = "") -> Callable[[Handler], Handler]:
-    """Register ``handler`` for one operation (a later registration replaces an earlier one)."""
+    """Register ``handler`` for one operation; each operation has one owner, so a second one is an error."""
 
     def register(handler: Handler) -> Handler:
-        _routes[(method, level, subresource)] = handler
+        op = (method, level, subresource)
+        if op in _routes:
+            raise ValueError(f"{method} {level}?{subresource} is already served by {_routes[op].__module__}")
+        _routes[op] = handler
         return handler
 
     return register

@@ -8,7 +8,7 @@ import hashlib
 
 from cryptography.fernet import Fernet, InvalidToken
 
-from tierpilot.settings import get_settings
+from tierpilot.kit.settings import get_settings
 
 
 def _fernet() -> Fernet:

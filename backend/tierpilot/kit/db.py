@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -12,7 +12,7 @@ from sqlalchemy import JSON, DateTime, Engine, MetaData, String, create_engine, 
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.types import TypeDecorator
 
-from tierpilot.settings import get_settings
+from tierpilot.kit.settings import get_settings
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -114,6 +114,11 @@ def session_factory() -> sessionmaker[Session]:
     get_engine()
     assert _sessionmaker is not None
     return _sessionmaker
+
+
+def after_commit(session: Session, fn: Callable[[], object]) -> None:
+    """Run ``fn`` once the session's transaction commits; dropped on rollback (jobs after the commit)."""
+    event.listen(session, "after_commit", lambda _s: fn(), once=True)
 
 
 @contextmanager

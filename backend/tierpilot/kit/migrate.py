@@ -21,7 +21,7 @@ def alembic_config(url: str | None = None) -> Config:
 def upgrade(url: str | None = None, revision: str = "head") -> None:
     from sqlalchemy.engine import make_url
 
-    from tierpilot.settings import get_settings
+    from tierpilot.kit.settings import get_settings
 
     target = make_url(url or get_settings().sqlalchemy_url)
     if target.get_backend_name() == "sqlite" and target.database:

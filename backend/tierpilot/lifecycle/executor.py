@@ -34,18 +34,17 @@ from sqlalchemy.orm import Session
 
 from tierpilot.catalog import repository as catalog_repository
 from tierpilot.catalog import service as catalog_service
-from tierpilot.catalog import store
 from tierpilot.catalog.models import Object
+from tierpilot.drivers import registry
+from tierpilot.drivers.base import BlobNotFound, NotRestored, PutResult, TierDriver
+from tierpilot.drivers.registry import TierLike, TierSpec, driver_for
 from tierpilot.kit.db import transaction, utcnow
+from tierpilot.kit.settings import get_settings
 from tierpilot.lifecycle import repository
 from tierpilot.lifecycle.costs import Prices, TierPrice, tier_prices, to_nano
 from tierpilot.lifecycle.models import LifecycleMove
 from tierpilot.lifecycle.ratelimit import RateLimiter, move_limiter
 from tierpilot.lifecycle.rules import midnight
-from tierpilot.settings import get_settings
-from tierpilot.tiers.base import BlobNotFound, NotRestored, PutResult, TierDriver
-from tierpilot.tiers.models import Tier
-from tierpilot.tiers.registry import driver_for
 
 log = logging.getLogger(__name__)
 HOST = socket.gethostname()
@@ -96,12 +95,12 @@ def owner_is_dead(owner: str) -> bool:
         return False
 
 
-def _tier(tier_id: int | None) -> Tier | None:
-    """A tier row from the process's short-lived cache (the catalog store's): no query per move."""
+def _tier(tier_id: int | None) -> TierSpec | None:
+    """A tier from the process's tier directory: no query per move."""
     if not tier_id:
         return None
     try:
-        return store.tiers.get(tier_id)
+        return registry.tiers.get(tier_id)
     except LookupError:
         return None
 
@@ -199,7 +198,7 @@ def _skip(move: LifecycleMove, owner: str, reason: str) -> Outcome:
     return Outcome(move.id, "skipped")
 
 
-def _delete_unreferenced(tier: Tier | None, locator: str | None, object_id: int | None) -> None:
+def _delete_unreferenced(tier: TierLike | None, locator: str | None, object_id: int | None) -> None:
     """Delete a copy this move made, unless the catalog points at it (it never deletes live bytes)."""
     if tier is None or not locator:
         return
@@ -242,13 +241,13 @@ class _Prices:
     def __init__(self) -> None:
         self._prices: Prices | None = None
 
-    def get(self, session: Session, tier: Tier) -> TierPrice | None:
+    def get(self, session: Session, tier: TierLike) -> TierPrice | None:
         if self._prices is None:
             self._prices = tier_prices(session, repository.list_tiers(session))
         return self._prices.get(tier.id)
 
 
-def _early_deletion(session: Session, obj: Object, src: Tier | None, now: datetime, prices: _Prices
+def _early_deletion(session: Session, obj: Object, src: TierLike | None, now: datetime, prices: _Prices
                     ) -> tuple[int, bool]:
     """(nano-USD owed, whether the object leaves early) when it leaves ``src`` now."""
     if src is None or not src.min_storage_days:
@@ -266,8 +265,8 @@ class _Copied:
     """A transition ready to switch: its verified copy (``result`` None: a class change on the same tier)."""
 
     claimed: _Claimed
-    src: Tier
-    dst: Tier
+    src: TierLike
+    dst: TierLike
     result: PutResult | None
     seconds: float = 0.0
 
@@ -417,7 +416,7 @@ def _switch(copies: list[_Copied], others: list[_Claimed], owner: str, out: dict
     meter = _Meter()
     prices = _Prices()
     switched: list[LifecycleMove] = []
-    unused: list[tuple[Tier, str]] = []  # copies nothing points at once this commits
+    unused: list[tuple[TierLike, str]] = []  # copies nothing points at once this commits
     with transaction(write=True) as session:
         for cp in copies:
             move, obj = cp.claimed.move, cp.claimed.obj

@@ -18,11 +18,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from tierpilot.catalog.models import Bucket, MultipartUpload, Object
+from tierpilot.drivers.base import BlobInfo, BlobNotFound, TierDriver
+from tierpilot.drivers.registry import driver_for
 from tierpilot.kit.db import transaction, utcnow
 from tierpilot.lifecycle import repository
-from tierpilot.tiers.base import BlobInfo, BlobNotFound, TierDriver
 from tierpilot.tiers.models import Tier
-from tierpilot.tiers.registry import driver_for
 
 Kind = Literal["missing", "orphan", "size_mismatch", "orphan_upload", "error"]
 Progress = Callable[[str, int], None]

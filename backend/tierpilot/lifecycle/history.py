@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from datetime import date, timedelta
 from typing import Any
 
-from sqlalchemy import event, update
+from sqlalchemy import update
 from sqlalchemy.orm import Session
 
-from tierpilot.kit.db import utcnow
+from tierpilot.kit.db import after_commit, utcnow
 from tierpilot.kit.errors import Conflict, NotFound
 from tierpilot.lifecycle import repository
 from tierpilot.lifecycle.costs import from_nano
@@ -63,7 +63,7 @@ def retry(session: Session, buckets: dict[int, str], move_id: int | None = None)
         session.flush()
         from tierpilot.lifecycle.tasks import send
 
-        event.listen(session, "after_commit", lambda _s: send(ids), once=True)
+        after_commit(session, lambda: send(ids))
     return ids
 
 

@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 
 from tierpilot.catalog.models import Bucket
 from tierpilot.kit.db import transaction, utcnow
+from tierpilot.kit.settings import get_settings
 from tierpilot.lifecycle import repository
 from tierpilot.lifecycle.executor import owner_is_dead
 from tierpilot.lifecycle.rules import (
@@ -36,7 +37,6 @@ from tierpilot.lifecycle.rules import (
     small_objects_blocked,
 )
 from tierpilot.lifecycle.service import class_tier, load
-from tierpilot.settings import get_settings
 from tierpilot.tiers.models import Tier
 
 log = logging.getLogger(__name__)

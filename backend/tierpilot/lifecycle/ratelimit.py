@@ -87,7 +87,7 @@ _shared_lock = threading.Lock()
 def move_limiter() -> RateLimiter:
     """The process's limiter for lifecycle moves, built from the settings (rebuilt when they change)."""
     global _shared
-    from tierpilot.settings import get_settings
+    from tierpilot.kit.settings import get_settings
 
     s = get_settings()
     rate = s.lifecycle_move_rate_mbps * 1e6

@@ -7,13 +7,9 @@ CLI shows in the dashboard and the other way round.
 from __future__ import annotations
 
 from tierpilot.catalog.models import Bucket
-from tierpilot.gateway.auth import bucket_of
-from tierpilot.gateway.errors import S3Error
-from tierpilot.gateway.http import Request
-from tierpilot.gateway.ops_objects import read_xml_body
-from tierpilot.gateway.routes import route
-from tierpilot.gateway.streams import run
+from tierpilot.gateway.ext import Request, S3Error, bucket_of, read_xml_body, route
 from tierpilot.kit.db import transaction
+from tierpilot.kit.streaming import run
 from tierpilot.lifecycle import service
 from tierpilot.lifecycle.rules import LifecycleConfig, LifecycleInvalid, parse_xml, to_xml
 

@@ -6,9 +6,9 @@ import logging
 from typing import Any
 
 from tierpilot.kit.db import transaction, utcnow
+from tierpilot.kit.jobs import celery_app
 from tierpilot.lifecycle import planner, repository
 from tierpilot.lifecycle.executor import BATCH_OBJECTS, batches, run_moves
-from worker.app import celery_app
 
 log = logging.getLogger(__name__)
 

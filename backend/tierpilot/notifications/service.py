@@ -20,9 +20,9 @@ from sqlalchemy.orm import Session
 from tierpilot.kit.crypto import decrypt, encrypt
 from tierpilot.kit.db import transaction, utcnow
 from tierpilot.kit.errors import Invalid
+from tierpilot.kit.settings import get_settings
 from tierpilot.notifications import repository
 from tierpilot.notifications.models import Notification
-from tierpilot.settings import get_settings
 
 log = logging.getLogger(__name__)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from tierpilot.kit.jobs import celery_app
 from tierpilot.notifications import service
-from worker.app import celery_app
 
 
 @celery_app.task(name="notifications.deliver_webhooks")

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 
 import typer
 
-from tierpilot.tiers.base import TierDriver
+from tierpilot.drivers.base import TierDriver
 
 MB = 1_000_000
 MiB = 1 << 20
@@ -118,10 +118,10 @@ def calibrate(
     from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
     from sqlalchemy import select
 
+    from tierpilot.drivers.registry import build_driver
     from tierpilot.kit.db import transaction
     from tierpilot.reservations import service
     from tierpilot.tiers.models import Tier
-    from tierpilot.tiers.registry import build_driver
 
     with transaction() as session:
         rows = list(session.scalars(select(Tier).where(Tier.offline.is_(False)).order_by(Tier.name)))

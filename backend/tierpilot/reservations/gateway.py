@@ -1,4 +1,4 @@
-"""Reservation enforcement in the gateway: the flow policy the gateway imports at start.
+"""Reservation enforcement in the gateway: the flow policy installed at the gateway's start.
 
 ``open`` checks a request's ``X-Tierpilot-Reservation`` against an in-memory directory of the
 reservations around now (refreshed from the database every second; an id not in it costs one
@@ -19,14 +19,14 @@ from typing import Any
 
 from sqlalchemy import select
 
-from tierpilot.gateway import errors
-from tierpilot.gateway.flow import Flow, FlowRequest, set_policy
+from tierpilot.gateway.ext import invalid_reservation
 from tierpilot.kit.db import session_factory, utcnow
+from tierpilot.kit.flow import Flow, FlowRequest, set_policy
+from tierpilot.kit.settings import get_settings
 from tierpilot.reservations import metering, repository, service
 from tierpilot.reservations.admission import bookable_bps
 from tierpilot.reservations.limiter import HEARTBEAT_S, Scheduler, SharedBuckets
 from tierpilot.reservations.models import Reservation
-from tierpilot.settings import get_settings
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +115,7 @@ class Directory:
         cached = self._lookups.get(reservation_id)
         if cached is not None and cached[1] > now:
             return cached[0]
-        from tierpilot.gateway.streams import run
+        from tierpilot.kit.streaming import run
 
         entry = await run(self.fetch, reservation_id)
         if len(self._lookups) >= LOOKUP_CACHE_MAX:
@@ -225,7 +225,7 @@ class ReservationPolicy:
             await asyncio.sleep(period)
 
     async def _refresh(self) -> None:
-        from tierpilot.gateway.streams import run
+        from tierpilot.kit.streaming import run
 
         try:
             await run(self.directory.load)
@@ -246,7 +246,7 @@ class ReservationPolicy:
                 return
             except Exception as exc:  # noqa: BLE001  (Redis down: the database takes the counters)
                 log.warning("metering to redis failed, writing to the database: %s", exc)
-        from tierpilot.gateway.streams import run
+        from tierpilot.kit.streaming import run
 
         try:
             await run(metering.write_to_database, rows)
@@ -261,16 +261,16 @@ class ReservationPolicy:
             return ReservationFlow(self, request.direction, None, [])
         entry = await self.directory.lookup(rid)
         if entry is None:
-            raise errors.invalid_reservation("The reservation id is unknown.")
+            raise invalid_reservation("The reservation id is unknown.")
         if entry.owner_id != request.user_id:
-            raise errors.invalid_reservation("The reservation belongs to another user.")
+            raise invalid_reservation("The reservation belongs to another user.")
         if entry.cancelled:
-            raise errors.invalid_reservation("The reservation was cancelled.")
+            raise invalid_reservation("The reservation was cancelled.")
         if entry.bucket != request.bucket:
-            raise errors.invalid_reservation(
+            raise invalid_reservation(
                 f"The reservation is for bucket {entry.bucket!r}, not {request.bucket!r}.")
         if entry.direction != request.direction:
-            raise errors.invalid_reservation(
+            raise invalid_reservation(
                 f"The reservation is for {entry.direction}s; this request {request.direction}s.")
         now = time.time()
         if not entry.start <= now < entry.end:
@@ -296,11 +296,11 @@ class ReservationPolicy:
 
 
 policy = ReservationPolicy()
-set_policy(policy)
 
 
 async def startup() -> None:
-    """Gateway start-up hook (``tierpilot.gateway.routes.EXTENSIONS``)."""
+    """Gateway start-up hook (``tierpilot.wiring.GATEWAY_EXTENSIONS``): enforce reservations from now on."""
+    set_policy(policy)
     await policy.start()
 
 

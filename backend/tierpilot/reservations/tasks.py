@@ -9,9 +9,9 @@ from __future__ import annotations
 import redis
 
 from tierpilot.kit.db import transaction
+from tierpilot.kit.jobs import celery_app
+from tierpilot.kit.settings import get_settings
 from tierpilot.reservations import metering, service
-from tierpilot.settings import get_settings
-from worker.app import celery_app
 
 
 @celery_app.task(name="reservations.rollup_metering")

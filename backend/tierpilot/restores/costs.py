@@ -14,6 +14,7 @@ from decimal import Decimal
 
 from sqlalchemy.orm import Session
 
+from tierpilot.drivers.offline import DEFAULT_RESTORE_DELAYS
 from tierpilot.kit.errors import DomainError
 from tierpilot.pricing import repository as pricing_repository
 from tierpilot.pricing.catalogs import resolve_catalog_id, shipped_catalogs, validate_catalog
@@ -22,7 +23,6 @@ from tierpilot.pricing.schemas import Catalog, StorageClass
 from tierpilot.restores.models import SPEEDS
 from tierpilot.restores.schedule import PollSchedule
 from tierpilot.tiers.models import Tier
-from tierpilot.tiers.offline import DEFAULT_RESTORE_DELAYS
 
 # Field measurements of archive restores (Glacier: Standard ≈ 200 min, Bulk ≈ 330 min); expedited as
 # AWS documents it (1-5 minutes). Used when a tier has neither known delays nor a price sheet.

@@ -13,7 +13,9 @@ from sqlalchemy.orm import Session
 from tierpilot.catalog import repository as catalog_repository
 from tierpilot.catalog.errors import CatalogError, InvalidObjectState, NoSuchKey
 from tierpilot.catalog.models import Bucket, Object
-from tierpilot.catalog.store import tiers as tier_cache
+from tierpilot.drivers.base import BlobNotFound, NotArchived, RestoreInProgress, RestoreSpeed, RestoreStatus
+from tierpilot.drivers.registry import TierSpec, driver_for
+from tierpilot.drivers.registry import tiers as tier_directory
 from tierpilot.kit.db import transaction, utcnow
 from tierpilot.kit.errors import Conflict
 from tierpilot.restores import repository
@@ -21,9 +23,6 @@ from tierpilot.restores.models import SPEED_RANK, RestoreItem
 from tierpilot.restores.schedule import next_poll_at, tier_schedules
 from tierpilot.restores.service import is_archived
 from tierpilot.restores.sweep import call_with_backoff
-from tierpilot.tiers.base import BlobNotFound, NotArchived, RestoreInProgress, RestoreSpeed, RestoreStatus
-from tierpilot.tiers.models import Tier
-from tierpilot.tiers.registry import driver_for
 
 
 class RestoreAlreadyInProgress(CatalogError, Conflict):
@@ -46,7 +45,7 @@ def restore_object(bucket: Bucket, key: str, user_id: int, days: int, speed: Res
         obj = catalog_repository.get_object(session, bucket.id, key)
     if obj is None:
         raise NoSuchKey("The specified key does not exist.", Key=key)
-    tier = tier_cache.get(obj.tier_id)
+    tier = tier_directory.get(obj.tier_id)
     if not is_archived(tier, obj.storage_class):
         raise _not_archived(obj)
     driver = driver_for(tier)
@@ -63,7 +62,7 @@ def restore_object(bucket: Bucket, key: str, user_id: int, days: int, speed: Res
     return status
 
 
-def record(session: Session, obj: Object, tier: Tier, user_id: int, days: int, speed: str,
+def record(session: Session, obj: Object, tier: TierSpec, user_id: int, days: int, speed: str,
            status: RestoreStatus, now: datetime) -> None:
     """Make the catalog and the restore items say what the tier just answered."""
     if status.restored:

@@ -10,16 +10,21 @@ from __future__ import annotations
 
 from typing import cast
 
-from tierpilot.gateway import xmlio
-from tierpilot.gateway.auth import bucket_of
-from tierpilot.gateway.errors import S3Error, invalid_argument, malformed_xml
-from tierpilot.gateway.http import Request
-from tierpilot.gateway.ops_objects import key_of, read_xml_body
-from tierpilot.gateway.routes import route
-from tierpilot.gateway.streams import run
+from tierpilot.drivers.base import RestoreSpeed
+from tierpilot.drivers.offline import MAX_RESTORE_DAYS
+from tierpilot.gateway.ext import (
+    Request,
+    S3Error,
+    bucket_of,
+    invalid_argument,
+    key_of,
+    malformed_xml,
+    read_xml_body,
+    route,
+    xmlio,
+)
+from tierpilot.kit.streaming import run
 from tierpilot.restores import objects
-from tierpilot.tiers.base import RestoreSpeed
-from tierpilot.tiers.offline import MAX_RESTORE_DAYS
 
 _TIERS: dict[str, RestoreSpeed] = {"Expedited": "expedited", "Standard": "standard", "Bulk": "bulk"}
 

@@ -15,19 +15,19 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import event
 from sqlalchemy.orm import Session
 
 from tierpilot.auth.models import User
 from tierpilot.catalog.models import Bucket
-from tierpilot.kit.db import transaction, utcnow
+from tierpilot.drivers.offline import MAX_RESTORE_DAYS
+from tierpilot.drivers.registry import TierLike
+from tierpilot.kit.db import after_commit, transaction, utcnow
 from tierpilot.kit.errors import Conflict, Invalid, NotFound
+from tierpilot.kit.settings import get_settings
 from tierpilot.restores import costs, repository
 from tierpilot.restores.models import SPEED_RANK, SPEEDS, RestoreBatch, RestoreItem
 from tierpilot.restores.schedule import PollSchedule, parse_override, tier_schedules
-from tierpilot.settings import get_settings
 from tierpilot.tiers.models import Tier
-from tierpilot.tiers.offline import MAX_RESTORE_DAYS
 from tierpilot.tiers.schemas import S3_ARCHIVE_CLASSES
 
 log = logging.getLogger(__name__)
@@ -36,7 +36,7 @@ MAX_KEYS = 100_000
 MAX_PREFIXES = 1000
 
 
-def is_archived(tier: Tier, storage_class: str) -> bool:
+def is_archived(tier: TierLike, storage_class: str) -> bool:
     """Reads of this object need a restore first."""
     return tier.offline or (tier.driver == "s3" and storage_class in S3_ARCHIVE_CLASSES)
 
@@ -203,15 +203,10 @@ def preview(session: Session, user: User, selection: Selection, days: int) -> Pr
 # batches ---------------------------------------------------------------------------------------------
 
 
-def after_commit(session: Session, fn: Any) -> None:
-    """Run ``fn`` once the session's transaction commits (dropped on rollback)."""
-    event.listen(session, "after_commit", lambda _s: fn(), once=True)
-
-
 def kick_sweep() -> None:
     """Ask a worker to sweep now instead of at the next beat; harmless when the broker is down."""
     try:
-        from worker.app import celery_app
+        from tierpilot.kit.jobs import celery_app
 
         celery_app.send_task("restores.poll_due", retry=False)
     except Exception as exc:

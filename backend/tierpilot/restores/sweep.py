@@ -24,21 +24,21 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from tierpilot.kit.db import transaction, utcnow
-from tierpilot.notifications import service as notifications
-from tierpilot.restores import costs, repository
-from tierpilot.restores.models import ACTIVE_ITEM_STATES, RestoreBatch
-from tierpilot.restores.schedule import PollSchedule, next_poll_at, tier_schedules
-from tierpilot.settings import get_settings
-from tierpilot.tiers.base import (
+from tierpilot.drivers.base import (
     BlobNotFound,
     NotArchived,
     RestoreInProgress,
     RestoreStatus,
     TierDriver,
 )
+from tierpilot.drivers.registry import driver_for
+from tierpilot.kit.db import transaction, utcnow
+from tierpilot.kit.settings import get_settings
+from tierpilot.notifications import service as notifications
+from tierpilot.restores import costs, repository
+from tierpilot.restores.models import ACTIVE_ITEM_STATES, RestoreBatch
+from tierpilot.restores.schedule import PollSchedule, next_poll_at, tier_schedules
 from tierpilot.tiers.models import Tier
-from tierpilot.tiers.registry import driver_for
 
 log = logging.getLogger(__name__)
 

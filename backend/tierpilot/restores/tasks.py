@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from tierpilot.kit.jobs import celery_app
 from tierpilot.restores import sweep
-from worker.app import celery_app
 
 
 def _report(stats: sweep.SweepStats) -> dict[str, Any]:

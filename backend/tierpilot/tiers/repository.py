@@ -6,6 +6,8 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from tierpilot.catalog.models import Bucket, MultipartUpload, Object
+from tierpilot.drivers.registry import TierSpec
+from tierpilot.kit.db import transaction
 from tierpilot.tiers.models import Tier
 
 
@@ -43,3 +45,19 @@ def references(session: Session, tier_id: int) -> tuple[int, int, int]:
         select(func.count(MultipartUpload.id)).where(MultipartUpload.tier_id == tier_id)
     ) or 0
     return int(objects), int(buckets), int(uploads)
+
+
+def spec_of(tier: Tier) -> TierSpec:
+    """What the data path needs of a tier row, detached from the session."""
+    return TierSpec(id=tier.id, name=tier.name, driver=tier.driver, config=dict(tier.config or {}),
+                    storage_classes=tuple(str(c) for c in tier.storage_classes or ()), offline=bool(tier.offline),
+                    restore_delays=dict(tier.restore_delays or {}), min_storage_days=tier.min_storage_days or 0,
+                    price_ref=dict(tier.price_ref or {}))
+
+
+def load_specs(session: Session | None = None) -> list[TierSpec]:
+    """Every tier as a spec: the loader of the process's tier directory (``drivers.registry.tiers``)."""
+    if session is not None:
+        return [spec_of(t) for t in list_tiers(session)]
+    with transaction() as own:
+        return [spec_of(t) for t in list_tiers(own)]

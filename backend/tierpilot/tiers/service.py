@@ -16,11 +16,12 @@ from typing import Any
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
+from tierpilot.drivers import registry
 from tierpilot.kit.crypto import encrypt
 from tierpilot.kit.db import utcnow
 from tierpilot.kit.errors import Conflict, DomainError, Invalid, NotFound
-from tierpilot.settings import get_settings
-from tierpilot.tiers import registry, repository
+from tierpilot.kit.settings import get_settings
+from tierpilot.tiers import repository
 from tierpilot.tiers.models import Tier
 from tierpilot.tiers.schemas import (
     S3_ARCHIVE_CLASSES,
@@ -255,9 +256,9 @@ def list_tiers(session: Session) -> list[Tier]:
 def housekeep(tiers: Sequence[Tier], now: datetime | None = None) -> dict[str, int]:
     """Backstop sweep of tiers: temp files of crashed writers, expired restored copies on offline tiers,
     native multipart uploads a crashed PUT left on S3 tiers. One failing tier does not stop the others."""
-    from tierpilot.tiers.offline import OfflinePosixDriver
-    from tierpilot.tiers.posix import PosixDriver
-    from tierpilot.tiers.s3 import S3Driver
+    from tierpilot.drivers.offline import OfflinePosixDriver
+    from tierpilot.drivers.posix import PosixDriver
+    from tierpilot.drivers.s3 import S3Driver
 
     now = now or utcnow()
     stats = {"tiers": 0, "tmp_files_removed": 0, "restored_copies_purged": 0, "stale_uploads_aborted": 0,

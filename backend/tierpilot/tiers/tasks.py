@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from tierpilot.kit.db import transaction
+from tierpilot.kit.jobs import celery_app
 from tierpilot.tiers import service
-from worker.app import celery_app
 
 
 @celery_app.task(name="tiers.housekeep")

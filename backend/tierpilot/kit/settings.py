@@ -35,7 +35,7 @@ class Settings(BaseSettings):
     cookie_secure: bool = Field(False, description="set the session cookie's Secure flag (behind HTTPS)")
     session_max_age_s: int = Field(12 * 3600, description="dashboard session lifetime, seconds")
     login_attempts_per_minute: int = Field(10, description="failed logins per user a minute (x5 per client address)")
-    frontend_dist: Path = Field(Path(__file__).resolve().parents[2] / "frontend" / "dist",
+    frontend_dist: Path = Field(Path(__file__).resolve().parents[3] / "frontend" / "dist",
                                 description="built dashboard served at /")
     seed_demo: bool = Field(True, description="create demo tiers, buckets and objects on an empty database")
     # restores: the beat sweep's period bounds how late a finished recall is seen (one period at most)

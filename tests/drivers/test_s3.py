@@ -16,11 +16,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tierpilot.tiers.base import BlobNotFound, NotArchived, NotRestored, PartInfo, TierError
+from tierpilot.drivers.base import BlobNotFound, NotArchived, NotRestored, PartInfo, TierError
+from tierpilot.drivers.posix import PosixDriver
+from tierpilot.drivers.registry import build_driver
+from tierpilot.drivers.s3 import S3Driver, decode_key, encode_key, parse_restore_header
 from tierpilot.tiers.models import Tier
-from tierpilot.tiers.posix import PosixDriver
-from tierpilot.tiers.registry import build_driver
-from tierpilot.tiers.s3 import S3Driver, decode_key, encode_key, parse_restore_header
 
 MiB = 1 << 20
 

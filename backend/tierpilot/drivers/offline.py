@@ -19,15 +19,15 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, cast
 
-from tierpilot.kit.db import utcnow
-from tierpilot.tiers.base import (
+from tierpilot.drivers.base import (
     BlobNotFound,
     NotRestored,
     RestoreInProgress,
     RestoreSpeed,
     RestoreStatus,
-    )
-from tierpilot.tiers.posix import PosixDriver, _fsync_dir, _link_blob, _unlink_quiet, lock_file, map_locator
+)
+from tierpilot.drivers.posix import PosixDriver, _fsync_dir, _link_blob, _unlink_quiet, lock_file, map_locator
+from tierpilot.kit.db import utcnow
 
 SPEEDS: tuple[RestoreSpeed, ...] = ("expedited", "standard", "bulk")  # fastest first
 DEFAULT_RESTORE_DELAYS: dict[RestoreSpeed, float] = {"expedited": 5, "standard": 30, "bulk": 60}

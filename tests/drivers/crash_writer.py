@@ -6,7 +6,7 @@ import sys
 import time
 from collections.abc import Iterator
 
-from tierpilot.tiers.posix import PosixDriver
+from tierpilot.drivers.posix import PosixDriver
 
 CHUNK = 64 * 1024
 CHUNKS = 48  # 3 MiB per blob

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tierpilot.tiers.base import BlobNotFound, NotRestored, RestoreInProgress
-from tierpilot.tiers.offline import OfflinePosixDriver, next_midnight, restore_expiry
-from tierpilot.tiers.posix import PosixDriver
+from tierpilot.drivers.base import BlobNotFound, NotRestored, RestoreInProgress
+from tierpilot.drivers.offline import OfflinePosixDriver, next_midnight, restore_expiry
+from tierpilot.drivers.posix import PosixDriver
 
 T0 = datetime(2026, 11, 22, 10, 30, tzinfo=UTC)
 DELAYS = {"expedited": 60, "standard": 3600, "bulk": 5 * 3600}

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from tierpilot.tiers.base import (
+from tierpilot.drivers.base import (
     BlobInfo,
     BlobNotFound,
     ChecksumAlgorithm,
@@ -49,7 +49,7 @@ from tierpilot.tiers.base import (
     TierDriver,
     TierError,
 )
-from tierpilot.tiers.checksums import StreamDigest
+from tierpilot.drivers.checksums import StreamDigest
 
 CHUNK = 1 << 20  # read and copy buffer: bounded memory per stream
 _NAME_LIMIT = 200  # NAME_MAX is 255 bytes; leave room for the kind prefix of sidecars

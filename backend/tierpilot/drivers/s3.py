@@ -27,7 +27,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from tierpilot.tiers.base import (
+from tierpilot.drivers.base import (
     BlobInfo,
     BlobNotFound,
     ChecksumAlgorithm,
@@ -41,7 +41,7 @@ from tierpilot.tiers.base import (
     TierDriver,
     TierError,
 )
-from tierpilot.tiers.checksums import StreamDigest
+from tierpilot.drivers.checksums import StreamDigest
 
 CHUNK = 1 << 20
 MIN_PART = 5 << 20  # S3's smallest part but the last

@@ -19,10 +19,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.tiers.crash_writer import expected
-from tierpilot.tiers.base import BlobNotFound, PartInfo, TierError
-from tierpilot.tiers.checksums import checksum_b64
-from tierpilot.tiers.posix import CHUNK, PosixDriver, map_locator
+from tests.drivers.crash_writer import expected
+from tierpilot.drivers.base import BlobNotFound, PartInfo, TierError
+from tierpilot.drivers.checksums import checksum_b64
+from tierpilot.drivers.posix import CHUNK, PosixDriver, map_locator
 
 ROOT = Path(__file__).resolve().parents[2]
 MiB = 1 << 20
@@ -40,7 +40,7 @@ def _read(driver: PosixDriver, locator: str, start: int = 0, end: int | None = N
 # crash safety ---------------------------------------------------------------------------------------------
 
 def _writer(root: Path, mode: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "tests.tiers.crash_writer", str(root), mode], cwd=ROOT,
+    return subprocess.Popen([sys.executable, "-m", "tests.drivers.crash_writer", str(root), mode], cwd=ROOT,
                             stdout=subprocess.PIPE, text=True)
 
 

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from tierpilot.gateway.flow import Flow
+from tierpilot.kit.flow import Flow
 
 T = TypeVar("T")
 BLOCK = 1 << 20  # bytes handed to a worker thread at a time
@@ -30,7 +30,7 @@ def executor() -> ThreadPoolExecutor:
     """
     global _executor
     if _executor is None:
-        from tierpilot.settings import get_settings
+        from tierpilot.kit.settings import get_settings
 
         _executor = ThreadPoolExecutor(get_settings().gateway_threads, thread_name_prefix="gateway-io")
     return _executor
@@ -111,26 +111,6 @@ class Inbound:
                 task.cancel()
             with contextlib.suppress(BaseException):
                 await task
-
-
-async def read_all(receive: Receive, limit: int) -> bytes:
-    """A small request body (XML documents) read whole; over ``limit`` bytes is an error."""
-    from tierpilot.gateway.errors import S3Error
-
-    parts: list[bytes] = []
-    size = 0
-    more = True
-    while more:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise ClientDisconnected("client disconnected")
-        body = message.get("body", b"")
-        more = bool(message.get("more_body", False))
-        size += len(body)
-        if size > limit:
-            raise S3Error("MaxMessageLengthExceeded", "Your request was too big.", 400)
-        parts.append(body)
-    return b"".join(parts)
 
 
 async def send_stream(send: Send, chunks: Iterator[bytes], flow: Flow, length: int, first: bytes | None = None

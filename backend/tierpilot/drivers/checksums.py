@@ -9,7 +9,7 @@ from typing import Protocol
 
 import google_crc32c
 
-from tierpilot.tiers.base import ChecksumAlgorithm, PutResult
+from tierpilot.drivers.base import ChecksumAlgorithm, PutResult
 
 ALGORITHMS: tuple[ChecksumAlgorithm, ...] = ("CRC32", "CRC32C", "SHA1", "SHA256")
 

@@ -1,0 +1,63 @@
+"""Request bodies and keys as every S3 operation reads them: small XML documents, checked keys."""
+
+from __future__ import annotations
+
+import hashlib
+
+from tierpilot.catalog import service as catalog
+from tierpilot.gateway import checksums
+from tierpilot.gateway.errors import S3Error, bad_digest, invalid_request
+from tierpilot.gateway.http import Request
+from tierpilot.gateway.sigv4 import UNSIGNED_PAYLOAD
+from tierpilot.kit.streaming import ClientDisconnected, Receive
+
+XML_BODY_LIMIT = 2 * 1024 * 1024
+
+
+def key_of(req: Request) -> str:
+    catalog.validate_key(req.key)
+    return req.key
+
+
+async def read_all(receive: Receive, limit: int) -> bytes:
+    """A small request body (XML documents) read whole; over ``limit`` bytes is an error."""
+    parts: list[bytes] = []
+    size = 0
+    more = True
+    while more:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientDisconnected("client disconnected")
+        body = message.get("body", b"")
+        more = bool(message.get("more_body", False))
+        size += len(body)
+        if size > limit:
+            raise S3Error("MaxMessageLengthExceeded", "Your request was too big.", 400)
+        parts.append(body)
+    return b"".join(parts)
+
+
+def _check_body_digest(req: Request, body: bytes) -> None:
+    md5 = req.header("content-md5")
+    if md5 is not None and checksums.decode_b64(md5.strip(), 16, "Content-MD5") != hashlib.md5(body).digest():
+        raise bad_digest()
+    for alg, name in checksums.HEADERS.items():
+        claimed = req.header(name)
+        if claimed is not None:
+            d = checksums.new(alg)
+            d.update(body)
+            if checksums.b64(d.digest()) != claimed.strip():
+                raise bad_digest(f"The {alg} you specified did not match the calculated checksum.")
+
+
+async def read_xml_body(req: Request) -> bytes:
+    body = await read_all(req.receive, XML_BODY_LIMIT)
+    signed = req.signed
+    if signed is not None and signed.payload_hash != UNSIGNED_PAYLOAD and not signed.streaming:
+        if hashlib.sha256(body).hexdigest() != signed.payload_hash:
+            raise S3Error("XAmzContentSHA256Mismatch", "The provided 'x-amz-content-sha256' header does not match "
+                          "what was computed.", 400)
+    elif signed is not None and signed.streaming:
+        raise invalid_request("aws-chunked bodies are accepted for object data only")
+    _check_body_digest(req, body)
+    return body

@@ -1,0 +1,29 @@
+"""The one place where the edges plug domains into the layers below them.
+
+Lower layers never import the domains above them; where they need one (the data path needs tier rows,
+the gateway serves S3 operations other domains define) they expose a hook, and this module, imported
+only by the edges (API, gateway, worker, CLI), fills it:
+
+- ``install()``: the tier directory of the data path (``drivers.registry.tiers``) reads tiers through
+  the tiers domain's repository. Every process calls it at start.
+- ``GATEWAY_EXTENSIONS``: the domains' gateway modules. Importing one registers its S3 operations
+  (``gateway.ext.route``); the gateway calls their optional ``startup``/``shutdown``/``health`` hooks
+  (reservations installs its flow policy in ``startup``).
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from tierpilot.drivers import registry
+from tierpilot.lifecycle import s3api as lifecycle_s3api
+from tierpilot.reservations import gateway as reservations_gateway
+from tierpilot.restores import s3api as restores_s3api
+from tierpilot.tiers import repository as tiers_repository
+
+GATEWAY_EXTENSIONS: tuple[ModuleType, ...] = (lifecycle_s3api, restores_s3api, reservations_gateway)
+
+
+def install() -> None:
+    """Fill the lower layers' hooks for this process (idempotent)."""
+    registry.tiers.install(tiers_repository.load_specs)
