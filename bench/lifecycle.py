@@ -119,8 +119,8 @@ def insert_rows(world: World, rows: int, due: int, blob_size: int, progress: boo
     from sqlalchemy import insert, update
 
     from tierpilot.catalog.models import Bucket, Object
-    from tierpilot.kit.db import transaction, utcnow
     from tierpilot.drivers.registry import driver_for
+    from tierpilot.kit.db import transaction, utcnow
 
     now = utcnow()
     old, recent = now - timedelta(days=45), now - timedelta(days=5)
@@ -240,13 +240,13 @@ def part_b(res: Results, world: World, ids: list[int], due_rows: list[tuple[str,
     from tierpilot.catalog import service as catalog_service
     from tierpilot.catalog import store
     from tierpilot.catalog.models import Object
-    from tierpilot.kit.db import transaction, utcnow
-    from tierpilot.lifecycle.ratelimit import RateLimiter
     from tierpilot.drivers.registry import driver_for
+    from tierpilot.kit.db import transaction, utcnow
+    from tierpilot.kit.limiter import Throttle
 
     hot = driver_for(world.hot)
-    streamed = RateLimiter(1e12)  # a move rate so high it never waits: the streamed, verified copy path
-    unbounded = RateLimiter(0)
+    streamed = Throttle(1e12)  # a move rate so high it never waits: the streamed, verified copy path
+    unbounded = Throttle(0)
     scratch = Path(os.environ["TIERPILOT_DATA_DIR"]) / "baseline"
 
     sources = [hot.blob_path(loc) for _k, loc in due_rows]  # type: ignore[attr-defined]

@@ -167,9 +167,9 @@ def part_a(env: dict[str, str], workdir: Path, objects: int) -> PartA:
 
     from tests.servers import start_redis
     from tierpilot.kit.db import transaction
+    from tierpilot.kit.settings import get_settings
     from tierpilot.restores.models import RestoreBatch, RestoreItem
     from tierpilot.restores.schedule import schedule_for_known_delay
-    from tierpilot.kit.settings import get_settings
 
     t0 = time.monotonic()
     _admin, _tier, bucket = setup_archive(objects)

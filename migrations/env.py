@@ -6,8 +6,8 @@ from alembic import context
 from sqlalchemy import pool
 
 from tierpilot.kit.db import make_engine
-from tierpilot.models import Base
 from tierpilot.kit.settings import get_settings
+from tierpilot.models import Base
 
 config = context.config
 target_metadata = Base.metadata

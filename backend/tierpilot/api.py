@@ -23,6 +23,7 @@ from tierpilot.kit.settings import get_settings
 from tierpilot.lifecycle.router import router as lifecycle_router
 from tierpilot.notifications.router import router as notifications_router
 from tierpilot.overview import router as overview_router
+from tierpilot.planner.router import router as planner_router
 from tierpilot.pricing.router import router as pricing_router
 from tierpilot.reservations.router import router as reservations_router
 from tierpilot.restores.router import router as restores_router
@@ -57,7 +58,7 @@ def health() -> JSONResponse:
 
 # every domain's API, mounted under /api
 ROUTERS = (health_router, auth_router, overview_router, benchmarks_router, tiers_router, catalog_router,
-           pricing_router, reservations_router, restores_router, notifications_router, lifecycle_router)
+           pricing_router, planner_router, reservations_router, restores_router, notifications_router, lifecycle_router)
 
 
 def _domain_error(_request: Request, exc: Exception) -> JSONResponse:

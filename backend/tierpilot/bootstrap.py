@@ -5,12 +5,12 @@ from __future__ import annotations
 import logging
 import random
 
-from sqlalchemy import select
-
 from tierpilot.auth import service as auth_service
+from tierpilot.catalog import repository as catalog_repository
 from tierpilot.catalog.models import Bucket
 from tierpilot.kit.db import transaction
 from tierpilot.kit.settings import get_settings
+from tierpilot.tiers import repository as tiers_repository
 from tierpilot.tiers.models import Tier
 
 log = logging.getLogger(__name__)
@@ -58,18 +58,16 @@ DEMO_BUCKETS = (
 def seed_demo() -> bool:
     """On an empty database: demo admin, three tiers, sample buckets with objects. Returns True if seeded."""
     with transaction(write=True) as session:
-        if session.scalar(select(Tier.id).limit(1)) is not None:
+        if tiers_repository.any_tier(session):
             return False
         user = auth_service.ensure_user(session, DEMO_USER[0], DEMO_USER[1], is_admin=True)
         tiers = demo_tiers()
-        session.add_all(tiers)
-        session.flush()
+        tiers_repository.add_tiers(session, tiers)
         buckets = [
             Bucket(name=name, owner_id=user.id, tier_id=tiers[tier_index].id, region=get_settings().gateway_region)
             for name, tier_index, *_ in DEMO_BUCKETS
         ]
-        session.add_all(buckets)
-        session.flush()
+        catalog_repository.add_buckets(session, buckets)
         for b in buckets:
             session.expunge(b)
         for t in tiers:

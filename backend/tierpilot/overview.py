@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 from pydantic import BaseModel
-from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from tierpilot.auth import repository as auth_repository
 from tierpilot.auth.deps import CurrentUser, SessionDep
 from tierpilot.auth.models import User
-from tierpilot.catalog.models import Bucket, Object
+from tierpilot.catalog import repository as catalog_repository
 from tierpilot.kit.settings import get_settings
-from tierpilot.tiers.models import Tier
+from tierpilot.tiers import repository as tiers_repository
 
 router = APIRouter(tags=["overview"])
 
@@ -50,35 +50,21 @@ class OverviewOut(BaseModel):
 
 def overview(session: Session, user: User) -> OverviewOut:
     """Usage per tier (everyone's, tiers are shared) and per bucket (own buckets unless admin)."""
-    per_tier = dict(
-        (tid, (int(b or 0), int(n)))
-        for tid, b, n in session.execute(
-            select(Object.tier_id, func.sum(Object.size), func.count(Object.id)).group_by(Object.tier_id)
-        )
-    )
+    per_tier = catalog_repository.usage_by_tier(session)
+    all_tiers = tiers_repository.list_tiers(session)
     tiers = [
         TierUsage(id=t.id, name=t.name, driver=t.driver, offline=t.offline, storage_classes=list(t.storage_classes),
                   capacity_bytes=t.capacity_bytes, used_bytes=per_tier.get(t.id, (0, 0))[0],
                   object_count=per_tier.get(t.id, (0, 0))[1])
-        for t in session.scalars(select(Tier).order_by(Tier.id))
+        for t in all_tiers
     ]
-    usage = (
-        select(Object.bucket_id, func.sum(Object.size).label("b"), func.count(Object.id).label("n"))
-        .group_by(Object.bucket_id)
-        .subquery()
-    )
-    q = (
-        select(Bucket.name, User.username, Tier.name, usage.c.n, usage.c.b)
-        .join(User, User.id == Bucket.owner_id)
-        .join(Tier, Tier.id == Bucket.tier_id)
-        .outerjoin(usage, usage.c.bucket_id == Bucket.id)
-        .order_by(Bucket.name)
-    )
-    if not user.is_admin:
-        q = q.where(Bucket.owner_id == user.id)
+    tier_names = {t.id: t.name for t in all_tiers}
+    rows = catalog_repository.bucket_usage(session, None if user.is_admin else user.id)
+    owners = auth_repository.usernames(session, {owner_id for _, owner_id, _, _, _ in rows})
     buckets = [
-        BucketUsage(name=name, owner=owner, tier=tier, object_count=int(n or 0), used_bytes=int(b or 0))
-        for name, owner, tier, n, b in session.execute(q)
+        BucketUsage(name=name, owner=owners[owner_id], tier=tier_names[tier_id], object_count=n, used_bytes=b)
+        for name, owner_id, tier_id, n, b in rows
+        if owner_id in owners and tier_id in tier_names
     ]
     totals = Totals(buckets=len(buckets), objects=sum(b.object_count for b in buckets),
                     bytes=sum(b.used_bytes for b in buckets))

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import threading
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
+from tests.clocks import WallClock
 from tierpilot.drivers.base import BlobNotFound, NotRestored, RestoreInProgress
 from tierpilot.drivers.offline import OfflinePosixDriver, next_midnight, restore_expiry
 from tierpilot.drivers.posix import PosixDriver
@@ -17,24 +17,13 @@ T0 = datetime(2026, 11, 22, 10, 30, tzinfo=UTC)
 DELAYS = {"expedited": 60, "standard": 3600, "bulk": 5 * 3600}
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, **kw: float) -> None:
-        self.now += timedelta(**kw)
+@pytest.fixture
+def clock() -> WallClock:
+    return WallClock(T0)
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def archive(tmp_path: Path, clock: Clock) -> OfflinePosixDriver:
+def archive(tmp_path: Path, clock: WallClock) -> OfflinePosixDriver:
     driver = OfflinePosixDriver(tmp_path / "archive", restore_delays=DELAYS, clock=clock)
     driver.put("b/obj~1", iter([b"archived bytes"]))
     return driver
@@ -62,7 +51,7 @@ def test_unrestored_blob_is_unreadable_but_head_works(archive: OfflinePosixDrive
         archive.open("b/missing")
 
 
-def test_restore_completes_after_the_speed_delay_and_expires(archive: OfflinePosixDriver, clock: Clock) -> None:
+def test_restore_completes_after_the_speed_delay_and_expires(archive: OfflinePosixDriver, clock: WallClock) -> None:
     status = archive.restore("b/obj~1", 2, "standard")
     assert status.accepted and status.ongoing and not status.restored
     assert status.ready_at == T0 + timedelta(hours=1)
@@ -85,7 +74,7 @@ def test_restore_completes_after_the_speed_delay_and_expires(archive: OfflinePos
 
 
 def test_repeat_while_ongoing_is_refused_unless_it_upgrades_the_speed(archive: OfflinePosixDriver,
-                                                                      clock: Clock) -> None:
+                                                                      clock: WallClock) -> None:
     archive.restore("b/obj~1", 1, "bulk")
     clock.advance(minutes=10)
     with pytest.raises(RestoreInProgress):
@@ -105,7 +94,7 @@ def test_repeat_while_ongoing_is_refused_unless_it_upgrades_the_speed(archive: O
     assert archive.restore("b/obj~2", 1, "expedited").ready_at == requested + timedelta(hours=5)
 
 
-def test_repeat_while_restored_extends_expiry_from_now(archive: OfflinePosixDriver, clock: Clock) -> None:
+def test_repeat_while_restored_extends_expiry_from_now(archive: OfflinePosixDriver, clock: WallClock) -> None:
     archive.restore("b/obj~1", 1, "expedited")
     clock.advance(minutes=1)
     first = archive.restore_status("b/obj~1")
@@ -118,14 +107,14 @@ def test_repeat_while_restored_extends_expiry_from_now(archive: OfflinePosixDriv
     assert _read(archive, "b/obj~1") == b"archived bytes"
 
 
-def test_zero_delay_restores_at_once(tmp_path: Path, clock: Clock) -> None:
+def test_zero_delay_restores_at_once(tmp_path: Path, clock: WallClock) -> None:
     driver = OfflinePosixDriver(tmp_path / "a", restore_delays={"expedited": 0}, clock=clock)
     driver.put("k", iter([b"x"]))
     status = driver.restore("k", 1, "expedited")
     assert status.accepted and status.restored and _read(driver, "k") == b"x"
 
 
-def test_purge_removes_expired_copies_only(archive: OfflinePosixDriver, clock: Clock) -> None:
+def test_purge_removes_expired_copies_only(archive: OfflinePosixDriver, clock: WallClock) -> None:
     archive.put("b/obj~2", iter([b"two"]))
     archive.restore("b/obj~1", 1, "expedited")
     clock.advance(minutes=2)
@@ -141,7 +130,7 @@ def test_purge_removes_expired_copies_only(archive: OfflinePosixDriver, clock: C
     assert archive.purge_expired() == 0
 
 
-def test_delete_removes_blob_state_and_copy(archive: OfflinePosixDriver, clock: Clock) -> None:
+def test_delete_removes_blob_state_and_copy(archive: OfflinePosixDriver, clock: WallClock) -> None:
     archive.restore("b/obj~1", 1, "expedited")
     clock.advance(hours=1)
     _read(archive, "b/obj~1")
@@ -153,7 +142,7 @@ def test_delete_removes_blob_state_and_copy(archive: OfflinePosixDriver, clock: 
 
 
 def test_copy_out_of_the_archive_needs_a_restore(archive: OfflinePosixDriver, tmp_path: Path,
-                                                 clock: Clock) -> None:
+                                                 clock: WallClock) -> None:
     hot = PosixDriver(tmp_path / "hot")
     with pytest.raises(NotRestored):
         hot.copy_from(archive, "b/obj~1", "b/obj~9")
@@ -168,7 +157,7 @@ def test_copy_out_of_the_archive_needs_a_restore(archive: OfflinePosixDriver, tm
 
 
 def test_a_blob_stored_as_parts_restores_reads_and_expires_like_any_other(archive: OfflinePosixDriver,
-                                                                        clock: Clock) -> None:
+                                                                        clock: WallClock) -> None:
     infos = [archive.put_part("up", n, iter([bytes([n]) * 1000]))[0] for n in (1, 2, 3)]
     archive.complete_multipart("up", "b/parted~1", infos)
     archive.abort_multipart("up")
@@ -207,21 +196,22 @@ def test_concurrent_requests_start_exactly_one_restore(archive: OfflinePosixDriv
     assert sorted(outcomes) == ["accepted"] + ["in-progress"] * 7
 
 
-def test_restore_state_survives_a_restart_and_completes_on_time(tmp_path: Path) -> None:
-    """Real clock, one-second delay: a new driver instance (a restarted process) sees the recall finish."""
+def test_restore_state_survives_a_restart_and_completes_on_time(tmp_path: Path, clock: WallClock) -> None:
+    """One-second delay: a new driver instance (a restarted process) sees the recall finish, on time."""
     root = tmp_path / "archive"
-    first = OfflinePosixDriver(root, restore_delays={"expedited": 1.0})
+    first = OfflinePosixDriver(root, restore_delays={"expedited": 1.0}, clock=clock)
     first.put("b/k~1", iter([b"data"]))
-    started = time.monotonic()
     assert first.restore("b/k~1", 1, "expedited").ongoing
     del first
 
-    second = OfflinePosixDriver(root, restore_delays={"expedited": 1.0})
+    second = OfflinePosixDriver(root, restore_delays={"expedited": 1.0}, clock=clock)
     assert second.restore_status("b/k~1").ongoing
     with pytest.raises(RestoreInProgress):
         second.restore("b/k~1", 1, "expedited")
-    while second.restore_status("b/k~1").ongoing:
-        assert time.monotonic() - started < 5
-        time.sleep(0.05)
-    assert time.monotonic() - started >= 0.95
+    clock.advance(seconds=0.999)
+    assert second.restore_status("b/k~1").ongoing
+    with pytest.raises(NotRestored):
+        _read(second, "b/k~1")
+    clock.advance(seconds=0.001)
+    assert second.restore_status("b/k~1").restored
     assert _read(second, "b/k~1") == b"data"

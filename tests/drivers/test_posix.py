@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 import zlib
 from pathlib import Path
 
@@ -19,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.drivers.crash_writer import expected
+from tests.drivers.crash_writer import HALT_AT, expected
 from tierpilot.drivers.base import BlobNotFound, PartInfo, TierError
 from tierpilot.drivers.checksums import checksum_b64
 from tierpilot.drivers.posix import CHUNK, PosixDriver, map_locator
@@ -44,29 +43,30 @@ def _writer(root: Path, mode: str) -> subprocess.Popen[str]:
                             stdout=subprocess.PIPE, text=True)
 
 
-def test_killed_writer_leaves_acknowledged_blobs_intact_and_no_partial_blob(tmp_path: Path) -> None:
-    root = tmp_path / "tier"
-    proc = _writer(root, "put")
+def _kill_when_halted(proc: subprocess.Popen[str]) -> list[int]:
+    """Read the writer's acknowledgements until it says it stopped inside a write, then kill it there."""
     assert proc.stdout is not None
     acked: list[int] = []
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline().split()
-        if line[0] == "ack":
-            acked.append(int(line[1]))
-        elif len(acked) >= 3:  # "start n": blob n is being written now; kill once bytes have landed
-            while not any(p.stat().st_size for p in (root / "tmp").iterdir()):
-                assert time.monotonic() < deadline
-                time.sleep(0.002)
+    for line in proc.stdout:
+        word, _, n = line.partition(" ")
+        if word == "ack":
+            acked.append(int(n))
+        elif word == "halted":
             break
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)
-    assert len(acked) >= 3
+    return acked
+
+
+def test_killed_writer_leaves_acknowledged_blobs_intact_and_no_partial_blob(tmp_path: Path) -> None:
+    root = tmp_path / "tier"
+    acked = _kill_when_halted(_writer(root, "put"))
+    assert acked == list(range(HALT_AT))
 
     driver = PosixDriver(root)
     partial = len(acked)
     leftovers = list((root / "tmp").iterdir())
-    assert len(leftovers) == 1 and 0 < leftovers[0].stat().st_size <= len(expected(partial))  # killed mid-write
+    assert len(leftovers) == 1 and 0 < leftovers[0].stat().st_size < len(expected(partial))  # killed mid-write
     for i in acked:
         assert _read(driver, f"bucket/dir/key{i}~w{i}") == expected(i)
     with pytest.raises(BlobNotFound):
@@ -80,16 +80,14 @@ def test_killed_multipart_join_never_shows_a_partial_blob(tmp_path: Path) -> Non
     proc = _writer(root, "join")
     assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "parts"
-    acked = 0
-    while acked < 3:
-        acked += proc.stdout.readline().startswith("ack")
-    time.sleep(0.013)  # somewhere inside a later join
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=10)
+    acked = _kill_when_halted(proc)  # inside join HALT_AT: two of its three parts linked
+    assert acked == list(range(HALT_AT))
+    [half_joined] = (root / "tmp").iterdir()
+    assert len(list(half_joined.iterdir())) == 2
 
     driver = PosixDriver(root)
     blobs = list(driver.list("bucket/mp~"))
-    assert len(blobs) >= acked
+    assert sorted(b.locator for b in blobs) == [f"bucket/mp~{i}" for i in acked]
     want = hashlib.md5(b"".join(bytes([n]) * (8 << 20) for n in (1, 2, 3))).hexdigest()
     for blob in blobs:  # every visible blob is whole
         assert blob.size == 24 << 20

@@ -10,8 +10,8 @@ from sqlalchemy import select
 
 from tests.lifecycle.conftest import World, age, placement, put
 from tierpilot.kit.db import transaction, utcnow
+from tierpilot.lifecycle.dates import midnight
 from tierpilot.lifecycle.models import LifecycleConfiguration
-from tierpilot.lifecycle.rules import midnight
 from tierpilot.lifecycle.runner import run_now
 
 BIG = b"b" * (256 * 1024)

@@ -8,15 +8,16 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import select, update
 
+from tests.clocks import Ticks
 from tests.lifecycle.conftest import World, age, lifecycle_settings, placement, put, read, set_rules
 from tierpilot.catalog.models import Bucket, MultipartUpload, Object
 from tierpilot.kit.db import transaction, utcnow
+from tierpilot.kit.limiter import THROTTLE_BURST, Throttle
 from tierpilot.lifecycle import planner, repository
-from tierpilot.lifecycle.executor import run_move
+from tierpilot.lifecycle.dates import midnight
+from tierpilot.lifecycle.executor import run_moves
 from tierpilot.lifecycle.fsck import fsck
 from tierpilot.lifecycle.models import LifecycleMeter, LifecycleMove
-from tierpilot.lifecycle.ratelimit import RateLimiter
-from tierpilot.lifecycle.rules import midnight
 from tierpilot.lifecycle.runner import run_now
 
 BIG = b"0123456789abcdef" * 16384  # 256 KiB: over S3's 128 KB transition minimum
@@ -179,14 +180,14 @@ def test_a_move_delivered_twice_or_run_by_two_workers_at_once_moves_once(world: 
     age(world, days=31)
     set_rules(world, CHAIN)
     ids = planner.sweep(bucket_id=world.bucket_id).new_move_ids
-    limiter = RateLimiter(0)
+    limiter = Throttle(0)
     barrier = threading.Barrier(3)
     outcomes: list[str] = []
 
     def worker() -> None:
         barrier.wait()
         for move_id in ids:
-            outcomes.append(run_move(move_id, limiter=limiter, wait_grace=True).state)
+            outcomes.append(run_moves([move_id], limiter=limiter, wait_grace=True)[0].state)
 
     threads = [threading.Thread(target=worker) for _ in range(3)]
     for t in threads:
@@ -196,7 +197,7 @@ def test_a_move_delivered_twice_or_run_by_two_workers_at_once_moves_once(world: 
     assert all(m.state == "done" for m in _moves(world))
     assert outcomes.count("busy") + outcomes.count("done") == len(outcomes)
     for move_id in ids:  # delivered once more, much later
-        assert run_move(move_id, limiter=limiter).state == "done"
+        assert run_moves([move_id], limiter=limiter)[0].state == "done"
     assert {p for p in placement(world).values()} == {("infrequent", "STANDARD_IA")}
     with transaction() as s:
         meter = s.scalars(select(LifecycleMeter).where(LifecycleMeter.action == "transition")).one()
@@ -212,17 +213,21 @@ def test_an_overwrite_during_the_copy_wins_and_the_copy_is_dropped(world: World)
     age(world, days=31)
     set_rules(world, CHAIN)
     [move_id] = planner.sweep(bucket_id=world.bucket_id).new_move_ids
-    slow = RateLimiter(2e6)  # ~2 s for 4 MiB: time enough to overwrite mid-copy on a loaded machine
+    ticks, copying, overwritten = Ticks(), threading.Event(), threading.Event()
+
+    def paused(seconds: float) -> None:
+        """The throttle's first wait: the copy has begun; it goes on once the object is overwritten."""
+        copying.set()
+        assert overwritten.wait(30)
+        ticks.sleep(seconds)
+
+    slow = Throttle(2e6, clock=ticks, sleep=paused)  # waits after the first chunk of the 4 MiB copy
     result: list[str] = []
-    mover = threading.Thread(target=lambda: result.append(run_move(move_id, limiter=slow, wait_grace=True).state))
+    mover = threading.Thread(target=lambda: result.append(run_moves([move_id], limiter=slow, wait_grace=True)[0].state))
     mover.start()
-    deadline = utcnow() + timedelta(seconds=10)
-    while utcnow() < deadline:  # wait until the copy has started
-        with transaction() as s:
-            move = repository.get_move(s, move_id)
-            if move is not None and move.dst_locator:
-                break
+    assert copying.wait(30)
     put(world, "raw/hot", b"new version")
+    overwritten.set()
     mover.join()
     assert result == ["skipped"]
     assert placement(world)["raw/hot"] == ("hot", "STANDARD")
@@ -338,11 +343,10 @@ def test_move_throughput_is_bounded_by_the_move_rate(world: World) -> None:
         put(world, f"raw/{i}", payload)
     age(world, days=31)
     set_rules(world, CHAIN)
-    started = utcnow()
-    run_now(world.bucket_id, limiter=RateLimiter(10e6), workers=3)
-    seconds = (utcnow() - started).total_seconds()
-    # 6.3 MB at 10 MB/s, less the limiter's 0.25 s burst allowance
-    assert seconds >= 6 * 1024 * 1024 / 10e6 - 0.3
+    ticks = Ticks()
+    run_now(world.bucket_id, limiter=Throttle(10e6, clock=ticks, sleep=ticks.sleep), workers=3)
+    # 6.3 MB at 10 MB/s on the throttle's clock, less its burst allowance
+    assert ticks.now >= (6 * 1024 * 1024 - THROTTLE_BURST.class_s * 10e6) / 10e6
     assert set(placement(world).values()) == {("infrequent", "STANDARD_IA")}
 
 
@@ -384,7 +388,7 @@ def test_fsck_finds_and_repairs_orphans_and_repoints_at_an_intact_copy(world: Wo
     age(world, days=31)
     set_rules(world, CHAIN)
     [move_id] = planner.sweep(bucket_id=world.bucket_id).new_move_ids
-    outcome = run_move(move_id, limiter=RateLimiter(0), wait_grace=False)
+    outcome = run_moves([move_id], limiter=Throttle(0), wait_grace=False)[0]
     with transaction() as s:
         move = repository.get_move(s, move_id)
         assert move is not None and move.dst_locator

@@ -18,7 +18,7 @@ from fastapi.testclient import TestClient
 
 from tests.conftest import login
 from tests.gateway.conftest import Gateway
-from tests.lifecycle.test_rules_xml import ROUND_TRIPS
+from tests.lifecycle.boto3_wire import ROUND_TRIPS
 
 AWS = "/usr/bin/aws"
 # the gateway's tiers serve STANDARD, STANDARD_IA, GLACIER and DEEP_ARCHIVE (no GLACIER_IR)

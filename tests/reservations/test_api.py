@@ -193,6 +193,7 @@ def test_members_see_only_their_own_reservations(client: TestClient, member_clie
     # admins see everyone's, and can narrow to one owner
     assert {r["id"] for r in client.get("/api/reservations").json()} == {admins, mine}
     assert [r["id"] for r in client.get("/api/reservations", params={"owner": "member"}).json()] == [mine]
+    assert client.get("/api/reservations", params={"owner": "nobody"}).json() == []
     # the owner filter does not widen a member's view
     assert [r["id"] for r in member_client.get("/api/reservations", params={"owner": "admin"}).json()] == [mine]
 

@@ -1,11 +1,13 @@
-"""Reservations enforced by a real gateway process: every rejection, the window, the rate under
-contention, metering into the database, and the health report (Redis shared and unreachable)."""
+"""Reservations enforced by a real gateway process: every rejection, the window, flows paid from their
+classes under contention, metering into the database, and the health report (Redis shared and
+unreachable). The rates under contention are measured in virtual time here, in wall time by
+bench/reservations.py."""
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import shutil
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -19,11 +21,13 @@ import redis
 from botocore.client import BaseClient
 from botocore.exceptions import ClientError
 
+from tests.clocks import Ticks, run_in_virtual_time
 from tests.gateway.conftest import Gateway, _setup_data, start_gateway, stop, wait_until
 from tests.servers import free_port
 from tierpilot.auth.models import User
 from tierpilot.kit.db import transaction
 from tierpilot.reservations import metering, service
+from tierpilot.reservations.gateway import LOOKUP_TTL_S, Directory, Entry, Pool, ReservationFlow, ReservationPolicy
 from tierpilot.reservations.models import Reservation, ReservationSample
 
 MB = 1_000_000
@@ -83,41 +87,44 @@ def alice_bucket(gw: Gateway) -> str:
     return name
 
 
-def read_concurrently(readers: list[tuple[str, str, dict[str, str], int]], size: int, warmup: float,
-                      seconds: float) -> tuple[dict[str, int], set[str], float]:
-    """Each reader loops over ranged GETs of one third of an object; bytes are counted per name
-    during ``seconds`` after every reader is connected and ``warmup`` has passed."""
-    barrier = threading.Barrier(len(readers))
+def read_concurrently(readers: list[tuple[str, str, dict[str, str], int]], size: int
+                      ) -> tuple[dict[str, int], set[str]]:
+    """Each reader GETs one third of an object, all at once; returns the bytes read per name and the
+    reservation statuses the gateway answered."""
     moved = dict.fromkeys({r[0] for r in readers}, 0)
     statuses: set[str] = set()
-    lock = threading.Lock()
-    window: list[float] = []
 
-    def reader(who: str, url: str, headers: dict[str, str], part: int) -> None:
+    def reader(who: str, url: str, headers: dict[str, str], part: int) -> tuple[str, int, str]:
         third = size // 3
-        with httpx.Client(timeout=30) as http:
-            if barrier.wait() == 0:
-                now = time.monotonic()
-                window.extend([now + warmup, now + warmup + seconds])
-            barrier.wait()
-            start, stop_at = window
-            while time.monotonic() < stop_at:
-                rng = f"bytes={part * third}-{(part + 1) * third - 1}"
-                with http.stream("GET", url, headers={**headers, "Range": rng}) as r:
-                    assert r.status_code == 206, r.read()
-                    statuses.add(r.headers.get("x-tierpilot-reservation-status", "-") + ":" + who)
-                    for chunk in r.iter_bytes(256 * 1024):
-                        now = time.monotonic()
-                        if now >= stop_at:
-                            break
-                        if now >= start:
-                            with lock:
-                                moved[who] += len(chunk)
+        with httpx.Client(timeout=60) as http:
+            rng = f"bytes={part * third}-{(part + 1) * third - 1}"
+            with http.stream("GET", url, headers={**headers, "Range": rng}) as r:
+                assert r.status_code == 206, r.read()
+                got = sum(len(chunk) for chunk in r.iter_bytes(256 * 1024))
+                return who, got, r.headers.get("x-tierpilot-reservation-status", "-") + ":" + who
 
     with concurrent.futures.ThreadPoolExecutor(len(readers)) as pool:
-        for job in [pool.submit(reader, *r) for r in readers]:
-            job.result()
-    return moved, statuses, seconds
+        for who, got, status in pool.map(lambda r: reader(*r), readers):
+            moved[who] += got
+            statuses.add(status)
+    return moved, statuses
+
+
+def health(url: str) -> dict[str, Any]:
+    return dict(httpx.get(f"{url}/_tierpilot/health").json()["reservations"])
+
+
+def wait_for_snapshot_after(url: str, moment: float) -> None:
+    """Wait until the gateway's reservation snapshot was read after ``moment`` (the second refresh after
+    it: the first may have begun before)."""
+
+    def refreshed_at() -> float:
+        age = health(url)["snapshot_age_s"]
+        return time.time() - age if age is not None else 0.0
+
+    wait_until(lambda: refreshed_at() > moment)
+    first = refreshed_at()
+    wait_until(lambda: refreshed_at() > first + 0.5)
 
 
 def rejected(fn: Any) -> str:
@@ -181,11 +188,72 @@ def test_outside_its_window_is_served_best_effort_with_a_header(gw: Gateway, ali
     assert status.startswith("outside-window") and "best-effort" in status
 
 
-def test_reserved_rate_holds_under_greedy_best_effort_and_total_stays_within_capacity(
+def test_a_reservation_keeps_its_rate_against_greedy_best_effort_in_virtual_time() -> None:
+    """Capacity 40 MB/s read; a 20 MB/s reservation read by 3 streams while 8 greedy streams read without
+    one: the reservation keeps its 20 (sharing per stream would give it 11), best-effort gets the
+    remainder, the total stays within capacity, and every reserved byte is metered."""
+    chunk = 256 * 1024
+
+    async def main() -> tuple[dict[str, int], float, int, dict[str, Any]]:
+        loop = asyncio.get_running_loop()
+        policy = ReservationPolicy(redis_url="", clock=loop.time)
+        policy.directory.pool = Pool(40 * MB, 40 * MB, 0.1)
+        now = time.time()
+        alice = Entry("rsv_alice", 1, "b", "read", 20 * MB, now - 1, now + 3600, cancelled=False)
+        policy.directory.entries = {alice.id: alice}
+        moved = {"alice": 0, "bob": 0}
+        stop_at = loop.time() + 10.0
+
+        async def stream(who: str, flow: ReservationFlow) -> None:
+            while loop.time() < stop_at:
+                await flow.consume(chunk)
+                moved[who] += chunk
+
+        flows = [("alice", ReservationFlow(policy, "read", alice, [])) for _ in range(3)]
+        flows += [("bob", ReservationFlow(policy, "read", None, [])) for _ in range(8)]
+        started = loop.time()
+        await asyncio.gather(*(stream(who, flow) for who, flow in flows))
+        metered = sum(n for _, _, n in policy.meter.take())
+        return moved, loop.time() - started, metered, policy.status()
+
+    moved, seconds, metered, status = run_in_virtual_time(main())
+    alice_rate, bob_rate = moved["alice"] / seconds, moved["bob"] / seconds
+    assert alice_rate >= 0.97 * 20 * MB, (alice_rate / MB, bob_rate / MB)
+    assert bob_rate >= 0.97 * 20 * MB, (alice_rate / MB, bob_rate / MB)
+    assert moved["alice"] + moved["bob"] <= 40 * MB * seconds + 2 * (8 << 20)  # one burst per class at most
+    assert metered == moved["alice"]
+    classes = status["classes"]
+    assert classes["read:rsv_alice"]["guaranteed_bytes"] >= 0.97 * 20 * MB * seconds
+    assert classes["read:best-effort"]["waited_s"] > 0
+
+
+def test_an_unknown_id_costs_one_lookup_until_the_cache_forgets_it() -> None:
+    ticks = Ticks()
+    directory = Directory(clock=ticks)
+    fetched: list[str] = []
+
+    def fetch(reservation_id: str) -> Entry | None:
+        fetched.append(reservation_id)
+        return None
+
+    directory.fetch = fetch  # type: ignore[method-assign]
+
+    async def look(times: int) -> None:
+        for _ in range(times):
+            assert await directory.lookup("rsv_nope") is None
+
+    asyncio.run(look(5))
+    assert fetched == ["rsv_nope"]
+    ticks.sleep(LOOKUP_TTL_S)  # a cancellation or a new booking reaches new flows within this
+    asyncio.run(look(5))
+    assert fetched == ["rsv_nope"] * 2
+
+
+def test_reserved_and_best_effort_reads_are_paid_from_their_classes_and_metered(
         gw: Gateway, alice_bucket: str, redis_url: str):
-    """Capacity 40 MB/s read; alice books 20 and reads with 3 parallel ranged GETs while bob's 8
-    greedy streams read without a reservation: alice keeps her 20 (sharing per stream would give her
-    11), the total stays near 40. Slack for a loaded machine; bench/reservations.py measures tightly."""
+    """Alice reads with her reservation (3 parallel ranged GETs) while bob's 8 streams read without one:
+    her bytes are paid from her reservation's buckets, his from best-effort's, and the gateway meters
+    exactly her bytes into the database."""
     s3 = gw.client("alice")
     size = 10 * MB
     s3.put_object(Bucket=alice_bucket, Key="big", Body=b"a" * size)
@@ -194,18 +262,19 @@ def test_reserved_rate_holds_under_greedy_best_effort_and_total_stays_within_cap
     bob.create_bucket(Bucket=bobs_bucket)
     bob.put_object(Bucket=bobs_bucket, Key="big", Body=b"b" * size)
     rid = book(gw.users["alice"].id, alice_bucket, rate_mbps=20)
-    time.sleep(1.2)  # the gateway's snapshot sees the reservation as live (best-effort now contends)
+    wait_for_snapshot_after(gw.url, time.time())  # the reservation is live there: best-effort contends
 
     alice_url = s3.generate_presigned_url("get_object", Params={"Bucket": alice_bucket, "Key": "big"})
     bob_url = bob.generate_presigned_url("get_object", Params={"Bucket": bobs_bucket, "Key": "big"})
     readers = [("alice", alice_url, {HEADER: rid}, i) for i in range(3)] + [("bob", bob_url, {}, i % 3)
                                                                           for i in range(8)]
-    moved, statuses, elapsed = read_concurrently(readers, size, warmup=0.5, seconds=3.0)
-    assert "active:alice" in statuses and "-:bob" in statuses
-    alice_rate, bob_rate = moved["alice"] / elapsed, moved["bob"] / elapsed
-    assert alice_rate >= 0.8 * 20 * MB, (alice_rate / MB, bob_rate / MB)
-    assert bob_rate >= 0.4 * 20 * MB, (alice_rate / MB, bob_rate / MB)
-    assert alice_rate + bob_rate <= 1.15 * 40 * MB, (alice_rate / MB, bob_rate / MB)
+    moved, statuses = read_concurrently(readers, size)
+    assert statuses == {"active:alice", "-:bob"}
+    assert moved == {"alice": 3 * (size // 3), "bob": 8 * (size // 3)}
+    classes = health(gw.url)["classes"]
+    paid = {k: v["guaranteed_bytes"] + v["spare_bytes"] for k, v in classes.items()}
+    assert paid[f"read:{rid}"] >= moved["alice"]
+    assert paid["read:best-effort"] >= moved["bob"]
 
     # the gateway metered alice's bytes per second; the roll-up stores them and the achieved figures
     client = redis.Redis.from_url(redis_url)
@@ -216,16 +285,14 @@ def test_reserved_rate_holds_under_greedy_best_effort_and_total_stays_within_cap
 
     def rolled_up() -> bool:
         metering.rollup(client)
-        # metering counts what the gateway sent, also before and after the measured window
         return metered() >= moved["alice"]
 
     wait_until(rolled_up, timeout=10)
+    assert metered() == moved["alice"]
     with transaction() as s:
         r = s.get(Reservation, rid)
-        assert r is not None and r.achieved_mean_bps is not None
-        assert r.active_seconds >= 3
-    assert metered() <= moved["alice"] + 2 * 20 * MB
-    assert r.achieved_mean_bps >= 0.75 * 20 * MB
+        assert r is not None and r.achieved_mean_bps is not None and r.achieved_mean_bps > 0
+        assert r.active_seconds >= 1
 
 
 def test_health_reports_the_shared_limiter(gw: Gateway, alice_bucket: str):

@@ -1,21 +1,42 @@
 """The worker's sweeps against a real offline posix tier: submit all at once, poll only what is pending,
-mark ready, complete and notify, flag stuck items, expire copies; claims never overlap."""
+mark ready, complete and notify, flag stuck items, expire copies; claims never overlap. The sweeps and the
+tier read one clock the tests move."""
 
 from __future__ import annotations
 
 import threading
-import time
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from sqlalchemy import func, select, update
 
-from tests.restores.conftest import Archive, wait_until
+from tests.clocks import WallClock
+from tests.restores.conftest import Archive
 from tierpilot.catalog.models import Object
+from tierpilot.drivers import registry
+from tierpilot.drivers.base import TierDriver
 from tierpilot.drivers.offline import OfflinePosixDriver
 from tierpilot.kit.db import transaction, utcnow
 from tierpilot.notifications.models import Notification
 from tierpilot.restores import repository, service, sweep
 from tierpilot.restores.models import RestoreBatch, RestoreBatchTier, RestoreItem
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> WallClock:
+    """The sweeps' and the archive tier's clock. It starts a minute ahead of the wall clock, so what the
+    service makes due "now" (wall time) is due for the sweeps too."""
+    clock = WallClock(utcnow() + timedelta(minutes=1))
+    build = registry.build_driver
+
+    def build_on_clock(tier: registry.TierLike) -> TierDriver:
+        driver = build(tier)
+        if isinstance(driver, OfflinePosixDriver):
+            driver.clock = clock
+        return driver
+
+    monkeypatch.setattr(registry, "build_driver", build_on_clock)
+    return clock
 
 
 def _create(archive: Archive, keys: list[str], speed: str = "expedited", days: int = 3, user: str = "member") -> int:
@@ -45,13 +66,14 @@ def _counters(batch_id: int) -> dict[str, int]:
         return repository.batch_totals(s, [batch_id])[batch_id]
 
 
-def test_a_batch_is_submitted_at_once_polled_and_completed_with_a_notification(archive: Archive) -> None:
+def test_a_batch_is_submitted_at_once_polled_and_completed_with_a_notification(archive: Archive,
+                                                                               clock: WallClock) -> None:
     keys = [f"run/{i:03d}.dat" for i in range(40)]
     archive.put(archive.buckets["member"], keys)
     batch_id = _create(archive, keys, speed="expedited")
     assert {i.state for i in _items(batch_id)} == {"pending"}
 
-    first = sweep.poll_due()
+    first = sweep.poll_due(clock=clock)
     assert first.tier_requests == 40 and first.outcomes == {"accepted": 40} and first.chunks == 1
     items = _items(batch_id)
     assert {i.state for i in items} == {"ongoing"}
@@ -65,9 +87,10 @@ def test_a_batch_is_submitted_at_once_polled_and_completed_with_a_notification(a
         states = s.execute(select(Object.restore_state, Object.restore_speed)).all()
     assert set(states) == {("ongoing", "expedited")}
 
-    assert sweep.poll_due().tier_requests == 0  # nothing due yet: no tier request at all
-    time.sleep(1.1)
-    done = sweep.poll_due()
+    clock.advance(seconds=0.999)
+    assert sweep.poll_due(clock=clock).tier_requests == 0  # nothing due yet: no tier request at all
+    clock.advance(seconds=0.001)
+    done = sweep.poll_due(clock=clock)
     assert done.outcomes == {"ready": 40} and done.batches_done == [batch_id] and done.notifications == 1
 
     batch = _batch(batch_id)
@@ -87,22 +110,24 @@ def test_a_batch_is_submitted_at_once_polled_and_completed_with_a_notification(a
                                    "ready_bytes": 4000, "failed": 0, "expired": 0}
 
 
-def test_each_poll_asks_the_tier_only_about_objects_still_pending(archive: Archive) -> None:
+def test_each_poll_asks_the_tier_only_about_objects_still_pending(archive: Archive, clock: WallClock) -> None:
     keys = [f"k{i:02d}" for i in range(20)]
     archive.put(archive.buckets["member"], keys)
     batch_id = _create(archive, keys, speed="standard")  # 2 s delay
-    sweep.poll_due()
+    sweep.poll_due(clock=clock)
     # half of the objects are asked again at expedited through the tier (a gateway user upgrading them)
-    driver = OfflinePosixDriver(_tier_path(archive), restore_delays={"expedited": 0.2, "standard": 2})
+    driver = OfflinePosixDriver(_tier_path(archive), restore_delays={"expedited": 0.2, "standard": 2}, clock=clock)
     for item in _items(batch_id)[:10]:
         driver.restore(item.locator, 3, "expedited")
     with transaction(write=True) as s:  # their due time comes now (as a gateway upgrade sets it)
         s.execute(update(RestoreItem).where(RestoreItem.id.in_([i.id for i in _items(batch_id)[:10]]))
-                  .values(next_poll_at=utcnow()))
-    time.sleep(0.3)
-    polled = sweep.poll_due()
+                  .values(next_poll_at=clock()))
+    clock.advance(seconds=0.3)
+    polled = sweep.poll_due(clock=clock)
     assert polled.tier_requests == 10 and polled.outcomes == {"ready": 10}
-    wait_until(lambda: (sweep.poll_due(), _batch(batch_id).state == "ready")[1], timeout=10)
+    clock.advance(seconds=1.7)
+    assert sweep.poll_due(clock=clock).outcomes == {"ready": 10}
+    assert _batch(batch_id).state == "ready"
     items = _items(batch_id)
     assert sum(i.poll_count for i in items) == 20  # one look per object, none at an object already ready
 
@@ -187,35 +212,36 @@ def test_outcomes_of_a_sweep_whose_lease_ran_out_are_dropped(archive: Archive) -
     assert _items(batch_id)[0].state == "ongoing" and _counters(batch_id)["failed"] == 0
 
 
-def test_a_restore_without_progress_past_the_tier_maximum_is_flagged_and_retryable(archive: Archive) -> None:
+def test_a_restore_without_progress_past_the_tier_maximum_is_flagged_and_retryable(archive: Archive,
+                                                                                    clock: WallClock) -> None:
     archive.put(archive.buckets["member"], ["slow/1", "slow/2"])
     batch_id = _create(archive, ["slow/1", "slow/2"], speed="bulk")  # 3 s delay: stuck after 2*3+60 s
-    sweep.poll_due()
-    late = utcnow() + timedelta(seconds=67)
+    sweep.poll_due(clock=clock)
+    late = clock() + timedelta(seconds=67)
     with transaction(write=True) as s:  # the recall is older than the tier's maximum
         s.execute(update(RestoreItem).where(RestoreItem.key == "slow/1")
-                  .values(requested_at=late - timedelta(seconds=200), next_poll_at=utcnow()))
+                  .values(requested_at=late - timedelta(seconds=200), next_poll_at=clock()))
         # and the tier has not finished it: move its recorded completion far away
-    driver = OfflinePosixDriver(_tier_path(archive), restore_delays={"bulk": 3})
+    driver = OfflinePosixDriver(_tier_path(archive), restore_delays={"bulk": 3}, clock=clock)
     item = next(i for i in _items(batch_id) if i.key == "slow/1")
-    _push_ready_at(driver, item.locator, datetime.now(UTC) + timedelta(hours=1))
-    stats = sweep.poll_due()
+    _push_ready_at(driver, item.locator, clock() + timedelta(hours=1))
+    stats = sweep.poll_due(clock=clock)
     assert stats.outcomes == {"stuck": 1}
     stuck = next(i for i in _items(batch_id) if i.key == "slow/1")
     assert stuck.state == "failed" and stuck.last_error is not None and "no progress after" in stuck.last_error
-    time.sleep(3.1)
-    wait_until(lambda: (sweep.poll_due(), _batch(batch_id).state != "in_progress")[1], timeout=10)
+    clock.advance(seconds=3)
+    assert sweep.poll_due(clock=clock).outcomes == {"ready": 1}  # slow/2
     batch = _batch(batch_id)
     assert batch.state == "failed" and batch.error is not None and "1 of 2 objects failed" in batch.error
     with transaction() as s:
         assert s.scalar(select(Notification.kind)) == "restore.failed"
 
-    _push_ready_at(driver, stuck.locator, datetime.now(UTC))  # the tier recovers
+    _push_ready_at(driver, stuck.locator, clock())  # the tier recovers
     with transaction(write=True) as s:
         assert service.retry_failed(s, archive.user("member"), batch_id) == 1
     assert _batch(batch_id).state == "in_progress" and _counters(batch_id)["pending"] == 1
-    wait_until(lambda: (sweep.poll_due(), _batch(batch_id).state == "ready")[1], timeout=10)
-    assert _counters(batch_id)["ready"] == 2
+    assert sweep.poll_due(clock=clock).outcomes == {"ready": 1}
+    assert _batch(batch_id).state == "ready" and _counters(batch_id)["ready"] == 2
 
 
 def _push_ready_at(driver: OfflinePosixDriver, locator: str, ready_at: datetime) -> None:
@@ -226,26 +252,26 @@ def _push_ready_at(driver: OfflinePosixDriver, locator: str, ready_at: datetime)
     state = json.loads(state_path.read_bytes())
     state["ready_at"] = ready_at.isoformat()
     state_path.write_text(json.dumps(state))
-    if ready_at > datetime.now(UTC):
+    if ready_at > driver.clock():
         copy.unlink(missing_ok=True)
 
 
-def test_expired_copies_are_retired_and_the_catalog_updated(archive: Archive) -> None:
+def test_expired_copies_are_retired_and_the_catalog_updated(archive: Archive, clock: WallClock) -> None:
     keys = ["e/1", "e/2", "e/3"]
     archive.put(archive.buckets["member"], keys)
     batch_id = _create(archive, keys, days=1)
-    sweep.poll_due()
-    time.sleep(1.1)
-    sweep.poll_due()
+    sweep.poll_due(clock=clock)
+    clock.advance(seconds=1)
+    sweep.poll_due(clock=clock)
     assert _batch(batch_id).state == "ready"
     items = _items(batch_id)
     expiry = items[0].expires_at
     assert expiry is not None
-    assert sweep.expire_due().claimed == 0  # nothing expired yet
+    assert sweep.expire_due(clock=clock).claimed == 0  # nothing expired yet
 
     # e/3 was asked again for 5 more days (through the tier), so only e/1 and e/2 expire
     path = _tier_path(archive)
-    OfflinePosixDriver(path).restore(items[2].locator, 5, "standard")
+    OfflinePosixDriver(path, clock=clock).restore(items[2].locator, 5, "standard")
     future = expiry + timedelta(seconds=1)
     OfflinePosixDriver(path, clock=lambda: future).restore_status(items[0].locator)  # the tier drops it then
     OfflinePosixDriver(path, clock=lambda: future).restore_status(items[1].locator)
@@ -260,16 +286,16 @@ def test_expired_copies_are_retired_and_the_catalog_updated(archive: Archive) ->
     assert _batch(batch_id).state == "ready" and _counters(batch_id)["expired"] == 2
 
 
-def test_counter_rows_match_the_items_after_every_transition(archive: Archive) -> None:
+def test_counter_rows_match_the_items_after_every_transition(archive: Archive, clock: WallClock) -> None:
     keys = [f"m/{i}" for i in range(12)]
     archive.put(archive.buckets["member"], keys)
     batch_id = _create(archive, keys, speed="bulk")
-    sweep.poll_due()
+    sweep.poll_due(clock=clock)
     with transaction(write=True) as s:
         service.upgrade_speed(s, archive.user("member"), batch_id, "expedited")
-    sweep.poll_due()
-    time.sleep(1.1)
-    sweep.poll_due()
+    sweep.poll_due(clock=clock)
+    clock.advance(seconds=1)
+    sweep.poll_due(clock=clock)
     with transaction() as s:
         actual = dict(s.execute(select(RestoreItem.state, func.count()).where(RestoreItem.batch_id == batch_id)
                                 .group_by(RestoreItem.state)).all())

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from collections.abc import Iterable, Sequence
+
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from tierpilot.auth.models import AccessKey, ApiToken, User
@@ -16,12 +18,16 @@ def get_user(session: Session, user_id: int) -> User | None:
     return session.get(User, user_id)
 
 
+def usernames(session: Session, user_ids: Iterable[int]) -> dict[int, str]:
+    """User id -> username, of those of the given ids that exist."""
+    ids = list(set(user_ids))
+    if not ids:
+        return {}
+    return {k: v for k, v in session.execute(select(User.id, User.username).where(User.id.in_(ids)))}
+
+
 def list_users(session: Session) -> list[User]:
     return list(session.scalars(select(User).order_by(User.username)))
-
-
-def count_users(session: Session) -> int:
-    return len(list(session.scalars(select(User.id))))
 
 
 def get_token(session: Session, token_hash: str) -> ApiToken | None:
@@ -38,3 +44,29 @@ def list_access_keys(session: Session, user_id: int) -> list[AccessKey]:
             select(AccessKey).where(AccessKey.user_id == user_id).order_by(AccessKey.created_at, AccessKey.id)
         )
     )
+
+
+# webhook settings (the notifications domain delivers to them) ---------------------------------------
+
+
+def webhook_url_of(session: Session, user_id: int) -> str | None:
+    return session.scalar(select(User.webhook_url).where(User.id == user_id))
+
+
+def set_webhook_url(session: Session, user_id: int, url: str | None) -> None:
+    session.execute(update(User).where(User.id == user_id).values(webhook_url=url))
+
+
+def webhook_secret_of(session: Session, user_id: int) -> str | None:
+    """The user's encrypted signing secret."""
+    return session.scalar(select(User.webhook_secret_encrypted).where(User.id == user_id))
+
+
+def set_webhook_secret(session: Session, user_id: int, secret_encrypted: str) -> None:
+    session.execute(update(User).where(User.id == user_id).values(webhook_secret_encrypted=secret_encrypted))
+
+
+def webhook_secrets(session: Session, user_ids: Sequence[int]) -> dict[int, str | None]:
+    """Encrypted signing secrets by user id."""
+    rows = session.execute(select(User.id, User.webhook_secret_encrypted).where(User.id.in_(list(user_ids))))
+    return {user_id: secret for user_id, secret in rows}

@@ -82,12 +82,6 @@ def ensure_user(session: Session, username: str, password: str, is_admin: bool) 
     return create_user(session, username, password, is_admin)[0]
 
 
-def set_password(session: Session, user: User, password: str) -> None:
-    validate_password(password)
-    user.password_hash = _hasher.hash(password)
-    session.flush()
-
-
 class LoginLimiter:
     """Sliding-window limit of failed logins per username and per client address (in-process)."""
 

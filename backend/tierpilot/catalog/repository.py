@@ -2,14 +2,31 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from datetime import datetime
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import Select, bindparam, delete, func, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Row,
+    Select,
+    SQLColumnExpression,
+    Table,
+    and_,
+    bindparam,
+    case,
+    delete,
+    func,
+    select,
+    update,
+)
 from sqlalchemy.orm import Session
 
+from tierpilot.auth import repository as auth_repository
 from tierpilot.catalog.models import Bucket, MultipartUpload, Object, UploadPart
+
+OBJECTS = cast(Table, Object.__table__)
 
 
 def prefix_end(prefix: str) -> str | None:
@@ -37,6 +54,30 @@ def get_bucket_by_name(session: Session, name: str) -> Bucket | None:
 
 def get_bucket(session: Session, bucket_id: int) -> Bucket | None:
     return session.get(Bucket, bucket_id)
+
+
+def buckets_by_id(session: Session, bucket_ids: Iterable[int]) -> list[Bucket]:
+    """The buckets of the given ids, by name."""
+    return list(session.scalars(select(Bucket).where(Bucket.id.in_(list(bucket_ids))).order_by(Bucket.name)))
+
+
+def bucket_names(session: Session, bucket_ids: Sequence[int] | None = None) -> dict[int, str]:
+    """Bucket id -> name, of the given buckets or of all."""
+    q = select(Bucket.id, Bucket.name)
+    if bucket_ids is not None:
+        q = q.where(Bucket.id.in_(list(bucket_ids)))
+    return {int(i): str(n) for i, n in session.execute(q)}
+
+
+def bucket_owner(session: Session, name: str) -> int | None:
+    """The owner of a bucket, or None when no such bucket exists (yet)."""
+    return session.scalar(select(Bucket.owner_id).where(Bucket.name == name))
+
+
+def add_buckets(session: Session, buckets: Sequence[Bucket]) -> None:
+    """Insert new buckets (their ids are set on return)."""
+    session.add_all(buckets)
+    session.flush()
 
 
 def list_buckets(session: Session, owner_id: int | None) -> list[Bucket]:
@@ -67,6 +108,30 @@ def add_usage(session: Session, bucket_id: int, objects: int, nbytes: int) -> An
 def usage(session: Session, bucket_id: int) -> tuple[int, int]:
     row = session.execute(select(Bucket.object_count, Bucket.used_bytes).where(Bucket.id == bucket_id)).first()
     return (int(row[0]), int(row[1])) if row else (0, 0)
+
+
+def bucket_counts_by_tier(session: Session) -> dict[int, int]:
+    """Tier id -> buckets bound to it."""
+    rows = session.execute(select(Bucket.tier_id, func.count(Bucket.id)).group_by(Bucket.tier_id))
+    return {tier_id: int(count) for tier_id, count in rows}
+
+
+def bucket_usage(session: Session, owner_id: int | None) -> list[tuple[str, int, int, int, int]]:
+    """(name, owner id, tier id, objects, bytes) of every bucket (or one owner's), summed from its objects, by name."""
+    usage = (
+        select(Object.bucket_id, func.sum(Object.size).label("b"), func.count(Object.id).label("n"))
+        .group_by(Object.bucket_id)
+        .subquery()
+    )
+    q = (
+        select(Bucket.name, Bucket.owner_id, Bucket.tier_id, usage.c.n, usage.c.b)
+        .outerjoin(usage, usage.c.bucket_id == Bucket.id)
+        .order_by(Bucket.name)
+    )
+    if owner_id is not None:
+        q = q.where(Bucket.owner_id == owner_id)
+    return [(str(name), int(owner), int(tier), int(n or 0), int(b or 0))
+            for name, owner, tier, n, b in session.execute(q)]
 
 
 def bucket_has_objects(session: Session, bucket_id: int) -> bool:
@@ -130,6 +195,211 @@ def touch_objects(session: Session, last_access: dict[int, Any]) -> None:
         session.execute(update(Object).where(Object.id.in_(ids)).values(last_access_at=when))
 
 
+def get_object_by_id(session: Session, object_id: int) -> Object | None:
+    """One object by id (from the session's identity map when loaded already)."""
+    return session.get(Object, object_id)
+
+
+def objects_by_id(session: Session, object_ids: Sequence[int]) -> dict[int, Object]:
+    """Object id -> object, of those of the given ids that still exist."""
+    if not object_ids:
+        return {}
+    return {o.id: o for o in session.scalars(select(Object).where(Object.id.in_(list(object_ids))))}
+
+
+def object_locators(session: Session, object_ids: Sequence[int]) -> dict[int, str]:
+    """Object id -> current locator, of those of the given ids that still exist."""
+    if not object_ids:
+        return {}
+    return {int(i): str(loc) for i, loc in session.execute(select(Object.id, Object.locator)
+                                                           .where(Object.id.in_(list(object_ids))))}
+
+
+def switch_object(session: Session, object_id: int, old_locator: str, old_etag: str, *, tier_id: int,
+                  storage_class: str, locator: str) -> bool:
+    """Point an object at its copy on another tier, only if it still is the version that was copied."""
+    result = session.execute(
+        update(Object)
+        .where(Object.id == object_id, Object.locator == old_locator, Object.etag == old_etag)
+        .values(tier_id=tier_id, storage_class=storage_class, locator=locator, restore_state=None,
+                restore_speed=None, restore_expiry=None)
+        .execution_options(synchronize_session=False)
+    )
+    return result.rowcount == 1  # type: ignore[attr-defined]
+
+
+def delete_object(session: Session, object_id: int, old_locator: str) -> bool:
+    """Delete an object only while it still is the version at ``old_locator`` (totals are the caller's)."""
+    result = session.execute(delete(Object).where(Object.id == object_id, Object.locator == old_locator)
+                             .execution_options(synchronize_session=False))
+    return result.rowcount == 1  # type: ignore[attr-defined]
+
+
+def set_restore_state(session: Session, rows: Sequence[dict[str, Any]]) -> None:
+    """Set objects' restore columns, only where the object still has the restored blob (``_locator``).
+
+    Each row: ``_object_id``, ``_locator``, ``restore_state``, ``restore_speed``, ``restore_expiry``.
+    """
+    if not rows:
+        return
+    table = OBJECTS
+    stmt = (update(table)
+            .where(table.c.id == bindparam("_object_id"), table.c.locator == bindparam("_locator"))
+            .values(restore_state=bindparam("restore_state"), restore_speed=bindparam("restore_speed"),
+                    restore_expiry=bindparam("restore_expiry")))
+    session.execute(stmt, list(rows))
+
+
+def has_object_at(session: Session, tier_id: int, locator: str, bucket: str | None = None,
+                  key: str | None = None) -> bool:
+    """Whether an object points at this blob; with its bucket name and key, checked by one index lookup."""
+    if bucket is None or key is None:
+        return session.scalar(select(Object.id).where(Object.tier_id == tier_id, Object.locator == locator)
+                              .limit(1)) is not None
+    return session.scalar(select(Object.id).join(Bucket, Bucket.id == Object.bucket_id).where(
+        Bucket.name == bucket, Object.key == key, Object.tier_id == tier_id, Object.locator == locator)) is not None
+
+
+# restore candidates: what a restore batch needs of an object
+_RESTORE_COLUMNS = (Object.id, Object.key, Object.size, Object.tier_id, Object.storage_class, Object.locator,
+                    Object.restore_state, Object.restore_expiry)
+
+
+def restore_candidates_by_keys(session: Session, bucket_id: int, keys: Sequence[str], chunk: int = 500
+                               ) -> list[Any]:
+    """Rows (id, key, size, tier_id, storage_class, locator, restore_state, restore_expiry) of the given keys
+    (missing keys are left out), in chunks of IN lists."""
+    rows: list[Any] = []
+    for start in range(0, len(keys), chunk):
+        part = list(keys[start:start + chunk])
+        rows.extend(session.execute(select(*_RESTORE_COLUMNS)
+                                    .where(Object.bucket_id == bucket_id, Object.key.in_(part))))
+    return rows
+
+
+def restore_candidates_by_prefix(session: Session, bucket_id: int, prefix: str, limit: int) -> list[Any]:
+    """The same rows for keys starting with ``prefix``: one range seek of the (bucket_id, key) index."""
+    q = select(*_RESTORE_COLUMNS).where(Object.bucket_id == bucket_id)
+    if prefix:
+        q = q.where(Object.key >= prefix)
+        upper = prefix_end(prefix)
+        if upper is not None:
+            q = q.where(Object.key < upper)
+    return list(session.execute(q.order_by(Object.key).limit(limit)))
+
+
+# tiers' contents -------------------------------------------------------------------------------------
+
+
+def usage_by_tier(session: Session, bucket_id: int | None = None) -> dict[int, tuple[int, int]]:
+    """Tier id -> (bytes, objects), of one bucket or all: one grouped scan (indexed by tier_id)."""
+    q = select(Object.tier_id, func.coalesce(func.sum(Object.size), 0), func.count(Object.id)).group_by(Object.tier_id)
+    if bucket_id is not None:
+        q = q.where(Object.bucket_id == bucket_id)
+    return {int(t): (int(b), int(n)) for t, b, n in session.execute(q)}
+
+
+def tier_totals(session: Session, tier_id: int, min_billable_bytes: int,
+                bucket_ids: Sequence[int] | None = None) -> tuple[int, int, int]:
+    """(objects, bytes, billable bytes) on one tier, of the given buckets or all; an object smaller than
+    ``min_billable_bytes`` bills as that many."""
+    billed = (case((Object.size < min_billable_bytes, min_billable_bytes), else_=Object.size)
+              if min_billable_bytes else Object.size)
+    q = select(func.count(Object.id), func.coalesce(func.sum(Object.size), 0),
+               func.coalesce(func.sum(billed), 0)).where(Object.tier_id == tier_id)
+    if bucket_ids is not None:
+        q = q.where(Object.bucket_id.in_(list(bucket_ids)))
+    n, b, billable = session.execute(q).one()
+    return int(n), int(b), int(billable)
+
+
+def tier_references(session: Session, tier_id: int) -> tuple[int, int, int]:
+    """(objects, buckets, multipart uploads) stored on or bound to a tier."""
+    objects = session.scalar(select(func.count(Object.id)).where(Object.tier_id == tier_id)) or 0
+    buckets = session.scalar(select(func.count(Bucket.id)).where(Bucket.tier_id == tier_id)) or 0
+    uploads = session.scalar(
+        select(func.count(MultipartUpload.id)).where(MultipartUpload.tier_id == tier_id)
+    ) or 0
+    return int(objects), int(buckets), int(uploads)
+
+
+def iter_tier_objects(session: Session, tier_id: int, batch: int = 5000
+                      ) -> Iterator[tuple[int, int, str, str, int]]:
+    """(id, bucket_id, key, locator, size) of every object on a tier, in id order, read in batches."""
+    last = 0
+    while True:
+        rows = session.execute(select(Object.id, Object.bucket_id, Object.key, Object.locator, Object.size)
+                               .where(Object.tier_id == tier_id, Object.id > last)
+                               .order_by(Object.id).limit(batch)).all()
+        if not rows:
+            return
+        for r in rows:
+            yield int(r[0]), int(r[1]), str(r[2]), str(r[3]), int(r[4])
+        last = int(rows[-1][0])
+
+
+def upload_locators(session: Session, tier_id: int) -> set[str]:
+    """Locators of the multipart uploads in progress on a tier."""
+    return set(session.scalars(select(MultipartUpload.locator).where(MultipartUpload.tier_id == tier_id)))
+
+
+def upload_exists_at(session: Session, locator: str) -> bool:
+    """Whether a multipart upload in progress keeps its parts under this locator."""
+    return session.scalar(select(MultipartUpload.id).where(MultipartUpload.locator == locator)) is not None
+
+
+# due scans (lifecycle) -------------------------------------------------------------------------------
+
+# columns a sweep needs to decide and queue an action (no ORM objects: a sweep may read 10^5 rows)
+CANDIDATE_COLUMNS = (Object.id, Object.key, Object.size, Object.tags, Object.tier_id, Object.storage_class,
+                     Object.locator, Object.etag, Object.created_at)
+
+# given an object's id and locator columns, SQL that is true for the versions a caller wants left out
+VersionFilter = Callable[[SQLColumnExpression[int], SQLColumnExpression[str]], ColumnElement[bool]]
+
+
+def _filter_conditions(prefix: str, tags: Sequence[tuple[str, str]], size_gt: int | None, size_lt: int | None,
+                       min_size: int | None) -> list[ColumnElement[bool]]:
+    conds: list[ColumnElement[bool]] = []
+    if prefix:
+        conds.append(Object.key >= prefix)
+        upper = prefix_end(prefix)
+        if upper is not None:
+            conds.append(Object.key < upper)
+    for k, v in tags:
+        conds.append(Object.tags[k].as_string() == v)
+    if size_gt is not None:
+        conds.append(Object.size > size_gt)
+    if size_lt is not None:
+        conds.append(Object.size < size_lt)
+    if min_size is not None:
+        conds.append(Object.size >= min_size)
+    return conds
+
+
+def due_objects(session: Session, bucket_id: int, tier_id: int, created_before: datetime, *, prefix: str = "",
+                tags: Sequence[tuple[str, str]] = (), size_gt: int | None = None, size_lt: int | None = None,
+                min_size: int | None = None, classes_below: Sequence[str] | None = None,
+                limit: int | None = None, leave_out: VersionFilter | None = None) -> list[Row[Any]]:
+    """Objects of one bucket on one tier created at or before ``created_before`` that pass a rule's filter.
+
+    One range of the (bucket_id, tier_id, created_at) index, oldest first: objects leave the range when
+    they move or expire, so the rows read are the ones due (plus any the rule's filter leaves behind).
+    ``classes_below`` keeps only objects of those (warmer) classes; ``leave_out`` drops object versions
+    (the lifecycle's: versions that have a move already), so they never crowd the batch.
+    """
+    conds = [Object.bucket_id == bucket_id, Object.tier_id == tier_id, Object.created_at <= created_before,
+             *_filter_conditions(prefix, tags, size_gt, size_lt, min_size)]
+    if classes_below is not None:
+        conds.append(Object.storage_class.in_(list(classes_below)))
+    if leave_out is not None:
+        conds.append(~leave_out(Object.id, Object.locator))
+    q = select(*CANDIDATE_COLUMNS).where(and_(*conds)).order_by(Object.created_at, Object.id)
+    if limit is not None:
+        q = q.limit(limit)
+    return list(session.execute(q))
+
+
 # multipart -------------------------------------------------------------------------------------------
 
 
@@ -156,6 +426,19 @@ def list_uploads(session: Session, bucket_id: int, prefix: str, key_marker: str,
         else:
             q = q.where(MultipartUpload.key > key_marker)
     return list(session.scalars(q.order_by(MultipartUpload.key, MultipartUpload.upload_id).limit(limit)))
+
+
+def stale_uploads(session: Session, bucket_id: int, initiated_before: datetime, prefix: str,
+                  limit: int) -> list[MultipartUpload]:
+    """Uploads of a bucket begun at or before ``initiated_before`` with keys starting with ``prefix``, oldest first."""
+    q = select(MultipartUpload).where(MultipartUpload.bucket_id == bucket_id,
+                                      MultipartUpload.initiated_at <= initiated_before)
+    if prefix:
+        q = q.where(MultipartUpload.key >= prefix)
+        upper = prefix_end(prefix)
+        if upper is not None:
+            q = q.where(MultipartUpload.key < upper)
+    return list(session.scalars(q.order_by(MultipartUpload.initiated_at).limit(limit)))
 
 
 def uploads_of_bucket(session: Session, bucket_id: int) -> list[MultipartUpload]:
@@ -190,10 +473,30 @@ def parts_size(session: Session, upload_pk: int) -> int:
 
 
 def buckets_with_owners(session: Session, owner_id: int | None) -> list[tuple[Bucket, str]]:
-    """(bucket, owner's username) for the Browser page, by bucket name."""
-    from tierpilot.auth.models import User
+    """(bucket, owner's username) for the Browser page, by bucket name (names from the auth repository)."""
+    buckets = list_buckets(session, owner_id)
+    names = auth_repository.usernames(session, {b.owner_id for b in buckets})
+    return [(b, names[b.owner_id]) for b in buckets if b.owner_id in names]
 
-    q = select(Bucket, User.username).join(User, User.id == Bucket.owner_id).order_by(Bucket.name)
+
+# questions the cost planner asks ---------------------------------------------------------------------
+
+
+def buckets_named(session: Session, names: Sequence[str] | None, owner_id: int | None) -> list[Bucket]:
+    """Buckets by name (None: all), limited to one owner's unless owner_id is None."""
+    stmt = select(Bucket).order_by(Bucket.name)
+    if names:
+        stmt = stmt.where(Bucket.name.in_(list(names)))
     if owner_id is not None:
-        q = q.where(Bucket.owner_id == owner_id)
-    return [(b, str(u)) for b, u in session.execute(q)]
+        stmt = stmt.where(Bucket.owner_id == owner_id)
+    return list(session.scalars(stmt))
+
+
+def iter_object_stats(session: Session, bucket_ids: Sequence[int]) -> Iterator[tuple[int, datetime, datetime | None]]:
+    """(size, created_at, last_access_at) of every object in the buckets, streamed."""
+    if not bucket_ids:
+        return
+    stmt = (select(Object.size, Object.created_at, Object.last_access_at)
+            .where(Object.bucket_id.in_(list(bucket_ids))).execution_options(yield_per=10_000))
+    for size, created, accessed in session.execute(stmt):
+        yield int(size), created, accessed

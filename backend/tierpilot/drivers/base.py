@@ -8,10 +8,10 @@ Drivers map it to a path or remote key safely; callers never build paths themsel
 from __future__ import annotations
 
 import abc
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import BinaryIO, Literal
+from typing import Literal
 
 ChecksumAlgorithm = Literal["CRC32", "CRC32C", "SHA1", "SHA256"]
 RestoreSpeed = Literal["expedited", "standard", "bulk"]
@@ -172,8 +172,3 @@ class TierDriver(abc.ABC):
     def restore_status(self, locator: str) -> RestoreStatus:
         """Current restore state (BlobNotFound for a missing blob on archive tiers)."""
         return RestoreStatus(ongoing=False, restored=not self.offline)
-
-
-# Async wrapper type used by the gateway for streaming responses
-ByteStream = AsyncIterator[bytes]
-BinaryFile = BinaryIO

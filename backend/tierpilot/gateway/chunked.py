@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 
-from tierpilot.gateway.errors import S3Error
+from tierpilot.gateway.errors import S3Error, invalid_request
 from tierpilot.gateway.sigv4 import ChunkSigner
 
 MAX_LINE = 4096
@@ -62,27 +62,27 @@ class AwsChunkedDecoder:
                 continue
             if self._state == _DONE:
                 if data[pos:].strip(b"\r\n"):
-                    raise S3Error("InvalidRequest", "Unexpected data after the last aws-chunked chunk", 400)
+                    raise invalid_request("Unexpected data after the last aws-chunked chunk")
                 return out
             # line-oriented states: chunk header, CRLF after data, trailer lines
             end = data.find(b"\n", pos)
             if end < 0:
                 self._line += data[pos:]
                 if len(self._line) > MAX_LINE:
-                    raise S3Error("InvalidRequest", "aws-chunked chunk header is too long", 400)
+                    raise invalid_request("aws-chunked chunk header is too long")
                 return out
             self._line += data[pos:end + 1]
             pos = end + 1
             line = bytes(self._line)
             self._line.clear()
             if len(line) > MAX_LINE:
-                raise S3Error("InvalidRequest", "aws-chunked chunk header is too long", 400)
+                raise invalid_request("aws-chunked chunk header is too long")
             self._on_line(line.rstrip(b"\r\n") if line.endswith(b"\r\n") else self._no_cr(line))
         return out
 
     @staticmethod
     def _no_cr(line: bytes) -> bytes:
-        raise S3Error("InvalidRequest", "aws-chunked lines must end with CRLF", 400)
+        raise invalid_request("aws-chunked lines must end with CRLF")
 
     def _on_line(self, line: bytes) -> None:
         if self._state == _DATA_END:
@@ -100,14 +100,14 @@ class AwsChunkedDecoder:
         try:
             size = int(size_field.strip(), 16)
         except ValueError:
-            raise S3Error("InvalidRequest", "aws-chunked chunk header is malformed", 400) from None
+            raise invalid_request("aws-chunked chunk header is malformed") from None
         if size < 0:
-            raise S3Error("InvalidRequest", "aws-chunked chunk header is malformed", 400)
+            raise invalid_request("aws-chunked chunk header is malformed")
         sig = ""
         if self._signer is not None:
             name, _, value = ext.partition(b"=")
             if name.strip() != b"chunk-signature" or not value:
-                raise S3Error("InvalidRequest", "aws-chunked chunk needs a chunk-signature", 400)
+                raise invalid_request("aws-chunked chunk needs a chunk-signature")
             sig = value.strip().decode("ascii", "replace")
         self._chunk_sig = sig
         if size == 0:
@@ -131,10 +131,10 @@ class AwsChunkedDecoder:
             self._finish_trailer()
             return
         if not self._expect_trailer:
-            raise S3Error("InvalidRequest", "aws-chunked trailer sent without x-amz-trailer", 400)
+            raise invalid_request("aws-chunked trailer sent without x-amz-trailer")
         self._trailer_bytes += len(line)
         if self._trailer_bytes > MAX_TRAILER:
-            raise S3Error("InvalidRequest", "aws-chunked trailer is too long", 400)
+            raise invalid_request("aws-chunked trailer is too long")
         self._trailer_lines.append(line)
 
     def _finish_trailer(self) -> None:
@@ -143,7 +143,7 @@ class AwsChunkedDecoder:
         for line in self._trailer_lines:
             name, sep, value = line.partition(b":")
             if not sep:
-                raise S3Error("InvalidRequest", "aws-chunked trailer line is malformed", 400)
+                raise invalid_request("aws-chunked trailer line is malformed")
             key = name.strip().lower().decode("latin-1")
             val = value.strip().decode("latin-1")
             if key == "x-amz-trailer-signature":

@@ -20,22 +20,8 @@ def access_denied(message: str = "Access Denied") -> S3Error:
     return S3Error("AccessDenied", message, 403)
 
 
-def no_such_bucket(bucket: str) -> S3Error:
-    return S3Error("NoSuchBucket", "The specified bucket does not exist", 404, BucketName=bucket)
-
-
 def no_such_key(key: str) -> S3Error:
     return S3Error("NoSuchKey", "The specified key does not exist.", 404, Key=key)
-
-
-def no_such_upload(upload_id: str) -> S3Error:
-    return S3Error(
-        "NoSuchUpload",
-        "The specified upload does not exist. The upload ID may be invalid, or the upload may have been "
-        "aborted or completed.",
-        404,
-        UploadId=upload_id,
-    )
 
 
 def invalid_argument(message: str, name: str = "", value: str = "") -> S3Error:
@@ -59,9 +45,10 @@ def bad_digest(message: str = "The Content-MD5 you specified did not match what 
     return S3Error("BadDigest", message, 400)
 
 
-def precondition_failed(condition: str) -> S3Error:
+def precondition_failed(condition: str = "") -> S3Error:
+    fields = {"Condition": condition} if condition else {}
     return S3Error("PreconditionFailed", "At least one of the pre-conditions you specified did not hold", 412,
-                   Condition=condition)
+                   **fields)
 
 
 def not_implemented(what: str) -> S3Error:

@@ -11,7 +11,6 @@ from typing import Any
 
 from tierpilot.catalog import repository, store
 from tierpilot.catalog import service as catalog
-from tierpilot.catalog.errors import NoSuchKey
 from tierpilot.catalog.models import Bucket, Object
 from tierpilot.drivers import registry
 from tierpilot.drivers.base import RestoreStatus, TierError
@@ -32,7 +31,14 @@ from tierpilot.gateway.common import (
     user_metadata,
     validate_tags,
 )
-from tierpilot.gateway.errors import S3Error, invalid_argument, invalid_request, malformed_xml
+from tierpilot.gateway.errors import (
+    S3Error,
+    invalid_argument,
+    invalid_request,
+    malformed_xml,
+    no_such_key,
+    precondition_failed,
+)
 from tierpilot.gateway.http import Headers, Request, parse_http_date
 from tierpilot.gateway.payload import MAX_OBJECT_SIZE, Payload
 from tierpilot.gateway.routes import route
@@ -52,7 +58,7 @@ def _lookup(bucket_id: int, key: str) -> Object:
     with transaction() as session:
         obj = repository.get_object(session, bucket_id, key)
     if obj is None:
-        raise NoSuchKey("The specified key does not exist.", Key=key)
+        raise no_such_key(key)
     return obj
 
 
@@ -198,8 +204,7 @@ async def get_object(req: Request) -> None:
     read = await run(_prepare_read, bucket.id, key, req.headers, req.method, req.query.get("partNumber"))
     obj = read.obj
     if read.status == 412:
-        raise S3Error("PreconditionFailed", "At least one of the pre-conditions you specified did not hold", 412,
-                      Condition="If-Match" if req.header("if-match") else "If-Unmodified-Since")
+        raise precondition_failed("If-Match" if req.header("if-match") else "If-Unmodified-Since")
     headers = object_headers(obj, read.tier, read.live_restore)
     if read.status == 304:
         await req.respond(304, headers=[h for h in headers if h[0] in (b"etag", b"last-modified")],
@@ -287,7 +292,7 @@ def copy_conditions(req: Request, src: Object) -> None:
                                  req.header("x-amz-copy-source-if-modified-since"),
                                  req.header("x-amz-copy-source-if-unmodified-since"), read=False)
     if status:
-        raise S3Error("PreconditionFailed", "At least one of the pre-conditions you specified did not hold", 412)
+        raise precondition_failed()
 
 
 async def source_object(req: Request) -> tuple[Bucket, Object]:
@@ -339,7 +344,7 @@ def _set_tags(bucket_id: int, key: str, tags: dict[str, Any]) -> None:
     with transaction(write=True) as session:
         obj = repository.get_object(session, bucket_id, key, for_update=True)
         if obj is None:
-            raise NoSuchKey("The specified key does not exist.", Key=key)
+            raise no_such_key(key)
         obj.tags = tags
 
 

@@ -15,7 +15,7 @@ from email.utils import parsedate_to_datetime
 from functools import lru_cache
 from urllib.parse import quote, unquote
 
-from tierpilot.gateway.errors import S3Error, access_denied
+from tierpilot.gateway.errors import S3Error, access_denied, invalid_argument, invalid_request
 
 ALGORITHM = "AWS4-HMAC-SHA256"
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
@@ -106,12 +106,11 @@ def _parse_header(auth: str, headers: Mapping[str, str]) -> SignedRequest:
     amz_date = headers.get("x-amz-date") or _from_http_date(headers.get("date", ""))
     payload = headers.get("x-amz-content-sha256", "")
     if not payload:
-        raise S3Error("InvalidRequest", "Missing required header for this request: x-amz-content-sha256", 400)
+        raise invalid_request("Missing required header for this request: x-amz-content-sha256")
     if payload not in STREAMING_MODES and payload != UNSIGNED_PAYLOAD and not _SHA256_HEX.fullmatch(payload):
         if payload.startswith("STREAMING-"):
             raise S3Error("NotImplemented", f"payload signing mode {payload[:60]} is not supported", 501)
-        raise S3Error("InvalidArgument", "x-amz-content-sha256 must be UNSIGNED-PAYLOAD, STREAMING-… or a "
-                      "SHA-256 hex digest", 400)
+        raise invalid_argument("x-amz-content-sha256 must be UNSIGNED-PAYLOAD, STREAMING-… or a SHA-256 hex digest")
     return SignedRequest(key_id, amz_date, scope_date, region, service,
                          tuple(params["SignedHeaders"].split(";")), params["Signature"], payload, presigned=False)
 
@@ -188,7 +187,7 @@ def check_time(req: SignedRequest, now: datetime) -> None:
                           Expires=(when + timedelta(seconds=req.expires)).strftime("%Y-%m-%dT%H:%M:%SZ"),
                           ServerTime=now.strftime("%Y-%m-%dT%H:%M:%SZ"))
         if when - now > MAX_SKEW:
-            raise S3Error("AccessDenied", "Request is not valid yet", 403)
+            raise access_denied("Request is not valid yet")
         return
     if abs(now - when) > MAX_SKEW:
         raise S3Error("RequestTimeTooSkewed",

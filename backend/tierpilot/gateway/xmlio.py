@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
 from urllib.parse import quote
 from xml.etree.ElementTree import Element
 
@@ -95,11 +94,3 @@ def required_text(node: Element, name: str) -> str:
     if value is None:
         raise malformed_xml()
     return value
-
-
-def as_dict(node: Element) -> dict[str, Any]:
-    """Child elements as a name → text mapping (first occurrence wins)."""
-    out: dict[str, Any] = {}
-    for c in node:
-        out.setdefault(_local(c.tag), c.text or "")
-    return out

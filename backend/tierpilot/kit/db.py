@@ -44,7 +44,6 @@ class UTCDateTime(TypeDecorator[datetime]):
 
 # Keys compare byte-wise (as S3 orders them) on both databases: PostgreSQL needs the C collation.
 KeyString = String(1024).with_variant(String(1024, collation="C"), "postgresql")
-JSONType = JSON
 
 
 class Base(DeclarativeBase):

@@ -61,7 +61,6 @@ class Inbound:
         self._queue: queue.SimpleQueue[list[bytes] | Exception | None] = queue.SimpleQueue()
         self._credit = asyncio.Semaphore(depth)
         self._loop = asyncio.get_running_loop()
-        self.received = 0
 
     async def pump(self) -> None:
         try:
@@ -76,7 +75,6 @@ class Inbound:
                 more = bool(message.get("more_body", False))
                 if body:
                     await self._flow.consume(len(body))
-                    self.received += len(body)
                     parts.append(body)
                     held += len(body)
                 if parts and (held >= self._block or not more):

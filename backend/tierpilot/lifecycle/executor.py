@@ -39,16 +39,20 @@ from tierpilot.drivers import registry
 from tierpilot.drivers.base import BlobNotFound, NotRestored, PutResult, TierDriver
 from tierpilot.drivers.registry import TierLike, TierSpec, driver_for
 from tierpilot.kit.db import transaction, utcnow
+from tierpilot.kit.limiter import Throttle, shared_throttle
 from tierpilot.kit.settings import get_settings
 from tierpilot.lifecycle import repository
-from tierpilot.lifecycle.costs import Prices, TierPrice, tier_prices, to_nano
+from tierpilot.lifecycle.dates import midnight
 from tierpilot.lifecycle.models import LifecycleMove
-from tierpilot.lifecycle.ratelimit import RateLimiter, move_limiter
-from tierpilot.lifecycle.rules import midnight
+from tierpilot.pricing.engine import to_nano
+from tierpilot.pricing.lifecycle import Prices, TierPrice
+from tierpilot.tiers import repository as tiers_repository
+from tierpilot.tiers.prices import tier_prices
 
 log = logging.getLogger(__name__)
 HOST = socket.gethostname()
 _ASSUMED_COPY_BPS = 50e6  # for the lease of an unthrottled copy: a slow disk's rate
+MOVE_SCOPE = "lifecycle-moves"  # the one budget every worker's copies share (TIERPILOT_LIFECYCLE_MOVE_RATE_MBPS)
 
 
 class LeaseLost(Exception):
@@ -105,7 +109,7 @@ def _tier(tier_id: int | None) -> TierSpec | None:
         return None
 
 
-def _lease_until(now: datetime, nbytes: int, limiter: RateLimiter) -> datetime:
+def _lease_until(now: datetime, nbytes: int, limiter: Throttle) -> datetime:
     """The lease of a batch: long enough to copy all of its bytes (they are copied one after another)."""
     rate = limiter.rate_bps if limiter.limited else _ASSUMED_COPY_BPS
     return now + timedelta(seconds=get_settings().lifecycle_lease_s + nbytes / rate)
@@ -120,7 +124,7 @@ class _Claimed:
     previous_copy: str | None  # an earlier attempt's copy on the target tier, to remove
 
 
-def _claim(session: Session, move_ids: list[int], owner: str, limiter: RateLimiter, now: datetime
+def _claim(session: Session, move_ids: list[int], owner: str, limiter: Throttle, now: datetime
            ) -> tuple[list[_Claimed], dict[int, Outcome]]:
     """Take the batch's leases and read what its moves need, in the one transaction that records the attempt."""
     out: dict[int, Outcome] = {}
@@ -144,8 +148,8 @@ def _claim(session: Session, move_ids: list[int], owner: str, limiter: RateLimit
     if not taken:
         return [], out
     moves = repository.get_moves(session, sorted(taken))  # read after the claim: the rows as their holder sees them
-    objects = repository.get_objects_by_id(session, [m.object_id for m in moves if m.object_id is not None])
-    names = repository.bucket_names(session, list({m.bucket_id for m in moves}))
+    objects = catalog_repository.objects_by_id(session, [m.object_id for m in moves if m.object_id is not None])
+    names = catalog_repository.bucket_names(session, list({m.bucket_id for m in moves}))
     previous = {m.id: m.dst_locator for m in moves}
     locators: dict[int, str] = {}
     claims: list[_Claimed] = []
@@ -203,14 +207,14 @@ def _delete_unreferenced(tier: TierLike | None, locator: str | None, object_id: 
     if tier is None or not locator:
         return
     with transaction() as session:
-        obj = repository.get_object(session, object_id) if object_id is not None else None
+        obj = catalog_repository.get_object_by_id(session, object_id) if object_id is not None else None
         live = obj is not None and obj.locator == locator
     if not live:
         driver_for(tier).delete(locator)
 
 
 def copy_blob(src: TierDriver, dst: TierDriver, src_locator: str, dst_locator: str, obj: Object,
-              storage_class: str, limiter: RateLimiter) -> PutResult:
+              storage_class: str, limiter: Throttle) -> PutResult:
     """Copy one blob between tiers: streamed through the rate limit, or the drivers' fastest way when unbounded."""
     if not limiter.limited:
         result = dst.copy_from(src, src_locator, dst_locator, storage_class=storage_class)
@@ -243,7 +247,7 @@ class _Prices:
 
     def get(self, session: Session, tier: TierLike) -> TierPrice | None:
         if self._prices is None:
-            self._prices = tier_prices(session, repository.list_tiers(session))
+            self._prices = tier_prices(session, tiers_repository.list_tiers(session))
         return self._prices.get(tier.id)
 
 
@@ -312,19 +316,14 @@ def batches(move_ids: Sequence[int]) -> list[list[int]]:
     return out
 
 
-def run_move(move_id: int, limiter: RateLimiter | None = None, wait_grace: bool = False) -> Outcome:
-    """Advance one move as far as it can go now (idempotent; safe against concurrent runs of the same move)."""
-    return run_moves([move_id], limiter, wait_grace)[0]
-
-
-def run_moves(move_ids: Sequence[int], limiter: RateLimiter | None = None, wait_grace: bool = False
+def run_moves(move_ids: Sequence[int], limiter: Throttle | None = None, wait_grace: bool = False
               ) -> list[Outcome]:
     """Advance a batch of moves as far as each can go now; one outcome per id, in order.
 
     ``wait_grace``: wait out the grace after the switch and delete the old copies now, instead of
     answering ``deferred`` (the caller comes back after ``Outcome.delete_after``).
     """
-    limiter = limiter or move_limiter()
+    limiter = limiter or shared_throttle(MOVE_SCOPE, get_settings().lifecycle_move_rate_mbps * 1e6)
     owner = worker_identity()
     ids = list(dict.fromkeys(move_ids))
     with transaction(write=True) as session:
@@ -378,7 +377,7 @@ def _failure(move: LifecycleMove, owner: str, exc: BaseException) -> Outcome:
     return _record_failure(move, owner, f"{type(exc).__name__}: {exc}", retryable=True)
 
 
-def _copy(claimed: _Claimed, owner: str, limiter: RateLimiter) -> _Copied | Outcome:
+def _copy(claimed: _Claimed, owner: str, limiter: Throttle) -> _Copied | Outcome:
     """Copy and verify a transition's object onto the target tier (nothing recorded yet)."""
     move, obj = claimed.move, claimed.obj
     src_tier, dst_tier = _tier(move.src_tier_id), _tier(move.dst_tier_id)
@@ -426,8 +425,8 @@ def _switch(copies: list[_Copied], others: list[_Claimed], owner: str, out: dict
                 if not repository.update_move(session, move.id, owner, state="done", switched_at=now,
                                               finished_at=now, lease_owner=None, lease_until=None):
                     out[move.id] = Outcome(move.id, "lost")
-                elif repository.switch_object(session, obj.id, obj.locator, obj.etag, tier_id=cp.dst.id,
-                                              storage_class=dst_class, locator=obj.locator):
+                elif catalog_repository.switch_object(session, obj.id, obj.locator, obj.etag, tier_id=cp.dst.id,
+                                                      storage_class=dst_class, locator=obj.locator):
                     meter.add("transition", cp.src.id, cp.dst.id, objects=1, transition_requests=1)
                     out[move.id] = Outcome(move.id, "done")
                 else:
@@ -441,8 +440,8 @@ def _switch(copies: list[_Copied], others: list[_Claimed], owner: str, out: dict
                                           early_deletion_nanousd=early_nano):
                 out[move.id] = Outcome(move.id, "lost")
                 unused.append((cp.dst, move.dst_locator))
-            elif repository.switch_object(session, obj.id, obj.locator, obj.etag, tier_id=cp.dst.id,
-                                          storage_class=dst_class, locator=move.dst_locator):
+            elif catalog_repository.switch_object(session, obj.id, obj.locator, obj.etag, tier_id=cp.dst.id,
+                                                  storage_class=dst_class, locator=move.dst_locator):
                 meter.add("transition", cp.src.id, cp.dst.id, objects=1, nbytes=cp.result.size,
                           transition_requests=1, early_deletion_nanousd=early_nano, early_deletions=int(early))
                 move.state, move.switched_at = "switched", now
@@ -472,7 +471,7 @@ def _expire(session: Session, claimed: _Claimed, owner: str, now: datetime, pric
     if not repository.update_move(session, move.id, owner, state="switched", switched_at=now,
                                   early_deletion_nanousd=early_nano):
         out[move.id] = Outcome(move.id, "lost")
-    elif repository.delete_object(session, obj.id, obj.locator):
+    elif catalog_repository.delete_object(session, obj.id, obj.locator):
         catalog_repository.add_usage(session, move.bucket_id, -1, -obj.size)
         meter.add("expiration", move.src_tier_id, 0, objects=1, nbytes=obj.size, early_deletion_nanousd=early_nano,
                   early_deletions=int(early))
@@ -486,7 +485,7 @@ def _expire(session: Session, claimed: _Claimed, owner: str, now: datetime, pric
 
 def _end_upload(session: Session, move: LifecycleMove, owner: str, now: datetime, meter: _Meter,
                 switched: list[LifecycleMove], out: dict[int, Outcome]) -> None:
-    upload = repository.get_upload(session, move.upload_id or "")
+    upload = catalog_repository.get_upload(session, move.upload_id or "")
     if upload is None:
         if repository.update_move(session, move.id, owner, state="skipped", finished_at=now, lease_owner=None,
                                   lease_until=None, error="the upload was completed or aborted meanwhile"):
@@ -529,7 +528,7 @@ def _finish(moves: list[LifecycleMove], owner: str, wait_grace: bool) -> dict[in
     elif waiting:
         time.sleep(max(0.0, (max(delete_after(m) for m in waiting) - utcnow()).total_seconds()))
     with transaction() as session:
-        current = repository.object_locators(session, [m.object_id for m in moves if m.object_id is not None])
+        current = catalog_repository.object_locators(session, [m.object_id for m in moves if m.object_id is not None])
     live = {m.id for m in moves if m.object_id is not None and current.get(m.object_id) == m.src_locator}
     closed: list[LifecycleMove] = []
     for m in moves:

@@ -14,14 +14,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from tierpilot.catalog.models import Bucket, MultipartUpload, Object
+from tierpilot.catalog import repository as catalog_repository
 from tierpilot.drivers.base import BlobInfo, BlobNotFound, TierDriver
 from tierpilot.drivers.registry import driver_for
 from tierpilot.kit.db import transaction, utcnow
 from tierpilot.lifecycle import repository
+from tierpilot.tiers import repository as tiers_repository
 from tierpilot.tiers.models import Tier
 
 Kind = Literal["missing", "orphan", "size_mismatch", "orphan_upload", "error"]
@@ -83,13 +83,8 @@ def _split_locator(locator: str) -> tuple[str, str] | None:
 
 def _referenced(session: Session, tier_id: int, locator: str) -> bool:
     """Whether any object points at this blob (checked by bucket and key: one index lookup)."""
-    parsed = _split_locator(locator)
-    if parsed is None:
-        return session.scalar(select(Object.id).where(Object.tier_id == tier_id, Object.locator == locator)
-                              .limit(1)) is not None
-    bucket, key = parsed
-    return session.scalar(select(Object.id).join(Bucket, Bucket.id == Object.bucket_id).where(
-        Bucket.name == bucket, Object.key == key, Object.tier_id == tier_id, Object.locator == locator)) is not None
+    bucket, key = _split_locator(locator) or (None, None)
+    return catalog_repository.has_object_at(session, tier_id, locator, bucket, key)
 
 
 def fsck(repair: bool = False, min_age_s: float = 3600.0, tier_names: list[str] | None = None,
@@ -103,7 +98,7 @@ def fsck(repair: bool = False, min_age_s: float = 3600.0, tier_names: list[str] 
     older_than = now - timedelta(seconds=min_age_s)
     report = FsckReport()
     with transaction() as session:
-        all_tiers = repository.list_tiers(session)
+        all_tiers = tiers_repository.list_tiers(session)
         for t in all_tiers:
             session.expunge(t)
     by_id = {t.id: t for t in all_tiers}
@@ -137,8 +132,8 @@ def _check_tier(tier: Tier, report: FsckReport, older_than: datetime, progress: 
             progress(f"listing {tier.name}", report.blobs)
     with transaction() as session:
         in_flight = repository.moves_of_object_locators(session, tier.id)
-        rows = list(repository.iter_tier_objects(session, tier.id))
-        names = {int(i): str(n) for i, n in session.execute(select(Bucket.id, Bucket.name))}
+        rows = list(catalog_repository.iter_tier_objects(session, tier.id))
+        names = catalog_repository.bucket_names(session)
     for object_id, bucket_id, key, locator, size in rows:
         report.objects += 1
         info: BlobInfo | None = blobs.pop(locator, None)
@@ -177,7 +172,7 @@ def _delete_orphan(tier: Tier, finding: Finding) -> None:
 
 def _delete_upload_parts(tier: Tier, finding: Finding) -> None:
     with transaction() as session:
-        gone = session.scalar(select(MultipartUpload.id).where(MultipartUpload.locator == finding.locator)) is None
+        gone = not catalog_repository.upload_exists_at(session, finding.locator)
     if gone:
         driver_for(tier).abort_multipart(finding.locator)
         finding.repaired = True
@@ -189,7 +184,7 @@ def _check_uploads(tier: Tier, driver: TierDriver, report: FsckReport, older_tha
     if list_uploads is None:
         return
     with transaction() as session:
-        known = set(session.scalars(select(MultipartUpload.locator).where(MultipartUpload.tier_id == tier.id)))
+        known = catalog_repository.upload_locators(session, tier.id)
     for upload_locator, newest in list_uploads():
         if upload_locator in known or newest > older_than:
             continue
@@ -215,11 +210,11 @@ def _repoint(object_id: int, locator: str, size: int, tiers: dict[int, Tier], fi
         except BlobNotFound:
             continue
         with transaction(write=True) as session:
-            obj = repository.get_object(session, object_id)
+            obj = catalog_repository.get_object_by_id(session, object_id)
             if obj is None or obj.locator != locator:
                 return
-            repository.switch_object(session, object_id, locator, obj.etag, tier_id=tier.id,
-                                     storage_class=cls or obj.storage_class, locator=other)
+            catalog_repository.switch_object(session, object_id, locator, obj.etag, tier_id=tier.id,
+                                             storage_class=cls or obj.storage_class, locator=other)
         finding.repaired = True
         finding.note = f"now points at the copy {other} on {tier.name}"
         return

@@ -12,12 +12,9 @@ from sqlalchemy.orm import Session
 from tierpilot.kit.db import after_commit, utcnow
 from tierpilot.kit.errors import Conflict, NotFound
 from tierpilot.lifecycle import repository
-from tierpilot.lifecycle.costs import from_nano
 from tierpilot.lifecycle.models import LifecycleMove
-
-
-def _names(session: Session) -> dict[int, str]:
-    return {t.id: t.name for t in repository.list_tiers(session)}
+from tierpilot.pricing.engine import from_nano
+from tierpilot.tiers import repository as tiers_repository
 
 
 def move_out(m: LifecycleMove, tiers: dict[int, str], buckets: dict[int, str]) -> dict[str, Any]:
@@ -35,7 +32,7 @@ def list_moves(session: Session, buckets: dict[int, str], states: Sequence[str],
     """Newest first, ``limit`` at a time (``before_id`` pages back), with counts per state."""
     ids = list(buckets)
     rows = repository.list_moves(session, bucket_ids=ids, states=states, before_id=before_id, limit=limit + 1)
-    tiers = _names(session)
+    tiers = tiers_repository.tier_names(session)
     page = rows[:limit]
     return {"moves": [move_out(m, tiers, buckets) for m in page],
             "counts": repository.count_moves_by_state(session, ids),
@@ -70,7 +67,7 @@ def retry(session: Session, buckets: dict[int, str], move_id: int | None = None)
 def meter(session: Session, days: int | None) -> dict[str, Any]:
     """Moved objects and bytes per action and tier pair, transition requests and early-deletion charges."""
     since: date | None = (utcnow() - timedelta(days=days)).date() if days else None
-    tiers = _names(session)
+    tiers = tiers_repository.tier_names(session)
     rows = []
     for action, src, dst, objects, nbytes, requests, early_nano, early_n, failures in repository.meter_totals(
             session, since.isoformat() if since else None):

@@ -1,7 +1,7 @@
 """What is due: a rule's actions as creation-time thresholds, and the sweep that queues due objects.
 
 The due-date index is the catalog's (bucket_id, tier_id, created_at) index. An action of a rule is due
-for every object created at or before a threshold (``rules.created_threshold``); transitions look only
+for every object created at or before a threshold (``dates.created_threshold``); transitions look only
 at tiers and classes warmer than their target. Objects leave those ranges as they move or expire, so a
 sweep reads the objects that are due, not the bucket: its cost follows the work, not the bucket size.
 Nothing is remembered between sweeps, so an object whose timestamps change is judged by what they say
@@ -20,10 +20,12 @@ from typing import Any, Literal
 from sqlalchemy import Row
 from sqlalchemy.orm import Session
 
+from tierpilot.catalog import repository as catalog_repository
 from tierpilot.catalog.models import Bucket
 from tierpilot.kit.db import transaction, utcnow
 from tierpilot.kit.settings import get_settings
 from tierpilot.lifecycle import repository
+from tierpilot.lifecycle.dates import created_threshold
 from tierpilot.lifecycle.executor import owner_is_dead
 from tierpilot.lifecycle.rules import (
     CLASS_ORDER,
@@ -32,11 +34,11 @@ from tierpilot.lifecycle.rules import (
     LifecycleRule,
     Predicates,
     class_rank,
-    created_threshold,
-    midnight,
     small_objects_blocked,
 )
-from tierpilot.lifecycle.service import class_tier, load
+from tierpilot.lifecycle.service import configured_buckets, load
+from tierpilot.lifecycle.validation import class_tier
+from tierpilot.tiers import repository as tiers_repository
 from tierpilot.tiers.models import Tier
 
 log = logging.getLogger(__name__)
@@ -126,10 +128,10 @@ def scan(session: Session, bucket: Bucket, tiers: Sequence[Tier], action: Action
         remaining = None if limit is None else limit - len(rows)
         if remaining is not None and remaining <= 0:
             break
-        rows.extend(repository.due_objects(
+        rows.extend(catalog_repository.due_objects(
             session, bucket.id, tier.id, threshold, prefix=p.prefix, tags=p.tags, size_gt=p.size_greater_than,
             size_lt=p.size_less_than, min_size=action.min_size, classes_below=classes_below,
-            limit=remaining, exclude_queued=exclude_queued))
+            limit=remaining, leave_out=repository.has_move if exclude_queued else None))
     return rows
 
 
@@ -164,8 +166,8 @@ def plan_bucket(session: Session, bucket: Bucket, config: LifecycleConfig, tiers
             continue
         threshold = created_threshold(now, days, None)
         assert threshold is not None
-        for up in repository.stale_uploads(session, bucket.id, threshold, rule.predicates().prefix,
-                                           limit - len(plan.rows)):
+        for up in catalog_repository.stale_uploads(session, bucket.id, threshold, rule.predicates().prefix,
+                                                   limit - len(plan.rows)):
             plan.rows.append(dict(
                 dedup_key=repository.dedup_key("abort_upload", up.upload_id, up.locator), action="abort_upload",
                 rule_id=rule.id, bucket_id=bucket.id, key=up.key, upload_id=up.upload_id, src_tier_id=up.tier_id,
@@ -207,13 +209,13 @@ def sweep(now: datetime | None = None, bucket_id: int | None = None, limit: int 
     limit = limit or get_settings().lifecycle_batch
     result = SweepResult()
     with transaction() as session:
-        tiers = repository.list_tiers(session)
+        tiers = tiers_repository.list_tiers(session)
         for t in tiers:
             session.expunge(t)
-        configured = [(b.id, load(c)) for b, c in repository.configured_buckets(session, bucket_id)]
+        configured = [(b.id, load(c)) for b, c in configured_buckets(session, bucket_id)]
     for bid, config in configured:
         with transaction() as session:
-            bucket = repository.get_bucket(session, bid)
+            bucket = catalog_repository.get_bucket(session, bid)
             if bucket is None:
                 continue
             plan = plan_bucket(session, bucket, config, tiers, now, limit)
@@ -241,7 +243,3 @@ def resumable(now: datetime, bucket_id: int | None = None, exclude: set[int] | N
         leased = repository.leased_moves(session, now, bucket_id)
     ids += [move_id for move_id, owner in leased if owner_is_dead(owner)]
     return sorted(set(ids) - (exclude or set()))
-
-
-def today(now: datetime) -> str:
-    return midnight(now).date().isoformat()

@@ -15,15 +15,18 @@ from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
-from tierpilot.catalog.models import Bucket, Object
-from tierpilot.lifecycle import repository
-from tierpilot.lifecycle.costs import ZERO, Prices, tier_prices
+from tierpilot.catalog import repository as catalog_repository
+from tierpilot.catalog.models import Bucket
+from tierpilot.lifecycle.dates import DAY, due_at, midnight
 from tierpilot.lifecycle.planner import Action, actions_of, decide, scan
-from tierpilot.lifecycle.rules import DAY, LifecycleConfig, due_at, midnight
+from tierpilot.lifecycle.rules import LifecycleConfig
+from tierpilot.pricing.engine import ZERO
+from tierpilot.pricing.lifecycle import Prices
+from tierpilot.tiers import repository as tiers_repository
 from tierpilot.tiers.models import Tier
+from tierpilot.tiers.prices import tier_prices
 
 MAX_OBJECTS = 500_000  # objects walked per preview; beyond that the answer says it is truncated
 SAMPLES = 20
@@ -154,14 +157,9 @@ def usage(session: Session, bucket_ids: Sequence[int] | None, tiers: Sequence[Ti
     for tier in tiers:
         price = prices.get(tier.id)
         floor = price.min_billable_bytes if price is not None else 0
-        billed = case((Object.size < floor, floor), else_=Object.size) if floor else Object.size
-        q = select(func.count(Object.id), func.coalesce(func.sum(Object.size), 0),
-                   func.coalesce(func.sum(billed), 0)).where(Object.tier_id == tier.id)
-        if bucket_ids is not None:
-            q = q.where(Object.bucket_id.in_(list(bucket_ids)))
-        n, b, billable = session.execute(q).one()
+        n, b, billable = catalog_repository.tier_totals(session, tier.id, floor, bucket_ids)
         overhead = price.own_overhead_bytes if price is not None else 0
-        out[tier.id] = TierState(int(n), int(b), int(billable) + int(n) * overhead)
+        out[tier.id] = TierState(n, b, billable + n * overhead)
     return out
 
 
@@ -191,7 +189,7 @@ def after(state: dict[int, TierState], fc: Forecast, prices: Prices) -> dict[int
 def build(session: Session, buckets: Sequence[tuple[Bucket, LifecycleConfig]], usage_bucket_ids: Sequence[int] | None,
           now: datetime, days: int = 90) -> dict[str, Any]:
     """The preview as the API answers it (see schemas.PreviewOut)."""
-    tiers = repository.list_tiers(session)
+    tiers = tiers_repository.list_tiers(session)
     prices = tier_prices(session, tiers)
     names = {t.id: t.name for t in tiers}
     fc = forecast(session, buckets, tiers, prices, now, days)

@@ -1,31 +1,36 @@
-"""Only this module queries for lifecycle: its own tables, and the catalog rows it scans and switches.
+"""Only this module queries the lifecycle tables (configurations, moves, meter).
 
-The catalog writes that lifecycle makes (switch an object's tier, delete an expired object) are
-guarded by the object's locator: a row that was overwritten or deleted since the sweep found it no
-longer matches, and the statement changes nothing.
+The catalog rows a sweep scans and the catalog writes a move makes (switch an object's tier, delete an
+expired object) are the catalog repository's.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Column, ColumnElement, Row, Table, and_, bindparam, case, delete, func, or_, select, update
+from sqlalchemy import (
+    Column,
+    ColumnElement,
+    SQLColumnExpression,
+    Table,
+    and_,
+    bindparam,
+    case,
+    delete,
+    func,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy import cast as sql_cast
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session
 
-from tierpilot.catalog.models import Bucket, MultipartUpload, Object
-from tierpilot.catalog.repository import prefix_end
 from tierpilot.lifecycle.models import LifecycleConfiguration, LifecycleMeter, LifecycleMove
-from tierpilot.tiers.models import Tier
-
-# columns a sweep needs to decide and queue an action (no ORM objects: a sweep may read 10^5 rows)
-CANDIDATE_COLUMNS = (Object.id, Object.key, Object.size, Object.tags, Object.tier_id, Object.storage_class,
-                     Object.locator, Object.etag, Object.created_at)
 
 
 def _insert(session: Session) -> Any:
@@ -43,12 +48,12 @@ def get_configuration(session: Session, bucket_id: int, for_update: bool = False
     return session.scalar(q)
 
 
-def configured_buckets(session: Session, bucket_id: int | None = None) -> list[tuple[Bucket, LifecycleConfiguration]]:
-    q = select(Bucket, LifecycleConfiguration).join(LifecycleConfiguration,
-                                                    LifecycleConfiguration.bucket_id == Bucket.id)
+def configurations(session: Session, bucket_id: int | None = None) -> list[LifecycleConfiguration]:
+    """Every stored configuration, or the one of a bucket."""
+    q = select(LifecycleConfiguration)
     if bucket_id is not None:
-        q = q.where(Bucket.id == bucket_id)
-    return [(b, c) for b, c in session.execute(q.order_by(Bucket.name))]
+        q = q.where(LifecycleConfiguration.bucket_id == bucket_id)
+    return list(session.scalars(q))
 
 
 def delete_configuration(session: Session, bucket_id: int) -> bool:
@@ -56,123 +61,13 @@ def delete_configuration(session: Session, bucket_id: int) -> bool:
     return bool(result.rowcount)  # type: ignore[attr-defined]
 
 
-def list_tiers(session: Session) -> list[Tier]:
-    return list(session.scalars(select(Tier).order_by(Tier.id)))
+# moves -----------------------------------------------------------------------------------------------
 
 
-def get_bucket(session: Session, bucket_id: int) -> Bucket | None:
-    return session.get(Bucket, bucket_id)
-
-
-# due scans -------------------------------------------------------------------------------------------
-
-
-def _filter_conditions(prefix: str, tags: Sequence[tuple[str, str]], size_gt: int | None, size_lt: int | None,
-                       min_size: int | None) -> list[ColumnElement[bool]]:
-    conds: list[ColumnElement[bool]] = []
-    if prefix:
-        conds.append(Object.key >= prefix)
-        upper = prefix_end(prefix)
-        if upper is not None:
-            conds.append(Object.key < upper)
-    for k, v in tags:
-        conds.append(Object.tags[k].as_string() == v)
-    if size_gt is not None:
-        conds.append(Object.size > size_gt)
-    if size_lt is not None:
-        conds.append(Object.size < size_lt)
-    if min_size is not None:
-        conds.append(Object.size >= min_size)
-    return conds
-
-
-def due_objects(session: Session, bucket_id: int, tier_id: int, created_before: datetime, *, prefix: str = "",
-                tags: Sequence[tuple[str, str]] = (), size_gt: int | None = None, size_lt: int | None = None,
-                min_size: int | None = None, classes_below: Sequence[str] | None = None,
-                limit: int | None = None, exclude_queued: bool = False) -> list[Row[Any]]:
-    """Objects of one bucket on one tier created at or before ``created_before`` that pass a rule's filter.
-
-    One range of the (bucket_id, tier_id, created_at) index, oldest first: objects leave the range when
-    they move or expire, so the rows read are the ones due (plus any the rule's filter leaves behind).
-    ``classes_below`` keeps only objects of those (warmer) classes; ``exclude_queued`` leaves out object
-    versions that have a move already (open, done or given up), so they never crowd the batch.
-    """
-    conds = [Object.bucket_id == bucket_id, Object.tier_id == tier_id, Object.created_at <= created_before,
-             *_filter_conditions(prefix, tags, size_gt, size_lt, min_size)]
-    if classes_below is not None:
-        conds.append(Object.storage_class.in_(list(classes_below)))
-    if exclude_queued:
-        conds.append(~select(LifecycleMove.id).where(LifecycleMove.object_id == Object.id,
-                                                     LifecycleMove.src_locator == Object.locator).exists())
-    q = select(*CANDIDATE_COLUMNS).where(and_(*conds)).order_by(Object.created_at, Object.id)
-    if limit is not None:
-        q = q.limit(limit)
-    return list(session.execute(q))
-
-
-def stale_uploads(session: Session, bucket_id: int, initiated_before: datetime, prefix: str,
-                  limit: int) -> list[MultipartUpload]:
-    q = select(MultipartUpload).where(MultipartUpload.bucket_id == bucket_id,
-                                      MultipartUpload.initiated_at <= initiated_before)
-    if prefix:
-        q = q.where(MultipartUpload.key >= prefix)
-        upper = prefix_end(prefix)
-        if upper is not None:
-            q = q.where(MultipartUpload.key < upper)
-    return list(session.scalars(q.order_by(MultipartUpload.initiated_at).limit(limit)))
-
-
-def get_upload(session: Session, upload_id: str) -> MultipartUpload | None:
-    return session.scalar(select(MultipartUpload).where(MultipartUpload.upload_id == upload_id))
-
-
-def tier_usage(session: Session, bucket_id: int | None) -> dict[int, tuple[int, int]]:
-    """(bytes, objects) per tier, of one bucket or all."""
-    q = select(Object.tier_id, func.coalesce(func.sum(Object.size), 0), func.count(Object.id)).group_by(Object.tier_id)
-    if bucket_id is not None:
-        q = q.where(Object.bucket_id == bucket_id)
-    return {int(t): (int(b), int(n)) for t, b, n in session.execute(q)}
-
-
-def iter_tier_objects(session: Session, tier_id: int, batch: int = 5000
-                      ) -> Iterator[tuple[int, int, str, str, int]]:
-    """(id, bucket_id, key, locator, size) of every object on a tier, in id order, read in batches."""
-    last = 0
-    while True:
-        rows = session.execute(select(Object.id, Object.bucket_id, Object.key, Object.locator, Object.size)
-                               .where(Object.tier_id == tier_id, Object.id > last)
-                               .order_by(Object.id).limit(batch)).all()
-        if not rows:
-            return
-        for r in rows:
-            yield int(r[0]), int(r[1]), str(r[2]), str(r[3]), int(r[4])
-        last = int(rows[-1][0])
-
-
-# catalog switches ------------------------------------------------------------------------------------
-
-
-def get_object(session: Session, object_id: int) -> Object | None:
-    return session.get(Object, object_id)
-
-
-def switch_object(session: Session, object_id: int, old_locator: str, old_etag: str, *, tier_id: int,
-                  storage_class: str, locator: str) -> bool:
-    """Point an object at its copy on another tier, only if it still is the version that was copied."""
-    result = session.execute(
-        update(Object)
-        .where(Object.id == object_id, Object.locator == old_locator, Object.etag == old_etag)
-        .values(tier_id=tier_id, storage_class=storage_class, locator=locator, restore_state=None,
-                restore_speed=None, restore_expiry=None)
-        .execution_options(synchronize_session=False)
-    )
-    return result.rowcount == 1  # type: ignore[attr-defined]
-
-
-def delete_object(session: Session, object_id: int, old_locator: str) -> bool:
-    result = session.execute(delete(Object).where(Object.id == object_id, Object.locator == old_locator)
-                             .execution_options(synchronize_session=False))
-    return result.rowcount == 1  # type: ignore[attr-defined]
+def has_move(object_id: SQLColumnExpression[int], locator: SQLColumnExpression[str]) -> ColumnElement[bool]:
+    """SQL: a move (open, done or given up) exists for this object version (a due scan leaves those out)."""
+    return select(LifecycleMove.id).where(LifecycleMove.object_id == object_id,
+                                          LifecycleMove.src_locator == locator).exists()
 
 
 def entered_tier_at(session: Session, object_id: int, locator: str) -> datetime | None:
@@ -180,9 +75,6 @@ def entered_tier_at(session: Session, object_id: int, locator: str) -> datetime 
     return session.scalar(select(LifecycleMove.switched_at).where(
         LifecycleMove.object_id == object_id, LifecycleMove.dst_locator == locator,
         LifecycleMove.switched_at.is_not(None)).limit(1))
-
-
-# moves -----------------------------------------------------------------------------------------------
 
 
 def dedup_key(action: str, object_ref: str, locator: str) -> str:
@@ -280,24 +172,6 @@ def set_target_locators(session: Session, locators: dict[int, str]) -> None:
     table = cast(Table, LifecycleMove.__table__)
     session.execute(update(table).where(table.c.id == bindparam("move_id")).values(dst_locator=bindparam("loc")),
                     [{"move_id": k, "loc": v} for k, v in locators.items()])
-
-
-def get_objects_by_id(session: Session, object_ids: Sequence[int]) -> dict[int, Object]:
-    if not object_ids:
-        return {}
-    return {o.id: o for o in session.scalars(select(Object).where(Object.id.in_(list(object_ids))))}
-
-
-def bucket_names(session: Session, bucket_ids: Sequence[int]) -> dict[int, str]:
-    return {int(i): str(n) for i, n in session.execute(select(Bucket.id, Bucket.name)
-                                                       .where(Bucket.id.in_(list(bucket_ids))))}
-
-
-def object_locators(session: Session, object_ids: Sequence[int]) -> dict[int, str]:
-    if not object_ids:
-        return {}
-    return {int(i): str(loc) for i, loc in session.execute(select(Object.id, Object.locator)
-                                                           .where(Object.id.in_(list(object_ids))))}
 
 
 def update_move(session: Session, move_id: int, owner: str | None = None, **values: Any) -> bool:

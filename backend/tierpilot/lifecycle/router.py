@@ -27,6 +27,7 @@ from tierpilot.lifecycle.schemas import (
     PreviewOut,
     SweepQueued,
 )
+from tierpilot.tiers import repository as tiers_repository
 
 router = APIRouter(prefix="/lifecycle", tags=["lifecycle"])
 
@@ -57,7 +58,7 @@ def _config_out(session: Session, bucket: Bucket) -> LifecycleConfigurationOut:
 @router.get("/buckets", response_model=list[BucketLifecycle])
 def list_buckets(session: SessionDep, user: CurrentUser) -> list[BucketLifecycle]:
     """The caller's buckets (all, for admins) with how many rules each has."""
-    tiers = {t.id: t.name for t in repository.list_tiers(session)}
+    tiers = tiers_repository.tier_names(session)
     out = []
     for bucket in catalog_service.list_buckets(session, user.id, user.is_admin):
         row = repository.get_configuration(session, bucket.id)
@@ -124,7 +125,7 @@ def get_preview(session: SessionDep, user: CurrentUser,
         config = service.get_config(session, b)
         return preview.build(session, [(b, config)] if config else [], [b.id], utcnow(), days)
     visible = _visible(session, user)
-    configured = [(b, service.load(c)) for b, c in repository.configured_buckets(session) if b.id in visible]
+    configured = [(b, service.load(c)) for b, c in service.configured_buckets(session) if b.id in visible]
     return preview.build(session, configured, None if user.is_admin else list(visible), utcnow(), days)
 
 

@@ -12,10 +12,10 @@ from datetime import datetime
 from sqlalchemy import func, select
 
 from tierpilot.kit.db import transaction, utcnow
+from tierpilot.kit.limiter import Throttle
 from tierpilot.lifecycle import planner
 from tierpilot.lifecycle.executor import Outcome, batches, run_moves
 from tierpilot.lifecycle.models import LifecycleMove
-from tierpilot.lifecycle.ratelimit import RateLimiter
 
 Progress = Callable[[int, int], None]
 
@@ -43,7 +43,7 @@ class RunSummary:
         return out
 
 
-def execute(move_ids: Sequence[int], workers: int = 4, limiter: RateLimiter | None = None,
+def execute(move_ids: Sequence[int], workers: int = 4, limiter: Throttle | None = None,
             progress: Progress | None = None) -> list[Outcome]:
     """Run moves to the end (waiting out the grace before deleting old copies), ``workers`` batches at a time."""
     outcomes: list[Outcome] = []
@@ -76,7 +76,7 @@ def execute(move_ids: Sequence[int], workers: int = 4, limiter: RateLimiter | No
 
 
 def run_now(bucket_id: int | None = None, now: datetime | None = None, workers: int = 4,
-            limiter: RateLimiter | None = None, progress: Progress | None = None) -> RunSummary:
+            limiter: Throttle | None = None, progress: Progress | None = None) -> RunSummary:
     """One sweep, then every move it queued or found unfinished, synchronously."""
     result = planner.sweep(now=now, bucket_id=bucket_id)
     summary = RunSummary(sweep=result)

@@ -11,7 +11,8 @@ from tierpilot.gateway.ext import Request, S3Error, bucket_of, read_xml_body, ro
 from tierpilot.kit.db import transaction
 from tierpilot.kit.streaming import run
 from tierpilot.lifecycle import service
-from tierpilot.lifecycle.rules import LifecycleConfig, LifecycleInvalid, parse_xml, to_xml
+from tierpilot.lifecycle.rules import LifecycleConfig, LifecycleInvalid
+from tierpilot.lifecycle.s3xml import parse_xml, to_xml
 
 MIN_SIZE_HEADER = "x-amz-transition-default-minimum-object-size"
 

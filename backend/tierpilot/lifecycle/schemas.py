@@ -1,4 +1,4 @@
-"""The lifecycle API's shapes. Rules themselves are ``rules.Rule`` / ``rules.LifecycleConfig`` (S3's model)."""
+"""The lifecycle API's shapes. Rules themselves are ``rules.LifecycleRule`` / ``rules.LifecycleConfig`` (S3's model)."""
 
 from __future__ import annotations
 

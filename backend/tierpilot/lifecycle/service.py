@@ -6,26 +6,18 @@ Services flush, never commit.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import datetime
-
 from sqlalchemy.orm import Session
 
+from tierpilot.catalog import repository as catalog_repository
 from tierpilot.catalog import service as catalog_service
-from tierpilot.catalog.errors import CatalogError
 from tierpilot.catalog.models import Bucket
 from tierpilot.kit.db import utcnow
 from tierpilot.kit.errors import NotFound
 from tierpilot.lifecycle import repository
 from tierpilot.lifecycle.models import LifecycleConfiguration
-from tierpilot.lifecycle.rules import (
-    LifecycleConfig,
-    LifecycleInvalid,
-    LifecycleRule,
-    check_structure,
-    steps,
-)
-from tierpilot.tiers.models import Tier
+from tierpilot.lifecycle.rules import LifecycleConfig, LifecycleRule
+from tierpilot.lifecycle.validation import check_structure, validate_for_bucket
+from tierpilot.tiers import repository as tiers_repository
 
 
 class NoSuchLifecycleConfiguration(NotFound):
@@ -47,6 +39,15 @@ def load(row: LifecycleConfiguration) -> LifecycleConfig:
         "rules": row.rules, "transition_default_minimum_object_size": row.transition_default_minimum_object_size})
 
 
+def configured_buckets(session: Session, bucket_id: int | None = None
+                       ) -> list[tuple[Bucket, LifecycleConfiguration]]:
+    """Every bucket with a stored configuration (or the given one, if it has one), by bucket name."""
+    rows = {c.bucket_id: c for c in repository.configurations(session, bucket_id)}
+    if not rows:
+        return []
+    return [(b, rows[b.id]) for b in catalog_repository.buckets_by_id(session, rows)]
+
+
 def get_config(session: Session, bucket: Bucket) -> LifecycleConfig | None:
     row = repository.get_configuration(session, bucket.id)
     return load(row) if row is not None else None
@@ -59,84 +60,10 @@ def require_config(session: Session, bucket: Bucket) -> LifecycleConfig:
     return config
 
 
-def class_tier(tiers: Sequence[Tier], bucket: Bucket, storage_class: str) -> Tier | None:
-    """The tier that holds objects of ``storage_class`` in this bucket (the gateway's choice), or None."""
-    try:
-        return catalog_service.tier_for_class(tiers, bucket.tier_id, storage_class)[0]
-    except CatalogError:
-        return None
-
-
-def _served(tiers: Sequence[Tier]) -> str:
-    return "; ".join(f"{t.name}: {', '.join(t.storage_classes or ['STANDARD'])}" for t in tiers) or "no tiers"
-
-
-def validate_for_bucket(config: LifecycleConfig, bucket: Bucket, tiers: Sequence[Tier]) -> None:
-    """Checks that need the tiers: every target class has a tier, no step cuts a minimum storage duration short.
-
-    Raises LifecycleInvalid with the rule, the step and what would fix it.
-    """
-    by_id = {t.id: t for t in tiers}
-    home = by_id.get(bucket.tier_id)
-    for rule in config.rules:
-        name = f"rule {rule.id!r}"
-        for cls in [t.storage_class for t in rule.transitions] + [
-                t.storage_class for t in rule.noncurrent_version_transitions]:
-            if class_tier(tiers, bucket, cls) is None:
-                raise LifecycleInvalid(
-                    f"{name}: transition to {cls}, but no tier of bucket {bucket.name!r} serves that storage class "
-                    f"(tiers and their classes: {_served(tiers)})")
-        _check_durations(name, rule, bucket, tiers, home)
-
-
-def _check_durations(name: str, rule: LifecycleRule, bucket: Bucket, tiers: Sequence[Tier], home: Tier | None) -> None:
-    """Walk the rule's steps; leaving a tier earlier than its minimum storage duration is refused."""
-    plan = steps(rule)
-    if not plan:
-        return
-    # Days rules start on the bucket's tier at creation; Date rules have no common start day
-    current: Tier | None = home if isinstance(plan[0][0], int) else None
-    entered: int | datetime | None = 0 if current is not None else None
-    current_label = f"the bucket's tier {home.name!r}" if home is not None else ""
-    for when, cls in plan:
-        target = class_tier(tiers, bucket, cls) if cls is not None else None
-        leaving = cls is None or (target is not None and current is not None and target.id != current.id)
-        if leaving and current is not None and entered is not None and current.min_storage_days:
-            stay = _days_between(entered, when)
-            if stay < current.min_storage_days:
-                what = f"Transition to {cls}" if cls is not None else "Expiration"
-                raise LifecycleInvalid(
-                    f"{name}: objects stay on {current_label} (minimum storage duration "
-                    f"{current.min_storage_days} days) only {stay} days before the {what} at "
-                    f"{_when(when)}; move that step to {_when(_plus(entered, current.min_storage_days))} or later")
-        if cls is not None and target is not None and (current is None or target.id != current.id):
-            current, entered = target, when
-            current_label = f"tier {target.name!r} ({cls})"
-
-
-def _days_between(a: int | datetime, b: int | datetime) -> int:
-    if isinstance(a, int) and isinstance(b, int):
-        return b - a
-    assert isinstance(a, datetime) and isinstance(b, datetime)
-    return (b - a).days
-
-
-def _plus(a: int | datetime, days: int) -> int | datetime:
-    if isinstance(a, int):
-        return a + days
-    from datetime import timedelta
-
-    return a + timedelta(days=days)
-
-
-def _when(v: int | datetime) -> str:
-    return f"day {v}" if isinstance(v, int) else v.date().isoformat()
-
-
 def check(session: Session, bucket: Bucket, config: LifecycleConfig) -> LifecycleConfig:
     """A configuration as it would be stored (IDs filled in), or LifecycleInvalid; changes nothing."""
     config = check_structure(config)
-    validate_for_bucket(config, bucket, repository.list_tiers(session))
+    validate_for_bucket(config, bucket, tiers_repository.list_tiers(session))
     return config
 
 

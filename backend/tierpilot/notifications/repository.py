@@ -1,4 +1,4 @@
-"""Only this module queries the notifications table (and a user's webhook URL and signing secret)."""
+"""Only this module queries the notifications table (a user's webhook columns belong to auth.repository)."""
 
 from __future__ import annotations
 
@@ -9,31 +9,7 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from tierpilot.auth.models import User
 from tierpilot.notifications.models import Notification
-
-
-def webhook_url_of(session: Session, user_id: int) -> str | None:
-    return session.scalar(select(User.webhook_url).where(User.id == user_id))
-
-
-def set_webhook_url(session: Session, user_id: int, url: str | None) -> None:
-    session.execute(update(User).where(User.id == user_id).values(webhook_url=url))
-
-
-def webhook_secret_of(session: Session, user_id: int) -> str | None:
-    """The user's encrypted signing secret."""
-    return session.scalar(select(User.webhook_secret_encrypted).where(User.id == user_id))
-
-
-def set_webhook_secret(session: Session, user_id: int, secret_encrypted: str) -> None:
-    session.execute(update(User).where(User.id == user_id).values(webhook_secret_encrypted=secret_encrypted))
-
-
-def webhook_secrets(session: Session, user_ids: Sequence[int]) -> dict[int, str | None]:
-    """Encrypted signing secrets by user id."""
-    rows = session.execute(select(User.id, User.webhook_secret_encrypted).where(User.id.in_(list(user_ids))))
-    return {user_id: secret for user_id, secret in rows}
 
 
 def list_for_user(session: Session, user_id: int, unread_only: bool, limit: int) -> list[Notification]:

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 import httpx
 from sqlalchemy.orm import Session
 
+from tierpilot.auth import repository as auth_repository
 from tierpilot.kit.crypto import decrypt, encrypt
 from tierpilot.kit.db import transaction, utcnow
 from tierpilot.kit.errors import Invalid
@@ -33,7 +34,7 @@ def notify(session: Session, user_id: int, kind: str, title: str, body: str = ""
            payload: dict[str, Any] | None = None, now: datetime | None = None) -> Notification:
     """Record an in-app notification; a webhook delivery becomes due at once when the user has a URL."""
     now = now or utcnow()
-    url = repository.webhook_url_of(session, user_id)
+    url = auth_repository.webhook_url_of(session, user_id)
     note = Notification(user_id=user_id, kind=kind, title=title, body=body, link=link, payload=payload or {},
                         created_at=now, webhook_url=url, webhook_state="pending" if url else "none",
                         webhook_next_at=now if url else None)
@@ -60,15 +61,15 @@ class WebhookSettings:
 
 
 def webhook_settings(session: Session, user_id: int) -> WebhookSettings:
-    return WebhookSettings(repository.webhook_url_of(session, user_id),
-                           repository.webhook_secret_of(session, user_id) is not None)
+    return WebhookSettings(auth_repository.webhook_url_of(session, user_id),
+                           auth_repository.webhook_secret_of(session, user_id) is not None)
 
 
 def set_webhook(session: Session, user_id: int, url: str | None) -> WebhookSettings:
     """Set or clear (None or "") the user's webhook URL; the first URL also creates the signing secret."""
     clean = validate_webhook_url(url.strip()) if url and url.strip() else None
-    repository.set_webhook_url(session, user_id, clean)
-    if clean and repository.webhook_secret_of(session, user_id) is None:
+    auth_repository.set_webhook_url(session, user_id, clean)
+    if clean and auth_repository.webhook_secret_of(session, user_id) is None:
         return rotate_webhook_secret(session, user_id)
     return webhook_settings(session, user_id)
 
@@ -76,8 +77,8 @@ def set_webhook(session: Session, user_id: int, url: str | None) -> WebhookSetti
 def rotate_webhook_secret(session: Session, user_id: int) -> WebhookSettings:
     """Replace the user's signing secret; every delivery from now on, retries included, uses the new one."""
     secret = "whsec_" + secrets.token_urlsafe(32)
-    repository.set_webhook_secret(session, user_id, encrypt(secret))
-    return WebhookSettings(repository.webhook_url_of(session, user_id), True, secret)
+    auth_repository.set_webhook_secret(session, user_id, encrypt(secret))
+    return WebhookSettings(auth_repository.webhook_url_of(session, user_id), True, secret)
 
 
 def sign(secret: str, body: bytes, timestamp: int) -> str:
@@ -115,7 +116,7 @@ def deliver_due(limit: int = 100, client: httpx.Client | None = None) -> Deliver
     if not rows:
         return DeliveryStats()
     with transaction() as session:
-        sealed = repository.webhook_secrets(session, sorted({row.user_id for row in rows}))
+        sealed = auth_repository.webhook_secrets(session, sorted({row.user_id for row in rows}))
     delivered = retrying = failed = 0
     own_client = client is None
     http = client or httpx.Client(timeout=settings.webhook_timeout_s, follow_redirects=False)

@@ -63,3 +63,11 @@ def resolve_catalog_id(catalog_id: str, catalogs: Mapping[str, Catalog]) -> str:
     if not dated:
         raise NotFound(f"no price catalog {catalog_id!r}; known: {', '.join(sorted(catalogs))}")
     return max(dated, key=lambda c: (c.valid_from, c.id)).id
+
+
+def find_catalog(catalogs: Mapping[str, Catalog], catalog_id: str) -> Catalog | None:
+    """The catalog an id names (undated: the newest), None when it names none."""
+    try:
+        return catalogs[resolve_catalog_id(catalog_id, catalogs)] if catalog_id else None
+    except NotFound:
+        return None

@@ -44,6 +44,7 @@ MIB = Decimal(2**20)
 # Clouds bill storage per hour of the month; an average month has 365/12 days.
 DAYS_PER_MONTH = Decimal(365) / Decimal(12)
 THOUSAND = Decimal(1000)
+NANO = Decimal(10**9)
 MAX_FREQUENCY = Decimal(10**9)  # reads per month; scenarios allow up to 10^6
 
 
@@ -95,6 +96,21 @@ def band_cost(bands: Sequence[Band], quantity: Decimal) -> Decimal:
             break
         lower = upper
     return cost
+
+
+def to_nano(amount: Decimal) -> int:
+    """USD as whole nano-dollars (how metering stores money)."""
+    return int((amount * NANO).to_integral_value())
+
+
+def from_nano(nano: int) -> Decimal:
+    """Nano-dollars back to USD."""
+    return Decimal(nano) / NANO
+
+
+def own_overhead_bytes(cls: StorageClass) -> int:
+    """Bytes per object the class bills at its own rate (other overhead is billed at another class's rate)."""
+    return sum((o.bytes for o in cls.object_overhead if o.billed_as is None), 0)
 
 
 # ---------------------------------------------------------------------------- what is stored
@@ -325,7 +341,7 @@ class TierModel:
         self.egress_gib_per_read = self.read_gib * usage.egress_share
         self.egress_bands = pricing.catalog.egress[usage.egress]
 
-        own_overhead = sum((o.bytes for o in cls.object_overhead if o.billed_as is None), 0)
+        own_overhead = own_overhead_bytes(cls)
         self.billable_gib = objects.billable_gib(cls.min_billable_bytes, own_overhead)
         other = ZERO
         for o in cls.object_overhead:

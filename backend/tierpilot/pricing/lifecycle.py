@@ -1,22 +1,29 @@
-"""Lifecycle simulation: data arriving every month, moving down the tiers with age, month by month.
+"""Lifecycle costs: the planner's simulation of policies, and what real tiers' lifecycle moves cost.
 
-Each month's new data is a cohort entering at the start of the month. A policy is a list of
-stages (tier from day N of an object's age) and an optional expiry. Within a month a cohort's
-volume is split between stages by the days it spends in each, reads follow an access-decay curve
-by age, transitions pay the target's transition fee, and leaving a stage before its minimum
-duration pays the remaining days (as the providers bill it).
+Simulation: data arriving every month, moving down the tiers with age, month by month. Each month's
+new data is a cohort entering at the start of the month. A policy is a list of stages (tier from day N
+of an object's age) and an optional expiry. Within a month a cohort's volume is split between stages
+by the days it spends in each, reads follow an access-decay curve by age, transitions pay the target's
+transition fee, and leaving a stage before its minimum duration pays the remaining days (as the
+providers bill it).
+
+Tier prices: the storage price of each of the installation's tiers from the catalog class its
+``price_ref`` names, for the lifecycle preview and the executor's early-deletion fees. Callers hand in
+the references as values (``PriceRef``); a tier naming no known catalog or class is unpriced, never guessed.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
 from tierpilot.kit.errors import Invalid
+from tierpilot.pricing.catalogs import find_catalog
 from tierpilot.pricing.engine import (
     DAYS_PER_MONTH,
+    GIB,
     ONE,
     THOUSAND,
     ZERO,
@@ -25,10 +32,11 @@ from tierpilot.pricing.engine import (
     TierModel,
     Usage,
     band_cost,
+    own_overhead_bytes,
     resolve_tier,
     scenario_ref,
 )
-from tierpilot.pricing.schemas import Catalog, Decay, Lifecycle, Rule, Scenario
+from tierpilot.pricing.schemas import Catalog, Decay, Lifecycle, Rule, Scenario, StorageClass
 
 HALF = Decimal("0.5")
 
@@ -144,8 +152,7 @@ class Simulator:
         ends = [st.start_day for st in stages[1:]] + [self.expire]
         per_day_price = [band_cost(st.pricing.cls.storage, ONE) / DAYS_PER_MONTH for st in stages]
         billable_per_gib = [self.unit.billable_gib(st.pricing.cls.min_billable_bytes,
-                                                   sum((o.bytes for o in st.pricing.cls.object_overhead
-                                                        if o.billed_as is None), 0)) for st in stages]
+                                                   own_overhead_bytes(st.pricing.cls)) for st in stages]
         count_per_gib = self.unit.count
         fixed = self._fixed(stages)
         out: list[Month] = []
@@ -227,3 +234,88 @@ def simulate(spec: Lifecycle, s: Scenario, catalogs: Mapping[str, Catalog], usag
     policy = sim.run(days)
     best = sim.search(days) if spec.search and spec.rules else None
     return LifecycleResult(policy=policy, keep_hot=sim.run_keep_hot(), best=best)
+
+
+# ---------------------------------------------------------------------------- prices of the installation's tiers
+
+
+@dataclass(frozen=True, slots=True)
+class PriceRef:
+    """Which catalog class prices one tier (empty catalog: the tier names none)."""
+
+    tier_id: int
+    tier_name: str
+    catalog: str
+    storage_class: str
+
+
+@dataclass(frozen=True)
+class TierPrice:
+    tier_id: int
+    label: str  # "catalog:CLASS"
+    cls: StorageClass
+    catalog: Catalog
+
+    @property
+    def min_billable_bytes(self) -> int:
+        return self.cls.min_billable_bytes
+
+    @property
+    def own_overhead_bytes(self) -> int:
+        return own_overhead_bytes(self.cls)
+
+    def billable_bytes(self, size: int) -> int:
+        """What one object is billed as: at least the class's minimum, plus its per-object overhead."""
+        return max(size, self.min_billable_bytes) + self.own_overhead_bytes
+
+    def monthly(self, billable_bytes: int, objects: int) -> Decimal:
+        """A month of storage for this much billable volume (volume bands applied), plus overhead billed
+        at other classes' rates (Glacier's 8 KiB per object at Standard)."""
+        cost = band_cost(self.cls.storage, Decimal(billable_bytes) / GIB)
+        for o in self.cls.object_overhead:
+            if o.billed_as is not None:
+                cost += band_cost(self.catalog.storage_class(o.billed_as).storage, Decimal(objects * o.bytes) / GIB)
+        return cost
+
+    def per_gib_month(self) -> Decimal:
+        """The class's storage price per GiB-month in its first volume band."""
+        return self.cls.storage[0].price
+
+    def early_deletion(self, size: int, days_short: float) -> Decimal:
+        """Storage still owed when an object leaves ``days_short`` days before the minimum duration."""
+        if days_short <= 0:
+            return ZERO
+        month = Decimal(self.billable_bytes(size)) / GIB * self.per_gib_month()
+        return month * Decimal(str(round(days_short, 6))) / DAYS_PER_MONTH
+
+    def transition_requests(self, objects: int) -> Decimal:
+        """The transition fee of moving ``objects`` objects into this class."""
+        return self.cls.transition_per_1k * objects / 1000
+
+
+@dataclass
+class Prices:
+    by_tier: dict[int, TierPrice] = field(default_factory=dict)
+    unpriced: list[str] = field(default_factory=list)
+
+    def get(self, tier_id: int) -> TierPrice | None:
+        """The tier's price, None when it is unpriced."""
+        return self.by_tier.get(tier_id)
+
+
+def price_tiers(catalogs: Mapping[str, Catalog], refs: Sequence[PriceRef]) -> Prices:
+    """The price of each tier whose reference names a known catalog and class; the others by name."""
+    out = Prices()
+    for ref in refs:
+        catalog = find_catalog(catalogs, ref.catalog)
+        if catalog is None:
+            out.unpriced.append(ref.tier_name)
+            continue
+        try:
+            cls = catalog.storage_class(ref.storage_class)
+        except KeyError:
+            out.unpriced.append(ref.tier_name)
+            continue
+        out.by_tier[ref.tier_id] = TierPrice(tier_id=ref.tier_id, label=f"{catalog.id}:{cls.id}", cls=cls,
+                                             catalog=catalog)
+    return out

@@ -1,13 +1,13 @@
-"""Cost planner API: price catalogs, scenario evaluation and CSV export, saved and shared scenarios."""
+"""Cost planner API: price catalogs, saved and shared scenarios. Evaluation, CSV reports, the installation's
+tiers and scenarios from your data need tiers and buckets: `tierpilot.planner.router` serves them under /pricing."""
 
 from __future__ import annotations
 
 import json
-import re
 from datetime import date
-from typing import Annotated, Any
+from typing import Annotated
 
-from fastapi import APIRouter, File, Form, Query, Response, UploadFile, status
+from fastapi import APIRouter, File, Form, UploadFile, status
 
 from tierpilot.auth.deps import AdminUser, CurrentUser, SessionDep
 from tierpilot.kit.errors import Invalid
@@ -16,11 +16,7 @@ from tierpilot.pricing.catalogs import parse_catalog
 from tierpilot.pricing.schemas import (
     Catalog,
     CatalogSummary,
-    FromMyDataOut,
     ImportFormat,
-    InstallationTierOut,
-    ReportOut,
-    Scenario,
     ScenarioCreate,
     ScenarioOut,
     ScenarioUpdate,
@@ -31,12 +27,6 @@ router = APIRouter(prefix="/pricing", tags=["pricing"])
 
 MAX_CATALOG_UPLOAD = 1 << 20
 MAX_PRICE_LIST_UPLOAD = 64 << 20
-
-
-def _csv(text: str, name: str) -> Response:
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "report"
-    return Response(text, media_type="text/csv; charset=utf-8",
-                    headers={"content-disposition": f'attachment; filename="{safe}.csv"'})
 
 
 # ---------------------------------------------------------------------------- catalogs
@@ -99,33 +89,6 @@ def delete_catalog(catalog_id: str, session: SessionDep, admin: AdminUser) -> No
     service.delete_catalog(session, admin, catalog_id)
 
 
-# ---------------------------------------------------------------------------- evaluation
-
-
-@router.get("/installation-tiers", response_model=list[InstallationTierOut])
-def installation_tiers(session: SessionDep, user: CurrentUser) -> list[InstallationTierOut]:
-    """This installation's tiers as candidates (`tier:NAME`), with the class behind each or why it has none."""
-    return service.installation_tiers(session)
-
-
-@router.post("/evaluate", response_model=ReportOut)
-def evaluate(body: Scenario, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
-    """Costs per tier, break-even frequencies, cheapest bands, sweep, lifecycle and hybrid plans."""
-    return service.evaluate(session, body)
-
-
-@router.post("/report.csv", response_class=Response, responses={200: {"content": {"text/csv": {}}}})
-def report_csv(body: Scenario, session: SessionDep, user: CurrentUser) -> Response:
-    return _csv(service.evaluate_csv(session, body), "tierpilot-cost-report")
-
-
-@router.get("/from-my-data", response_model=FromMyDataOut)
-def from_my_data(session: SessionDep, user: CurrentUser, catalog: str = "aws-us-east-1",
-                 bucket: Annotated[list[str] | None, Query()] = None) -> dict[str, Any]:
-    """A scenario prefilled from your buckets: volume, object sizes, and reads by age."""
-    return service.from_my_data(session, user, bucket, catalog)
-
-
 # ---------------------------------------------------------------------------- saved scenarios
 
 
@@ -172,26 +135,7 @@ def unshare_scenario(scenario_id: int, session: SessionDep, user: CurrentUser) -
     service.unshare_scenario(session, user, scenario_id)
 
 
-@router.get("/scenarios/{scenario_id}/report", response_model=ReportOut)
-def scenario_report(scenario_id: int, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
-    row = service.get_scenario(session, user, scenario_id)
-    return service.evaluate(session, service.parse_scenario(row.body))
-
-
-@router.get("/scenarios/{scenario_id}/report.csv", response_class=Response,
-            responses={200: {"content": {"text/csv": {}}}})
-def scenario_report_csv(scenario_id: int, session: SessionDep, user: CurrentUser) -> Response:
-    row = service.get_scenario(session, user, scenario_id)
-    return _csv(service.evaluate_csv(session, service.parse_scenario(row.body)), row.name)
-
-
 @router.get("/shared/{token}", response_model=ScenarioOut)
 def get_shared(token: str, session: SessionDep, user: CurrentUser) -> ScenarioOut:
     """A scenario shared by link: any signed-in user holding the link may read it."""
     return ScenarioOut.model_validate(service.get_shared(session, token))
-
-
-@router.get("/shared/{token}/report.csv", response_class=Response, responses={200: {"content": {"text/csv": {}}}})
-def shared_report_csv(token: str, session: SessionDep, user: CurrentUser) -> Response:
-    row = service.get_shared(session, token)
-    return _csv(service.evaluate_csv(session, service.parse_scenario(row.body)), row.name)

@@ -1,13 +1,15 @@
-"""Price catalogs (shipped and added), scenario evaluation, saved scenarios, and "from my data".
+"""Price catalogs (shipped and added), scenario evaluation, saved scenarios, and scenarios from usage.
 
+Pricing knows no other domain: callers hand it the prices and tiers they hold (``tierpilot.planner``
+resolves the installation's `tier:NAME` references and reads the buckets' usage).
 Services flush; the caller (the API's session dependency or `transaction()`) commits.
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
-from datetime import UTC, date, datetime, timedelta
+from collections.abc import Iterable, Sequence
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any, Literal
 
@@ -17,7 +19,6 @@ from sqlalchemy.orm import Session
 from tierpilot.auth.models import User
 from tierpilot.kit.db import utcnow
 from tierpilot.kit.errors import Conflict, Forbidden, Invalid, NotFound
-from tierpilot.lifecycle.costs import tier_prices
 from tierpilot.pricing import repository
 from tierpilot.pricing.catalogs import resolve_catalog_id, shipped_catalogs, validate_catalog
 from tierpilot.pricing.engine import DAYS_PER_MONTH, GIB
@@ -25,10 +26,8 @@ from tierpilot.pricing.importers import import_aws_price_list, import_azure_reta
 from tierpilot.pricing.lifecycle import fit_decay
 from tierpilot.pricing.models import PriceCatalog
 from tierpilot.pricing.models import Scenario as ScenarioRow
-from tierpilot.pricing.report import build_report, freq, report_csv
-from tierpilot.pricing.schemas import Catalog, CatalogSummary, ImportFormat, InstallationTierOut, Scenario
-from tierpilot.tiers import service as tiers_service
-from tierpilot.tiers.models import Tier
+from tierpilot.pricing.report import build_report, freq
+from tierpilot.pricing.schemas import Catalog, CatalogSummary, ImportFormat, Scenario
 
 # ---------------------------------------------------------------------------- catalogs
 
@@ -55,6 +54,16 @@ def list_catalogs(session: Session) -> list[CatalogSummary]:
 def get_catalog(session: Session, catalog_id: str) -> Catalog:
     catalogs = all_catalogs(session)
     return catalogs[resolve_catalog_id(catalog_id, catalogs)]
+
+
+def catalog_by_ref(session: Session, catalog_id: str) -> Catalog:
+    """The catalog a tier's price_ref names, reading at most one added row (restore quotes run per sweep):
+    an added catalog by its exact id, else a shipped one (an id without its date: the newest shipped)."""
+    shipped = shipped_catalogs()
+    added = repository.get_catalog(session, catalog_id) if catalog_id not in shipped else None
+    if added is not None:
+        return validate_catalog(added.body)
+    return shipped[resolve_catalog_id(catalog_id, shipped)]
 
 
 def add_catalog(session: Session, actor: User, catalog: Catalog) -> CatalogSummary:
@@ -88,68 +97,12 @@ def import_catalog(fmt: ImportFormat, docs: Sequence[Any], region: str | None = 
     return import_azure_retail_prices(docs, region=region, catalog_id=catalog_id, valid_from=valid_from)
 
 
-# ---------------------------------------------------------------------------- installation tiers
-
-
-def _unpriced_reason(tier: Tier) -> str:
-    ref = tier.price_ref or {}
-    if not ref.get("catalog") or not ref.get("storage_class"):
-        return (f"tier {tier.name!r} has no price_ref: an admin sets its price catalog and class "
-                "(Settings → Tiers) before it can be priced")
-    return (f"tier {tier.name!r}: its price_ref {ref['catalog']}:{ref['storage_class']} names no known "
-            "catalog class (was the catalog deleted?)")
-
-
-def installation_tiers(session: Session) -> list[InstallationTierOut]:
-    """Every tier of this installation (all signed-in users list tiers) with the catalog class that
-    prices it, or why it cannot be priced."""
-    tiers = tiers_service.list_tiers(session)
-    prices = tier_prices(session, tiers)
-    out = []
-    for tier in tiers:
-        price = prices.get(tier.id)
-        out.append(InstallationTierOut(
-            id=tier.id, name=tier.name, ref=f"tier:{tier.name}", priceable=price is not None,
-            catalog=price.catalog.id if price else None, storage_class=price.cls.id if price else None,
-            class_name=price.cls.name if price else None, offline=tier.offline,
-            reason=None if price else _unpriced_reason(tier)))
-    return out
-
-
-def resolve_installation_tiers(session: Session, scenario: Scenario) -> Scenario:
-    """The scenario with each `tier:NAME` priced at the catalog class of that tier's price_ref."""
-    wanted = [t for t in scenario.tiers if t.tier is not None]
-    if not wanted:
-        return scenario
-    by_name = {t.name: t for t in tiers_service.list_tiers(session)}
-    unknown = sorted({str(t.tier) for t in wanted if t.tier not in by_name})
-    if unknown:
-        raise Invalid(f"no tier named {', '.join(unknown)} in this installation "
-                      f"(its tiers: {', '.join(by_name) or 'none'})")
-    prices = tier_prices(session, [by_name[str(t.tier)] for t in wanted])
-    refs = []
-    for ref in scenario.tiers:
-        if ref.tier is None:
-            refs.append(ref)
-            continue
-        tier = by_name[ref.tier]
-        price = prices.get(tier.id)
-        if price is None:
-            raise Invalid(_unpriced_reason(tier))
-        refs.append(ref.model_copy(update={"catalog": price.catalog.id, "storage_class": price.cls.id}))
-    return scenario.model_copy(update={"tiers": refs})
-
-
 # ---------------------------------------------------------------------------- evaluation
 
 
 def evaluate(session: Session, scenario: Scenario) -> dict[str, Any]:
-    """The report of a scenario (the same JSON as `tierpilot plan --json`)."""
-    return build_report(resolve_installation_tiers(session, scenario), all_catalogs(session))
-
-
-def evaluate_csv(session: Session, scenario: Scenario) -> str:
-    return report_csv(evaluate(session, scenario))
+    """The report of a scenario whose `tier:NAME` references are resolved (the JSON of `tierpilot plan --json`)."""
+    return build_report(scenario, all_catalogs(session))
 
 
 def parse_scenario(body: Any) -> Scenario:
@@ -235,25 +188,18 @@ def get_shared(session: Session, token: str) -> ScenarioRow:
     return row
 
 
-# ---------------------------------------------------------------------------- from my data
+# ---------------------------------------------------------------------------- scenarios from usage
 
 
-def from_my_data(session: Session, actor: User, bucket_names: Sequence[str] | None, catalog_id: str,
-                 now: datetime | None = None) -> dict[str, Any]:
-    """A scenario prefilled from the object catalog: volume and sizes of the buckets, and how much of
-    the data was read in the last month, by age (the access-decay curve is fitted to that)."""
-    catalog = get_catalog(session, catalog_id)
-    buckets = repository.list_buckets(session, bucket_names, None if actor.is_admin else actor.id)
-    if bucket_names:
-        missing = sorted(set(bucket_names) - {b.name for b in buckets})
-        if missing:
-            raise NotFound(f"no bucket {', '.join(missing)} that you own")
-    now = now or datetime.now(UTC)
+def scenario_from_usage(catalog: Catalog, buckets: Sequence[str],
+                        objects: Iterable[tuple[int, datetime, datetime | None]], now: datetime) -> dict[str, Any]:
+    """A scenario prefilled from stored objects, given as (size, created_at, last_access_at): volume and sizes,
+    and how much of the data was read in the last month, by age (the access-decay curve is fitted to that)."""
     recent = now - timedelta(days=30)
     month = timedelta(days=float(DAYS_PER_MONTH))
     bins: dict[int, list[int]] = {}
     by_age: dict[int, list[int]] = {}  # age month -> [bytes, bytes read in the last 30 days]
-    for size, created, accessed in repository.iter_object_stats(session, [b.id for b in buckets]):
+    for size, created, accessed in objects:
         acc = bins.setdefault(max(size, 1).bit_length() - 1, [0, 0])
         acc[0] += 1
         acc[1] += size
@@ -279,7 +225,7 @@ def from_my_data(session: Session, actor: User, bucket_names: Sequence[str] | No
     scenario = parse_scenario(body)
     return {
         "scenario": scenario.model_dump(mode="json", exclude_none=True),
-        "basis": {"buckets": [b.name for b in buckets], "objects": count, "bytes": total_bytes,
+        "basis": {"buckets": list(buckets), "objects": count, "bytes": total_bytes,
                   "volume_gib": float(Decimal(total_bytes) / GIB), "read_last_30_days_bytes": read_bytes,
                   "read_share_by_age_month": {str(a): float(r) for a, r in samples}},
     }

@@ -116,15 +116,14 @@ def calibrate(
 ) -> None:
     """Measure the pool's tiers with a short parallel write/read test and propose read and write capacities."""
     from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
-    from sqlalchemy import select
 
     from tierpilot.drivers.registry import build_driver
     from tierpilot.kit.db import transaction
     from tierpilot.reservations import service
-    from tierpilot.tiers.models import Tier
+    from tierpilot.tiers import repository as tiers_repository
 
     with transaction() as session:
-        rows = list(session.scalars(select(Tier).where(Tier.offline.is_(False)).order_by(Tier.name)))
+        rows = tiers_repository.online_tiers(session)
     if tier:
         unknown = set(tier) - {t.name for t in rows}
         if unknown:

@@ -3,7 +3,7 @@
 ``open`` checks a request's ``X-Tierpilot-Reservation`` against an in-memory directory of the
 reservations around now (refreshed from the database every second; an id not in it costs one
 lookup, then is cached briefly), and hands back a flow whose ``consume`` pays each chunk out of
-the shared token buckets (``limiter``) and counts it for metering. No database or Redis call
+the shared token buckets (``kit.limiter``) and counts it for metering. No database or Redis call
 happens per chunk.
 """
 
@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -20,12 +21,13 @@ from typing import Any
 from sqlalchemy import select
 
 from tierpilot.gateway.ext import invalid_reservation
+from tierpilot.kit.cache import TTLCache
 from tierpilot.kit.db import session_factory, utcnow
 from tierpilot.kit.flow import Flow, FlowRequest, set_policy
+from tierpilot.kit.limiter import HEARTBEAT_S, Scheduler, SharedBuckets
 from tierpilot.kit.settings import get_settings
 from tierpilot.reservations import metering, repository, service
 from tierpilot.reservations.admission import bookable_bps
-from tierpilot.reservations.limiter import HEARTBEAT_S, Scheduler, SharedBuckets
 from tierpilot.reservations.models import Reservation
 
 log = logging.getLogger(__name__)
@@ -37,6 +39,7 @@ LOOKUP_CACHE_MAX = 10_000
 SNAPSHOT_BEHIND = timedelta(minutes=1)
 SNAPSHOT_AHEAD = timedelta(minutes=5)
 BEST_EFFORT = "best-effort"
+PROCESSES_KEY = "tp:gateways"  # the live gateway processes: their count divides rates while Redis is down
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,12 +80,13 @@ class Rates:
 class Directory:
     """The reservations around now and the pool's capacity, as this process last read them."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.entries: dict[str, Entry] = {}
         self.pool = Pool(service.DEFAULT_READ_BPS, service.DEFAULT_WRITE_BPS, service.DEFAULT_UNBOOKABLE_SHARE)
         self.refreshed_at = 0.0
         self.error = ""
-        self._lookups: dict[str, tuple[Entry | None, float]] = {}
+        # one-tuples, so that an unknown id is remembered too (the cache answers None for a miss)
+        self._lookups: TTLCache[str, tuple[Entry | None]] = TTLCache(LOOKUP_TTL_S, LOOKUP_CACHE_MAX, clock)
         self._rates: dict[str, Rates] = {}
 
     def load(self) -> None:
@@ -111,16 +115,13 @@ class Directory:
         entry = self.entries.get(reservation_id)
         if entry is not None:
             return entry
-        now = time.monotonic()
         cached = self._lookups.get(reservation_id)
-        if cached is not None and cached[1] > now:
+        if cached is not None:
             return cached[0]
         from tierpilot.kit.streaming import run
 
         entry = await run(self.fetch, reservation_id)
-        if len(self._lookups) >= LOOKUP_CACHE_MAX:
-            self._lookups.clear()
-        self._lookups[reservation_id] = (entry, now + LOOKUP_TTL_S)
+        self._lookups.put(reservation_id, (entry,))
         return entry
 
     def live(self, entry: Entry, now: float) -> bool:
@@ -186,9 +187,10 @@ class ReservationFlow:
 class ReservationPolicy:
     """Validates reservation ids and schedules every flow of this gateway process."""
 
-    def __init__(self, redis_url: str | None = None) -> None:
-        self.directory = Directory()
-        self.buckets = SharedBuckets(redis_url if redis_url is not None else get_settings().redis_url)
+    def __init__(self, redis_url: str | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+        self.directory = Directory(clock)
+        self.buckets = SharedBuckets(redis_url if redis_url is not None else get_settings().redis_url,
+                                     processes_key=PROCESSES_KEY, clock=clock)
         self.scheduler = Scheduler(self.buckets, self._pool_rate)
         self.meter = metering.Meter()
         self.moved = {"read": 0, "write": 0}

@@ -11,8 +11,6 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
-from tierpilot.auth.models import User
-from tierpilot.catalog.models import Bucket
 from tierpilot.kit.db import utcnow
 from tierpilot.reservations.models import CapacityPool, Reservation, ReservationSample
 
@@ -35,11 +33,6 @@ def ensure_pool(session: Session, name: str, read_bps: int, write_bps: int, unbo
         updated_at=utcnow()).on_conflict_do_nothing(index_elements=[CapacityPool.name]))
 
 
-def bucket_owner(session: Session, bucket: str) -> int | None:
-    """The owner of a bucket, or None when no such bucket exists (yet)."""
-    return session.scalar(select(Bucket.owner_id).where(Bucket.name == bucket))
-
-
 def overlapping(session: Session, direction: str, start: datetime, end: datetime,
                 exclude_id: str | None = None) -> list[Reservation]:
     """Reservations of a direction, not cancelled, whose window overlaps [start, end)."""
@@ -54,12 +47,9 @@ def overlapping(session: Session, direction: str, start: datetime, end: datetime
     return list(session.scalars(q))
 
 
-def get_with_owner(session: Session, reservation_id: str) -> tuple[Reservation, str] | None:
-    row = session.execute(
-        select(Reservation, User.username).join(User, User.id == Reservation.owner_id)
-        .where(Reservation.id == reservation_id)
-    ).first()
-    return (row[0], row[1]) if row is not None else None
+def get(session: Session, reservation_id: str) -> Reservation | None:
+    """One reservation by id."""
+    return session.get(Reservation, reservation_id)
 
 
 def state_condition(state: str, now: datetime) -> Any:
@@ -73,16 +63,14 @@ def state_condition(state: str, now: datetime) -> Any:
     }[state]
 
 
-def list_with_owner(session: Session, *, owner_id: int | None, states: Sequence[str], now: datetime,
-                    direction: str | None = None, bucket: str | None = None, owner_name: str | None = None,
-                    overlapping_window: tuple[datetime, datetime] | None = None,
-                    limit: int = 200, offset: int = 0) -> list[tuple[Reservation, str]]:
-    q = select(Reservation, User.username).join(
-        User, User.id == Reservation.owner_id)
+def list_reservations(session: Session, *, owner_id: int | None, states: Sequence[str], now: datetime,
+                      direction: str | None = None, bucket: str | None = None,
+                      overlapping_window: tuple[datetime, datetime] | None = None,
+                      limit: int = 200, offset: int = 0) -> list[Reservation]:
+    """Reservations matching the filters (states as the clock says), latest start first, paged."""
+    q = select(Reservation)
     if owner_id is not None:
         q = q.where(Reservation.owner_id == owner_id)
-    if owner_name is not None:
-        q = q.where(User.username == owner_name)
     if states:
         q = q.where(or_(*(state_condition(s, now) for s in states)))
     if direction is not None:
@@ -92,7 +80,7 @@ def list_with_owner(session: Session, *, owner_id: int | None, states: Sequence[
     if overlapping_window is not None:
         q = q.where(Reservation.start_at < overlapping_window[1], Reservation.end_at > overlapping_window[0])
     q = q.order_by(Reservation.start_at.desc(), Reservation.id).limit(limit).offset(offset)
-    return [(r, name) for r, name in session.execute(q)]
+    return list(session.scalars(q))
 
 
 def due_transitions(session: Session, now: datetime) -> list[Reservation]:

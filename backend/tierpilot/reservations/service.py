@@ -11,7 +11,9 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.orm import Session
 
+from tierpilot.auth import repository as auth_repository
 from tierpilot.auth.models import User
+from tierpilot.catalog import repository as catalog_repository
 from tierpilot.kit.db import utcnow
 from tierpilot.kit.errors import Conflict, Forbidden, Invalid, NotFound
 from tierpilot.reservations import admission, repository
@@ -175,7 +177,7 @@ def book(session: Session, owner: User, *, bucket: str, direction: str, rate_bps
         raise Invalid(f"reservations may be booked at most {MAX_HORIZON.days} days ahead")
     if len(note) > 500:
         raise Invalid("note must be at most 500 characters")
-    owner_of_bucket = repository.bucket_owner(session, bucket)
+    owner_of_bucket = catalog_repository.bucket_owner(session, bucket)
     # a bucket that does not exist yet may be booked (it is created before the window opens);
     # the gateway still checks the caller against the bucket on every request
     if owner_of_bucket is not None and owner_of_bucket != owner.id and not owner.is_admin:
@@ -204,10 +206,15 @@ def book(session: Session, owner: User, *, bucket: str, direction: str, rate_bps
 
 def get_visible(session: Session, actor: User, reservation_id: str) -> tuple[Reservation, str]:
     """A reservation and its owner's name; another user's is as unknown as a missing one."""
-    found = repository.get_with_owner(session, reservation_id)
-    if found is None or (found[0].owner_id != actor.id and not actor.is_admin):
+    r = repository.get(session, reservation_id)
+    if r is None or (r.owner_id != actor.id and not actor.is_admin):
         raise NotFound("no such reservation")
-    return found
+    return _with_owner_names(session, [r])[0]
+
+
+def _with_owner_names(session: Session, rows: Sequence[Reservation]) -> list[tuple[Reservation, str]]:
+    names = auth_repository.usernames(session, {r.owner_id for r in rows})
+    return [(r, names[r.owner_id]) for r in rows if r.owner_id in names]
 
 
 def cancel(session: Session, actor: User, reservation_id: str, now: datetime | None = None) -> Reservation:
@@ -232,9 +239,15 @@ def list_visible(session: Session, actor: User, *, states: Sequence[str] = (), d
             raise Invalid(f"state must be one of {', '.join(STATES)}")
     if direction is not None:
         _check_direction(direction)
-    return repository.list_with_owner(
-        session, owner_id=None if actor.is_admin else actor.id, owner_name=owner if actor.is_admin else None,
-        states=states, now=now or utcnow(), direction=direction, bucket=bucket, limit=limit, offset=offset)
+    owner_id = None if actor.is_admin else actor.id
+    if actor.is_admin and owner is not None:
+        named = auth_repository.get_user_by_name(session, owner)
+        if named is None:
+            return []
+        owner_id = named.id
+    return _with_owner_names(session, repository.list_reservations(
+        session, owner_id=owner_id, states=states, now=now or utcnow(), direction=direction, bucket=bucket,
+        limit=limit, offset=offset))
 
 
 # ---------------------------------------------------------------- availability and timeline
@@ -301,9 +314,9 @@ def timeline(session: Session, actor: User, start: datetime, end: datetime,
         rows = repository.overlapping(session, direction, start, end)
         loads.append(DirectionLoad(direction, capacity_bps(pool, direction), bookable(pool, direction),
                                    admission.load_steps(_bookings(rows), start, end)))
-    visible = repository.list_with_owner(
+    visible = _with_owner_names(session, repository.list_reservations(
         session, owner_id=None if actor.is_admin else actor.id, states=("booked", "active", "finished"),
-        now=now or utcnow(), overlapping_window=(start, end), limit=2000)
+        now=now or utcnow(), overlapping_window=(start, end), limit=2000))
     return loads, visible
 
 

@@ -70,9 +70,9 @@ def record(session: Session, obj: Object, tier: TierSpec, user_id: int, days: in
         return
     override = repository.schedule_overrides(session, [tier.id]).get(tier.id)
     schedule = tier_schedules(tier.driver, tier.restore_delays, override)[speed]
-    repository.set_catalog_restore(session, [{"_object_id": obj.id, "_locator": obj.locator,
-                                              "restore_state": "ongoing", "restore_speed": speed,
-                                              "restore_expiry": None}])
+    catalog_repository.set_restore_state(session, [{"_object_id": obj.id, "_locator": obj.locator,
+                                                    "restore_state": "ongoing", "restore_speed": speed,
+                                                    "restore_expiry": None}])
     item = repository.active_item_for_object(session, obj.id, obj.locator)
     if item is None:
         first = now + timedelta(seconds=schedule.first_offset_at_or_after(
@@ -92,10 +92,10 @@ def record(session: Session, obj: Object, tier: TierSpec, user_id: int, days: in
 
 def _extend(session: Session, obj: Object, user_id: int, days: int, speed: str, expiry: datetime | None,
             now: datetime) -> None:
-    repository.set_catalog_restore(session, [{"_object_id": obj.id, "_locator": obj.locator,
-                                              "restore_state": "restored",
-                                              "restore_speed": obj.restore_speed or speed,
-                                              "restore_expiry": expiry}])
+    catalog_repository.set_restore_state(session, [{"_object_id": obj.id, "_locator": obj.locator,
+                                                    "restore_state": "restored",
+                                                    "restore_speed": obj.restore_speed or speed,
+                                                    "restore_expiry": expiry}])
     ready = repository.ready_items_for_object(session, obj.id, obj.locator)
     for item in ready:
         item.expires_at = expiry

@@ -1,4 +1,4 @@
-"""Only this module queries the restore tables (and reads/updates the catalog's restore columns)."""
+"""Only this module queries the restore tables (the catalog's restore columns are the catalog repository's)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,6 @@ from typing import Any, cast
 from sqlalchemy import Table, bindparam, func, select, update
 from sqlalchemy.orm import Session
 
-from tierpilot.catalog.models import Bucket, Object
-from tierpilot.catalog.repository import prefix_end
 from tierpilot.restores.models import (
     ACTIVE_ITEM_STATES,
     RestoreBatch,
@@ -18,12 +16,10 @@ from tierpilot.restores.models import (
     RestoreItem,
     RestoreSchedule,
 )
-from tierpilot.tiers.models import Tier
 
 ITEMS = cast(Table, RestoreItem.__table__)
 BATCHES = cast(Table, RestoreBatch.__table__)
 COUNTERS = cast(Table, RestoreBatchTier.__table__)
-OBJECTS = cast(Table, Object.__table__)
 
 # what a sweep's tier call needs of a claimed item, and what writing its outcome needs (few datetimes:
 # converting them dominates the cost of a chunk)
@@ -34,14 +30,7 @@ OWNED_COLUMNS = (RestoreItem.id, RestoreItem.batch_id, RestoreItem.object_id, Re
                  RestoreItem.requested_at, RestoreItem.poll_count, RestoreItem.attempts)
 
 
-# selection -------------------------------------------------------------------------------------------
-
-
-def tiers_by_id(session: Session, ids: Iterable[int] | None = None) -> dict[int, Tier]:
-    q = select(Tier)
-    if ids is not None:
-        q = q.where(Tier.id.in_(list(set(ids))))
-    return {t.id: t for t in session.scalars(q)}
+# poll schedules --------------------------------------------------------------------------------------
 
 
 def schedule_overrides(session: Session, tier_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
@@ -69,35 +58,6 @@ def delete_schedule(session: Session, tier_id: int) -> None:
     if row is not None:
         session.delete(row)
         session.flush()
-
-
-_OBJECT_COLUMNS = (Object.id, Object.key, Object.size, Object.tier_id, Object.storage_class, Object.locator,
-                   Object.restore_state, Object.restore_expiry)
-
-
-def objects_by_keys(session: Session, bucket_id: int, keys: Sequence[str], chunk: int = 500) -> list[Any]:
-    """Catalog rows of the given keys (missing keys are left out), in chunks of IN lists."""
-    rows: list[Any] = []
-    for start in range(0, len(keys), chunk):
-        part = list(keys[start:start + chunk])
-        rows.extend(session.execute(select(*_OBJECT_COLUMNS)
-                                    .where(Object.bucket_id == bucket_id, Object.key.in_(part))))
-    return rows
-
-
-def objects_by_prefix(session: Session, bucket_id: int, prefix: str, limit: int) -> list[Any]:
-    """Catalog rows whose key starts with ``prefix``: one range seek of the (bucket_id, key) index."""
-    q = select(*_OBJECT_COLUMNS).where(Object.bucket_id == bucket_id)
-    if prefix:
-        q = q.where(Object.key >= prefix)
-        upper = prefix_end(prefix)
-        if upper is not None:
-            q = q.where(Object.key < upper)
-    return list(session.execute(q.order_by(Object.key).limit(limit)))
-
-
-def bucket_by_name(session: Session, name: str) -> Bucket | None:
-    return session.scalar(select(Bucket).where(Bucket.name == name))
 
 
 # creation --------------------------------------------------------------------------------------------
@@ -170,18 +130,6 @@ def write_items(session: Session, rows: Sequence[dict[str, Any]]) -> None:
     for columns, group in groups.items():
         stmt = update(table).where(table.c.id == bindparam("_id")).values({c: bindparam(c) for c in columns})
         session.execute(stmt, group)
-
-
-def set_catalog_restore(session: Session, rows: Sequence[dict[str, Any]]) -> None:
-    """Set objects' restore columns, only where the object still has the restored blob (``_locator``)."""
-    if not rows:
-        return
-    table = OBJECTS
-    stmt = (update(table)
-            .where(table.c.id == bindparam("_object_id"), table.c.locator == bindparam("_locator"))
-            .values(restore_state=bindparam("restore_state"), restore_speed=bindparam("restore_speed"),
-                    restore_expiry=bindparam("restore_expiry")))
-    session.execute(stmt, list(rows))
 
 
 COUNTER_COLUMNS = ("objects", "bytes", "pending", "ongoing", "ready", "ready_bytes", "failed", "expired")
@@ -287,22 +235,6 @@ def loose_items_active(session: Session, owner_id: int | None) -> tuple[int, dat
         q = q.where(RestoreItem.owner_id == owner_id)
     count, oldest = session.execute(q).one()
     return int(count), oldest
-
-
-def usernames(session: Session, user_ids: Iterable[int]) -> dict[int, str]:
-    from tierpilot.auth.models import User
-
-    ids = list(set(user_ids))
-    if not ids:
-        return {}
-    return {k: v for k, v in session.execute(select(User.id, User.username).where(User.id.in_(ids)))}
-
-
-def tier_names(session: Session, tier_ids: Iterable[int] | None = None) -> dict[int, str]:
-    q = select(Tier.id, Tier.name)
-    if tier_ids is not None:
-        q = q.where(Tier.id.in_(list(set(tier_ids))))
-    return {k: v for k, v in session.execute(q)}
 
 
 def list_items(session: Session, batch_id: int, state: str | None, after_id: int | None, limit: int

@@ -10,7 +10,7 @@ from fastapi.responses import StreamingResponse
 from tierpilot.auth.deps import AdminUser, CurrentUser, SessionDep
 from tierpilot.auth.models import User
 from tierpilot.kit.errors import Forbidden
-from tierpilot.restores import service
+from tierpilot.restores import exports, service
 from tierpilot.restores.schemas import (
     RestoreBatchCreate,
     RestoreBatchDetailOut,
@@ -130,7 +130,7 @@ def upgrade_speed(batch_id: int, body: RestoreSpeedIn, session: SessionDep, user
 @router.get("/batches/{batch_id}/export.csv", response_class=StreamingResponse)
 def export_csv(batch_id: int, session: SessionDep, user: CurrentUser) -> StreamingResponse:
     """bucket,key,size,state,expires_at of every object of the batch."""
-    return StreamingResponse(service.export_csv(session, user, batch_id),
+    return StreamingResponse(exports.export_csv(session, user, batch_id),
                              media_type="text/csv; charset=utf-8",
                              headers={"content-disposition": f'attachment; filename="restore-{batch_id}.csv"'})
 
@@ -140,7 +140,7 @@ def export_commands(batch_id: int, session: SessionDep, user: CurrentUser,
                     tool: Literal["aws", "tierpilot"] = "tierpilot",
                     dest: str = Query(".", max_length=1024)) -> StreamingResponse:
     """A ready-to-run shell script downloading every readable object (aws s3 cp or tierpilot cp)."""
-    return StreamingResponse(service.export_commands(session, user, batch_id, tool, dest),
+    return StreamingResponse(exports.export_commands(session, user, batch_id, tool, dest),
                              media_type="text/x-shellscript; charset=utf-8",
                              headers={"content-disposition": f'attachment; filename="restore-{batch_id}-{tool}.sh"'})
 

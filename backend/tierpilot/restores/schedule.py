@@ -20,6 +20,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from tierpilot.drivers.offline import DEFAULT_RESTORE_DELAYS
+from tierpilot.drivers.registry import TierLike
+from tierpilot.pricing.restores import RestorePricing, typical_hours
 from tierpilot.restores.models import SPEEDS
 
 MINUTE = 60.0
@@ -158,3 +161,29 @@ def parse_override(data: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+# when a restore is expected ready --------------------------------------------------------------------
+
+# Field measurements of archive restores (Glacier: Standard ≈ 200 min, Bulk ≈ 330 min); expedited as
+# AWS documents it (1-5 minutes). Used when a tier has neither known delays nor a price sheet.
+MEASURED_TYPICAL_S: dict[str, float] = {"expedited": 5 * 60.0, "standard": 200 * 60.0, "bulk": 330 * 60.0}
+
+
+def typical_seconds(tier: TierLike, pricing: RestorePricing, speed: str) -> float:
+    """How long a recall usually takes on this tier: its configured delay (offline posix), else its
+    price sheet's typical time, else the field measurements."""
+    if tier.driver == "posix":
+        delays: dict[str, float] = {str(k): v for k, v in DEFAULT_RESTORE_DELAYS.items()}
+        delays.update(tier.restore_delays or {})
+        return float(delays[speed])
+    hours = typical_hours(pricing, speed)
+    if hours is not None:
+        return float(hours) * 3600.0
+    return MEASURED_TYPICAL_S[speed]
+
+
+def expected_ready_s(tier: TierLike, pricing: RestorePricing, schedules: Mapping[str, PollSchedule],
+                     speed: str) -> float:
+    """Seconds from the request until the poll that sees a typical recall finished."""
+    return schedules[speed].first_offset_at_or_after(typical_seconds(tier, pricing, speed))

@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 from datetime import datetime
+from decimal import Decimal
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tierpilot.pricing.restores import Cost
 from tierpilot.restores import service
-from tierpilot.restores.costs import Cost
 from tierpilot.restores.models import RestoreItem
 
 Speed = Literal["expedited", "standard", "bulk"]
 BatchState = Literal["in_progress", "ready", "failed", "expired"]
 ItemState = Literal["pending", "ongoing", "ready", "failed", "expired"]
+
+
+def usd(value: Decimal) -> str:
+    """Money as the API writes it: USD, a decimal string to a millionth."""
+    return f"{value:.6f}"
 
 
 class RestoreSelectionIn(BaseModel):
@@ -54,8 +60,8 @@ class RestoreCostOut(BaseModel):
 
     @classmethod
     def of(cls, cost: Cost) -> RestoreCostOut:
-        return cls(restore=f"{cost.restore:.6f}", retrieval=f"{cost.retrieval:.6f}",
-                   restored_copy=f"{cost.restored_copy:.6f}", total=f"{cost.total:.6f}")
+        return cls(restore=usd(cost.restore), retrieval=usd(cost.retrieval), restored_copy=usd(cost.restored_copy),
+                   total=usd(cost.total))
 
 
 class RestoreSpeedOption(BaseModel):
@@ -147,9 +153,9 @@ class RestoreBatchOut(BaseModel):
         b = v.batch
         return {"id": b.id, "name": b.name, "owner": v.owner, "speed": b.speed, "days": b.days, "state": b.state,
                 "source": b.source, "progress": v.totals, "tiers": v.tiers,
-                "cost_estimate_usd": service.money(b.cost_estimate), "created_at": b.created_at,
-                "submitted_at": b.submitted_at, "estimated_ready_at": b.estimated_ready_at, "ready_at": b.ready_at,
-                "expires_at": b.expires_at, "error": b.error, "updated_at": b.updated_at}
+                "cost_estimate_usd": usd(b.cost_estimate) if b.cost_estimate is not None else None,
+                "created_at": b.created_at, "submitted_at": b.submitted_at, "estimated_ready_at": b.estimated_ready_at,
+                "ready_at": b.ready_at, "expires_at": b.expires_at, "error": b.error, "updated_at": b.updated_at}
 
 
 class RestoreBatchListOut(BaseModel):

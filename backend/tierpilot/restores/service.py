@@ -1,33 +1,35 @@
 """Restore batches: pick archived objects, preview time and cost per speed, create, upgrade, retry,
-and the queue views. Services flush; the caller commits. Tier requests are made by the sweep
-(restores.sweep), never here: a batch is issued by marking its items due now.
+the queue views and the per-tier poll schedules (a batch's exports: restores.exports). Services flush;
+the caller commits. Tier requests are made by the sweep (restores.sweep), never here: a batch is issued
+by marking its items due now.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import logging
-import shlex
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from decimal import Decimal
 from typing import Any
 
 from sqlalchemy.orm import Session
 
+from tierpilot.auth import repository as auth_repository
 from tierpilot.auth.models import User
+from tierpilot.catalog import repository as catalog_repository
 from tierpilot.catalog.models import Bucket
 from tierpilot.drivers.offline import MAX_RESTORE_DAYS
 from tierpilot.drivers.registry import TierLike
-from tierpilot.kit.db import after_commit, transaction, utcnow
+from tierpilot.kit.db import after_commit, utcnow
 from tierpilot.kit.errors import Conflict, Invalid, NotFound
 from tierpilot.kit.settings import get_settings
-from tierpilot.restores import costs, repository
+from tierpilot.pricing.restores import ZERO_COST, Cost, restore_cost, speeds_offered
+from tierpilot.restores import repository
 from tierpilot.restores.models import SPEED_RANK, SPEEDS, RestoreBatch, RestoreItem
-from tierpilot.restores.schedule import PollSchedule, parse_override, tier_schedules
+from tierpilot.restores.schedule import PollSchedule, expected_ready_s, parse_override, tier_schedules
+from tierpilot.tiers import repository as tiers_repository
 from tierpilot.tiers.models import Tier
+from tierpilot.tiers.prices import tier_restore_pricing
 from tierpilot.tiers.schemas import S3_ARCHIVE_CLASSES
 
 log = logging.getLogger(__name__)
@@ -89,7 +91,7 @@ def resolve(session: Session, user: User, selection: Selection) -> Resolved:
         raise Invalid(f"at most {MAX_KEYS} keys per request; use a prefix for more")
     if len(selection.prefixes) > MAX_PREFIXES:
         raise Invalid(f"at most {MAX_PREFIXES} prefixes per request")
-    bucket = repository.bucket_by_name(session, selection.bucket)
+    bucket = catalog_repository.get_bucket_by_name(session, selection.bucket)
     if bucket is None:
         raise NotFound(f"bucket {selection.bucket!r} does not exist")
     if bucket.owner_id != user.id and not user.is_admin:
@@ -97,18 +99,18 @@ def resolve(session: Session, user: User, selection: Selection) -> Resolved:
     limit = get_settings().restore_max_objects
     rows: dict[int, Any] = {}
     keys = list(dict.fromkeys(selection.keys))
-    for row in repository.objects_by_keys(session, bucket.id, keys):
+    for row in catalog_repository.restore_candidates_by_keys(session, bucket.id, keys):
         rows[row.id] = row
     found = {row.key for row in rows.values()}
     missing = [k for k in keys if k not in found]
     for prefix in dict.fromkeys(selection.prefixes):
-        for row in repository.objects_by_prefix(session, bucket.id, prefix, limit + 1):
+        for row in catalog_repository.restore_candidates_by_prefix(session, bucket.id, prefix, limit + 1):
             rows[row.id] = row
         if len(rows) > limit:
             break
     if len(rows) > limit:
         raise Invalid(f"the selection holds more than {limit} objects; restore it in smaller batches")
-    tiers = repository.tiers_by_id(session, {r.tier_id for r in rows.values()})
+    tiers = tiers_repository.tiers_by_id(session, {r.tier_id for r in rows.values()})
     archived = [r for r in rows.values() if is_archived(tiers[r.tier_id], r.storage_class)]
     archived.sort(key=lambda r: r.key)
     return Resolved(bucket=bucket, objects=archived, tiers=tiers, not_archived=len(rows) - len(archived),
@@ -131,7 +133,7 @@ class SpeedOption:
     available: bool
     expected_ready_s: float
     expected_ready_at: datetime
-    cost: costs.Cost | None
+    cost: Cost | None
     notes: tuple[str, ...]
 
 
@@ -160,21 +162,21 @@ def _shares(resolved: Resolved) -> list[TierShare]:
 
 def _options(session: Session, shares: Sequence[TierShare], days: int, now: datetime) -> list[SpeedOption]:
     schedules = schedules_for(session, [s.tier for s in shares])
-    pricing = {s.tier.id: costs.tier_pricing(session, s.tier) for s in shares}
+    pricing = {s.tier.id: tier_restore_pricing(session, s.tier) for s in shares}
     options = []
     for speed in SPEEDS:
         notes: list[str] = []
         ready_s = 0.0
-        total: costs.Cost | None = costs.ZERO_COST
+        total: Cost | None = ZERO_COST
         available = True
         for share in shares:
             tp = pricing[share.tier.id]
-            if speed not in costs.speeds_offered(tp):
+            if speed not in speeds_offered(tp):
                 available = False
                 notes.append(f"{share.tier.name} offers no {speed} restores")
                 continue
-            ready_s = max(ready_s, costs.expected_ready_s(share.tier, tp, schedules[share.tier.id], speed))
-            cost = costs.restore_cost(tp, speed, share.objects, share.bytes, days)
+            ready_s = max(ready_s, expected_ready_s(share.tier, tp, schedules[share.tier.id], speed))
+            cost = restore_cost(tp, speed, share.objects, share.bytes, days)
             if cost is None:
                 if tp.note:
                     notes.append(tp.note)
@@ -255,7 +257,8 @@ def create_batch(session: Session, user: User, selection: Selection, speed: str,
     return batch
 
 
-def _own_batch(session: Session, user: User, batch_id: int, for_update: bool = False) -> RestoreBatch:
+def own_batch(session: Session, user: User, batch_id: int, for_update: bool = False) -> RestoreBatch:
+    """The user's batch (an admin's: any batch); someone else's is reported missing."""
     batch = repository.get_batch(session, batch_id, for_update=for_update)
     if batch is None or (batch.owner_id != user.id and not user.is_admin):
         raise NotFound(f"restore batch {batch_id} not found")
@@ -280,7 +283,7 @@ def _move(session: Session, batch: RestoreBatch, items: Sequence[Any], to_state:
 def upgrade_speed(session: Session, user: User, batch_id: int, speed: str) -> RestoreBatch:
     """Raise a running batch's speed: every object not yet readable is asked again at the new speed."""
     check_speed(speed)
-    batch = _own_batch(session, user, batch_id, for_update=True)
+    batch = own_batch(session, user, batch_id, for_update=True)
     if batch.state != "in_progress":
         raise Conflict(f"batch {batch.id} is {batch.state}: only a running batch can be sped up")
     if SPEED_RANK[speed] >= SPEED_RANK[batch.speed]:
@@ -291,10 +294,10 @@ def upgrade_speed(session: Session, user: User, batch_id: int, speed: str) -> Re
     # a sweep holding some of these drops its results for them (its claim token is cleared)
     _move(session, batch, items, "pending", {"speed": speed, "next_poll_at": now, "claim_token": None,
                                              "attempts": 0})
-    tiers = list(repository.tiers_by_id(session, {i.tier_id for i in items}).values())
+    tiers = list(tiers_repository.tiers_by_id(session, {i.tier_id for i in items}).values())
     schedules = schedules_for(session, tiers)
     if tiers:
-        ready_s = max(costs.expected_ready_s(t, costs.tier_pricing(session, t), schedules[t.id], speed)
+        ready_s = max(expected_ready_s(t, tier_restore_pricing(session, t), schedules[t.id], speed)
                       for t in tiers)
         batch.estimated_ready_at = now + timedelta(seconds=ready_s)
     batch.speed = speed
@@ -306,7 +309,7 @@ def upgrade_speed(session: Session, user: User, batch_id: int, speed: str) -> Re
 
 def retry_failed(session: Session, user: User, batch_id: int) -> int:
     """Ask the tier again for every failed (or stuck) object of a batch; returns how many."""
-    batch = _own_batch(session, user, batch_id, for_update=True)
+    batch = own_batch(session, user, batch_id, for_update=True)
     items = repository.items_of_batch_in(session, batch.id, ("failed",))
     if not items:
         raise Conflict(f"batch {batch.id} has no failed objects to retry")
@@ -336,8 +339,8 @@ class BatchView:
 def _views(session: Session, batches: Sequence[Any]) -> list[BatchView]:
     """Batches with their owner's name and counters: three small queries for any number of batches."""
     rows = repository.counter_rows(session, [b.id for b in batches])
-    names = repository.usernames(session, {b.owner_id for b in batches})
-    tier_names = repository.tier_names(session)
+    names = auth_repository.usernames(session, {b.owner_id for b in batches})
+    tier_names = tiers_repository.tier_names(session)
     totals: dict[int, dict[str, int]] = {}
     tiers: dict[int, list[dict[str, Any]]] = {}
     for row in rows:
@@ -379,7 +382,7 @@ class Summary:
 def summary(session: Session, user: User, everyone: bool) -> Summary:
     """Counts by batch state and by tier, the oldest running batch, and loose (gateway) restores."""
     owner = None if (everyone and user.is_admin) else user.id
-    names = repository.tier_names(session)
+    names = tiers_repository.tier_names(session)
     tiers = [{"tier": names.get(tid, str(tid)), "objects": int(n or 0), "bytes": int(b or 0),
               "pending": int(p or 0), "ongoing": int(o or 0), "ready": int(r or 0), "failed": int(f or 0),
               "expired": int(e or 0)}
@@ -392,7 +395,7 @@ def summary(session: Session, user: User, everyone: bool) -> Summary:
 
 
 def get_batch(session: Session, user: User, batch_id: int) -> BatchView:
-    return _views(session, [_own_batch(session, user, batch_id)])[0]
+    return _views(session, [own_batch(session, user, batch_id)])[0]
 
 
 def timeline(session: Session, batch: Any, points: int = 200) -> list[tuple[datetime, int]]:
@@ -402,70 +405,15 @@ def timeline(session: Session, batch: Any, points: int = 200) -> list[tuple[date
 
 def list_items(session: Session, user: User, batch_id: int, state: str | None, after_id: int | None,
                limit: int) -> list[RestoreItem]:
-    batch = _own_batch(session, user, batch_id)
+    batch = own_batch(session, user, batch_id)
     return repository.list_items(session, batch.id, state, after_id, limit)
-
-
-# exports ---------------------------------------------------------------------------------------------
-
-
-def export_csv(session: Session, user: User, batch_id: int) -> Iterator[str]:
-    """bucket,key,size,state,expires_at of every object, in key order (streamed from its own read)."""
-    return _csv_rows(_own_batch(session, user, batch_id).id)
-
-
-def _csv_rows(batch_id: int) -> Iterator[str]:
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["bucket", "key", "size", "state", "expires_at"])
-    with transaction() as session:
-        for bucket, key, size, state, expires in repository.iter_items(session, batch_id):
-            writer.writerow([bucket, key, size, state, expires.isoformat() if expires else ""])
-            if buf.tell() > 64 * 1024:
-                yield _drain(buf)
-    yield _drain(buf)
-
-
-def _drain(buf: io.StringIO) -> str:
-    text = buf.getvalue()
-    buf.seek(0)
-    buf.truncate()
-    return text
-
-
-def export_commands(session: Session, user: User, batch_id: int, tool: str, dest: str = ".") -> Iterator[str]:
-    """A shell script copying every readable object of the batch to ``dest``/bucket/key."""
-    if tool not in ("aws", "tierpilot"):
-        raise Invalid("tool must be aws or tierpilot")
-    batch = _own_batch(session, user, batch_id)
-    return _command_lines(batch.id, batch.name, tool, dest)
-
-
-def _command_lines(batch_id: int, name: str, tool: str, dest: str) -> Iterator[str]:
-    endpoint = shlex.quote(get_settings().gateway_url)
-    yield (f"#!/bin/sh\n# restore batch {batch_id} ({name.replace(chr(10), ' ')}): objects readable through "
-           "the gateway\n# credentials: export AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (Settings > S3 keys)\n"
-           "set -e\n")
-    chunk: list[str] = []
-    with transaction() as session:
-        for bucket, key, _size, _state, _expires in repository.iter_items(session, batch_id, ("ready",)):
-            src = shlex.quote(f"s3://{bucket}/{key}")
-            dst = shlex.quote(f"{dest.rstrip('/') or '/'}/{bucket}/{key}")
-            if tool == "aws":
-                chunk.append(f"aws s3 cp {src} {dst} --endpoint-url {endpoint}\n")
-            else:
-                chunk.append(f"tierpilot cp {src} {dst} --endpoint {endpoint} --quiet\n")
-            if len(chunk) >= 1000:
-                yield "".join(chunk)
-                chunk = []
-    yield "".join(chunk)
 
 
 # per-tier schedules ----------------------------------------------------------------------------------
 
 
 def tier_schedule(session: Session, tier_id: int) -> tuple[Tier, dict[str, PollSchedule], bool]:
-    tiers = repository.tiers_by_id(session, [tier_id])
+    tiers = tiers_repository.tiers_by_id(session, [tier_id])
     if tier_id not in tiers:
         raise NotFound(f"tier {tier_id} not found")
     tier = tiers[tier_id]
@@ -476,7 +424,7 @@ def tier_schedule(session: Session, tier_id: int) -> tuple[Tier, dict[str, PollS
 
 def set_tier_schedule(session: Session, tier_id: int, speeds: dict[str, Any] | None) -> None:
     """Replace a tier's poll schedule per speed (None: back to the defaults). Affects later polls."""
-    if tier_id not in repository.tiers_by_id(session, [tier_id]):
+    if tier_id not in tiers_repository.tiers_by_id(session, [tier_id]):
         raise NotFound(f"tier {tier_id} not found")
     if speeds is None:
         repository.delete_schedule(session, tier_id)
@@ -486,7 +434,3 @@ def set_tier_schedule(session: Session, tier_id: int, speeds: dict[str, Any] | N
     except ValueError as exc:
         raise Invalid(str(exc)) from exc
     repository.save_schedule(session, tier_id, clean, utcnow())
-
-
-def money(value: Decimal | None) -> str | None:
-    return None if value is None else f"{value:.6f}"

@@ -20,10 +20,12 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from itertools import repeat
 from typing import Any
 
 from sqlalchemy.orm import Session
 
+from tierpilot.catalog import repository as catalog_repository
 from tierpilot.drivers.base import (
     BlobNotFound,
     NotArchived,
@@ -35,10 +37,13 @@ from tierpilot.drivers.registry import driver_for
 from tierpilot.kit.db import transaction, utcnow
 from tierpilot.kit.settings import get_settings
 from tierpilot.notifications import service as notifications
-from tierpilot.restores import costs, repository
+from tierpilot.pricing.restores import RestorePricing
+from tierpilot.restores import repository
 from tierpilot.restores.models import ACTIVE_ITEM_STATES, RestoreBatch
-from tierpilot.restores.schedule import PollSchedule, next_poll_at, tier_schedules
+from tierpilot.restores.schedule import PollSchedule, expected_ready_s, next_poll_at, tier_schedules
+from tierpilot.tiers import repository as tiers_repository
 from tierpilot.tiers.models import Tier
+from tierpilot.tiers.prices import tier_restore_pricing
 
 log = logging.getLogger(__name__)
 
@@ -96,18 +101,18 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"[:1000]
 
 
-def submit_one(item: Any, driver: TierDriver) -> Outcome:
+def submit_one(item: Any, driver: TierDriver, clock: Callable[[], datetime] = utcnow) -> Outcome:
     """Ask the tier for a restore (new, upgrade, or extension of a readable copy)."""
     try:
         status = call_with_backoff(lambda: driver.restore(item.locator, item.days, item.speed))
     except RestoreInProgress:
         # asked before (by us before a crash, or through the gateway) at this speed or faster
-        return Outcome(item.id, "accepted", utcnow())
+        return Outcome(item.id, "accepted", clock())
     except (BlobNotFound, NotArchived, ValueError) as exc:
-        return Outcome(item.id, "failed", utcnow(), error=_describe(exc))
+        return Outcome(item.id, "failed", clock(), error=_describe(exc))
     except Exception as exc:
-        return Outcome(item.id, "retry", utcnow(), error=_describe(exc))
-    now = utcnow()
+        return Outcome(item.id, "retry", clock(), error=_describe(exc))
+    now = clock()
     if status.restored:
         return Outcome(item.id, "ready", now, expiry=status.expiry)
     if status.ongoing:
@@ -115,15 +120,15 @@ def submit_one(item: Any, driver: TierDriver) -> Outcome:
     return Outcome(item.id, "retry", now, error="the tier neither started nor completed the restore")
 
 
-def poll_one(item: Any, driver: TierDriver) -> Outcome:
+def poll_one(item: Any, driver: TierDriver, clock: Callable[[], datetime] = utcnow) -> Outcome:
     """Ask the tier whether a running restore finished."""
     try:
         status = call_with_backoff(lambda: driver.restore_status(item.locator))
     except BlobNotFound as exc:
-        return Outcome(item.id, "failed", utcnow(), error=_describe(exc))
+        return Outcome(item.id, "failed", clock(), error=_describe(exc))
     except Exception as exc:
-        return Outcome(item.id, "ongoing", utcnow(), error=_describe(exc))
-    now = utcnow()
+        return Outcome(item.id, "ongoing", clock(), error=_describe(exc))
+    now = clock()
     if status.restored:
         return Outcome(item.id, "ready", now, expiry=status.expiry)
     if status.ongoing:
@@ -132,15 +137,15 @@ def poll_one(item: Any, driver: TierDriver) -> Outcome:
     return Outcome(item.id, "resubmit", now, error="the tier reports no restore in progress")
 
 
-def expire_one(item: Any, driver: TierDriver) -> Outcome:
+def expire_one(item: Any, driver: TierDriver, clock: Callable[[], datetime] = utcnow) -> Outcome:
     """Look at a copy past its expiry: gone (the tier drops it on this look), or extended meanwhile."""
     try:
         status = call_with_backoff(lambda: driver.restore_status(item.locator))
     except BlobNotFound:
-        return Outcome(item.id, "expired", utcnow())
+        return Outcome(item.id, "expired", clock())
     except Exception as exc:
-        return Outcome(item.id, "extended", utcnow(), expiry=item.expires_at, error=_describe(exc))
-    now = utcnow()
+        return Outcome(item.id, "extended", clock(), expiry=item.expires_at, error=_describe(exc))
+    now = clock()
     if status.restored and status.expiry is not None and status.expiry > now:
         return Outcome(item.id, "extended", now, expiry=status.expiry)
     return Outcome(item.id, "expired", now)
@@ -169,17 +174,17 @@ class TierContext:
     tier: Tier
     driver: TierDriver
     schedules: dict[str, PollSchedule]
-    pricing: costs.TierPricing
+    pricing: RestorePricing
 
 
 def _tier_contexts(session: Session, tier_ids: Iterable[int]) -> dict[int, TierContext]:
-    tiers = repository.tiers_by_id(session, tier_ids)
+    tiers = tiers_repository.tiers_by_id(session, tier_ids)
     overrides = repository.schedule_overrides(session, tiers.keys())
     out = {}
     for tid, tier in tiers.items():
         out[tid] = TierContext(tier, driver_for(tier), tier_schedules(tier.driver, tier.restore_delays,
                                                                        overrides.get(tid)),
-                               costs.tier_pricing(session, tier))
+                               tier_restore_pricing(session, tier))
     return out
 
 
@@ -205,7 +210,7 @@ def run(states: Sequence[str], *, budget_s: float = 50.0, chunk: int | None = No
             stats.claimed += len(claimed)
             stats.chunks += 1
             drivers = {tid: ctx.driver for tid, ctx in contexts.items()}
-            outcomes = list(pool.map(_work, claimed, [drivers[r.tier_id] for r in claimed]))
+            outcomes = list(pool.map(_work, claimed, [drivers[r.tier_id] for r in claimed], repeat(clock)))
             stats.tier_requests += len(outcomes)
             stats.requests_per_chunk.append(len(outcomes))
             with transaction(write=True) as session:
@@ -215,12 +220,12 @@ def run(states: Sequence[str], *, budget_s: float = 50.0, chunk: int | None = No
     return stats
 
 
-def _work(row: Any, driver: TierDriver) -> Outcome:
+def _work(row: Any, driver: TierDriver, clock: Callable[[], datetime]) -> Outcome:
     if row.state == "pending":
-        return submit_one(row, driver)
+        return submit_one(row, driver, clock)
     if row.state == "ongoing":
-        return poll_one(row, driver)
-    return expire_one(row, driver)
+        return poll_one(row, driver, clock)
+    return expire_one(row, driver, clock)
 
 
 def poll_due(**kwargs: Any) -> SweepStats:
@@ -289,7 +294,7 @@ def _apply(session: Session, token: str, outcomes: Sequence[Outcome], contexts: 
             values.update(state="ongoing", requested_at=outcome.at, attempts=row.attempts + 1,
                           next_poll_at=_first_poll(outcome.at, schedule, outcome.ready_hint),
                           expected_ready_at=outcome.ready_hint or outcome.at + timedelta(
-                              seconds=costs.expected_ready_s(ctx.tier, ctx.pricing, ctx.schedules, row.speed)))
+                              seconds=expected_ready_s(ctx.tier, ctx.pricing, ctx.schedules, row.speed)))
             writes.move(row, "ongoing")
             writes.set_catalog(row, "ongoing", None)
         elif kind == "ready":
@@ -337,7 +342,7 @@ def _apply(session: Session, token: str, outcomes: Sequence[Outcome], contexts: 
             writes.set_catalog(row, None, None)
         writes.items.append(values)
     repository.write_items(session, writes.items)
-    repository.set_catalog_restore(session, writes.catalog)
+    catalog_repository.set_restore_state(session, writes.catalog)
     repository.add_counters(session, writes.counters)
     settle_batches(session, writes.batches, now, stats)
 

@@ -1,11 +1,12 @@
-"""Only this module queries the tiers table (and counts what lives on a tier)."""
+"""Only this module queries the tiers table (what lives on a tier is the catalog's to count)."""
 
 from __future__ import annotations
 
-from sqlalchemy import func, select
+from collections.abc import Iterable, Sequence
+
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from tierpilot.catalog.models import Bucket, MultipartUpload, Object
 from tierpilot.drivers.registry import TierSpec
 from tierpilot.kit.db import transaction
 from tierpilot.tiers.models import Tier
@@ -23,28 +24,36 @@ def get_by_name(session: Session, name: str) -> Tier | None:
     return session.scalar(select(Tier).where(Tier.name == name))
 
 
-def object_usage(session: Session) -> dict[int, tuple[int, int]]:
-    """tier id -> (bytes, objects), one grouped scan of the catalog (indexed by tier_id)."""
-    rows = session.execute(
-        select(Object.tier_id, func.coalesce(func.sum(Object.size), 0), func.count(Object.id))
-        .group_by(Object.tier_id)
-    )
-    return {tier_id: (int(size), int(count)) for tier_id, size, count in rows}
+def tiers_by_id(session: Session, ids: Iterable[int] | None = None) -> dict[int, Tier]:
+    """Tier id -> tier, of the given ids (those that exist) or of all."""
+    q = select(Tier)
+    if ids is not None:
+        q = q.where(Tier.id.in_(list(set(ids))))
+    return {t.id: t for t in session.scalars(q)}
 
 
-def bucket_counts(session: Session) -> dict[int, int]:
-    rows = session.execute(select(Bucket.tier_id, func.count(Bucket.id)).group_by(Bucket.tier_id))
-    return {tier_id: int(count) for tier_id, count in rows}
+def tier_names(session: Session, ids: Iterable[int] | None = None) -> dict[int, str]:
+    """Tier id -> name, of the given ids (those that exist) or of all."""
+    q = select(Tier.id, Tier.name)
+    if ids is not None:
+        q = q.where(Tier.id.in_(list(set(ids))))
+    return {k: v for k, v in session.execute(q)}
 
 
-def references(session: Session, tier_id: int) -> tuple[int, int, int]:
-    """(objects, buckets, multipart uploads) stored on or bound to a tier."""
-    objects = session.scalar(select(func.count(Object.id)).where(Object.tier_id == tier_id)) or 0
-    buckets = session.scalar(select(func.count(Bucket.id)).where(Bucket.tier_id == tier_id)) or 0
-    uploads = session.scalar(
-        select(func.count(MultipartUpload.id)).where(MultipartUpload.tier_id == tier_id)
-    ) or 0
-    return int(objects), int(buckets), int(uploads)
+def online_tiers(session: Session) -> list[Tier]:
+    """The tiers that are not offline, by name."""
+    return list(session.scalars(select(Tier).where(Tier.offline.is_(False)).order_by(Tier.name)))
+
+
+def any_tier(session: Session) -> bool:
+    """Whether any tier exists."""
+    return session.scalar(select(Tier.id).limit(1)) is not None
+
+
+def add_tiers(session: Session, tiers: Sequence[Tier]) -> None:
+    """Insert new tiers (their ids are set on return)."""
+    session.add_all(tiers)
+    session.flush()
 
 
 def spec_of(tier: Tier) -> TierSpec:

@@ -16,11 +16,13 @@ from typing import Any
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
+from tierpilot.catalog import repository as catalog_repository
 from tierpilot.drivers import registry
 from tierpilot.kit.crypto import encrypt
 from tierpilot.kit.db import utcnow
 from tierpilot.kit.errors import Conflict, DomainError, Invalid, NotFound
 from tierpilot.kit.settings import get_settings
+from tierpilot.pricing import service as pricing
 from tierpilot.tiers import repository
 from tierpilot.tiers.models import Tier
 from tierpilot.tiers.schemas import (
@@ -47,8 +49,8 @@ class TierUsage:
 
 def list_with_usage(session: Session) -> list[TierUsage]:
     """Every tier with the bytes and objects the catalog holds on it."""
-    usage = repository.object_usage(session)
-    buckets = repository.bucket_counts(session)
+    usage = catalog_repository.usage_by_tier(session)
+    buckets = catalog_repository.bucket_counts_by_tier(session)
     return [
         TierUsage(t, *usage.get(t.id, (0, 0)), bucket_count=buckets.get(t.id, 0))
         for t in repository.list_tiers(session)
@@ -64,8 +66,9 @@ def get(session: Session, tier_id: int) -> Tier:
 
 def get_with_usage(session: Session, tier_id: int) -> TierUsage:
     tier = get(session, tier_id)
-    objects_bytes = repository.object_usage(session).get(tier_id, (0, 0))
-    return TierUsage(tier, *objects_bytes, bucket_count=repository.bucket_counts(session).get(tier_id, 0))
+    objects_bytes = catalog_repository.usage_by_tier(session).get(tier_id, (0, 0))
+    buckets = catalog_repository.bucket_counts_by_tier(session).get(tier_id, 0)
+    return TierUsage(tier, *objects_bytes, bucket_count=buckets)
 
 
 def public_config(tier: Tier) -> dict[str, Any]:
@@ -164,8 +167,6 @@ def _check_price_ref(session: Session, ref: dict[str, str]) -> dict[str, str]:
     """An empty reference, or one naming a catalog and one of its classes (costs are priced from it)."""
     if not ref:
         return {}
-    from tierpilot.pricing import service as pricing
-
     catalog_id, class_id = ref.get("catalog"), ref.get("storage_class")
     if not catalog_id or not class_id:
         raise Invalid("price_ref: give both catalog and storage_class, or neither")
@@ -200,7 +201,7 @@ def update(session: Session, tier_id: int, data: TierUpdate) -> Tier:
     """Change a tier; its location and archive semantics are fixed while anything is stored on it."""
     tier = get(session, tier_id)
     fields = data.model_fields_set
-    in_use = any(repository.references(session, tier_id))
+    in_use = any(catalog_repository.tier_references(session, tier_id))
     if data.name is not None and data.name != tier.name:
         if repository.get_by_name(session, data.name) is not None:
             raise Conflict(f"a tier named {data.name!r} exists")
@@ -235,7 +236,7 @@ def update(session: Session, tier_id: int, data: TierUpdate) -> Tier:
 def delete(session: Session, tier_id: int) -> None:
     """Remove an empty tier's row (its directory or bucket is left as it is)."""
     tier = get(session, tier_id)
-    objects, buckets, uploads = repository.references(session, tier_id)
+    objects, buckets, uploads = catalog_repository.tier_references(session, tier_id)
     if objects or buckets or uploads:
         raise Conflict(f"tier {tier.name!r} holds {objects} objects, {buckets} buckets and {uploads} uploads",
                        objects=objects, buckets=buckets, uploads=uploads)

@@ -10,7 +10,8 @@ from tierpilot.auth import service as auth
 from tierpilot.catalog import repository as catalog_repository
 from tierpilot.catalog import service as catalog
 from tierpilot.kit.errors import NotFound
-from tierpilot.pricing import service
+from tierpilot.planner import service
+from tierpilot.pricing.service import parse_scenario
 from tierpilot.tiers import service as tiers
 from tierpilot.tiers.schemas import TierCreate
 
@@ -47,7 +48,7 @@ def test_from_my_data_prefills_volume_sizes_and_reads(session: Session, tmp_path
     assert decay["kind"] == "exponential" and 0.3 < decay["half_life_months"] < 3
     assert s["lifecycle"]["initial_gib"] == pytest.approx(20 * 68 / 1024)
     # the prefilled scenario evaluates as it is
-    report = service.evaluate(session, service.parse_scenario(s))
+    report = service.evaluate(session, parse_scenario(s))
     assert len(report["tiers"]) == len(s["tiers"])
 
 
