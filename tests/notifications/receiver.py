@@ -4,6 +4,7 @@ docs/webhooks.md, taken from the doc itself so the two cannot drift apart."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import threading
 from collections.abc import Callable, Iterator
@@ -22,16 +23,38 @@ WEBHOOKS_DOC = Path(__file__).resolve().parents[2] / "docs" / "webhooks.md"
 class Receiver:
     url: str
     answers: list[int]  # status codes to give, in order; 200 once they run out
+    port: int = 0
+    reply_body: bytes = b""  # sent with every answer (what a receiver might leak)
+    reply_headers: dict[str, str] = field(default_factory=dict)
     received: list[dict[str, Any]] = field(default_factory=list)
     raw: list[bytes] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
 
 
 @contextmanager
-def running_receiver() -> Iterator[Receiver]:
-    """A receiver listening on a free 127.0.0.1 port for the duration of the block."""
+def allow_listed(entries: str) -> Iterator[None]:
+    """TIERPILOT_WEBHOOK_ALLOW_HOSTS is ``entries`` for the duration of the block (an admin's setting)."""
+    from tierpilot.kit.settings import get_settings
+
+    before = os.environ.get("TIERPILOT_WEBHOOK_ALLOW_HOSTS")
+    os.environ["TIERPILOT_WEBHOOK_ALLOW_HOSTS"] = entries
+    get_settings.cache_clear()
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("TIERPILOT_WEBHOOK_ALLOW_HOSTS", None)
+        else:
+            os.environ["TIERPILOT_WEBHOOK_ALLOW_HOSTS"] = before
+        get_settings.cache_clear()
+
+
+@contextmanager
+def running_receiver(allow: bool = True) -> Iterator[Receiver]:
+    """A receiver listening on a free 127.0.0.1 port for the duration of the block; ``allow``: its
+    address is allow-listed (loopback is refused otherwise, as for any internal receiver)."""
     port = free_port()
-    box = Receiver(url=f"http://127.0.0.1:{port}/hook", answers=[])
+    box = Receiver(url=f"http://127.0.0.1:{port}/hook", answers=[], port=port)
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 - http.server's name
@@ -41,8 +64,11 @@ def running_receiver() -> Iterator[Receiver]:
             box.headers.append({k.lower(): v for k, v in self.headers.items()})
             status = box.answers.pop(0) if box.answers else 200
             self.send_response(status)
-            self.send_header("content-length", "0")
+            for name, value in box.reply_headers.items():
+                self.send_header(name, value)
+            self.send_header("content-length", str(len(box.reply_body)))
             self.end_headers()
+            self.wfile.write(box.reply_body)
 
         def log_message(self, *args: Any) -> None:
             pass
@@ -51,7 +77,11 @@ def running_receiver() -> Iterator[Receiver]:
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield box
+        if allow:
+            with allow_listed(f"127.0.0.1:{port}"):
+                yield box
+        else:
+            yield box
     finally:
         server.shutdown()
         server.server_close()

@@ -6,8 +6,10 @@ import secrets
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from tierpilot.kit.outbound import parse_allow_hosts
 
 _DEV_SECRET = "dev-insecure-secret-change-me"
 
@@ -47,6 +49,8 @@ class Settings(BaseSettings):
     restore_max_objects: int = Field(1_000_000, ge=1, description="objects in one restore batch at most")
     webhook_timeout_s: float = Field(5.0, gt=0, description="time-out of one webhook delivery, seconds")
     webhook_max_attempts: int = Field(8, ge=1, description="webhook deliveries before giving up")
+    webhook_allow_hosts: str = Field("", description="host or host:port entries (comma-separated) webhooks may "
+                                     "reach although they resolve to loopback, private or other inside addresses")
 
     # lifecycle: moves are best-effort traffic; the rate caps what all workers together copy between tiers
     lifecycle_sweep_s: float = Field(300.0, gt=0, description="period of the lifecycle.sweep beat task, seconds")
@@ -57,6 +61,12 @@ class Settings(BaseSettings):
     lifecycle_delete_grace_s: float = Field(5.0, ge=0, description="a moved object's old copy stays this long, so "
                                             "reads that looked it up just before the switch still find it")
     lifecycle_max_attempts: int = Field(5, ge=1, description="tries of a failing move before it waits for a person")
+
+    @field_validator("webhook_allow_hosts")
+    @classmethod
+    def _parse_webhook_allow_hosts(cls, value: str) -> str:
+        parse_allow_hosts(value)  # a malformed entry stops the process at start, not each delivery
+        return value
 
     @model_validator(mode="after")
     def _refuse_default_secret_in_production(self) -> Settings:

@@ -12,15 +12,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
-from urllib.parse import urlsplit
 
-import httpx
 from sqlalchemy.orm import Session
 
 from tierpilot.auth import repository as auth_repository
 from tierpilot.kit.crypto import decrypt, encrypt
 from tierpilot.kit.db import transaction, utcnow
 from tierpilot.kit.errors import Invalid
+from tierpilot.kit.outbound import OutboundError, Policy, Refused, parse_allow_hosts
 from tierpilot.kit.settings import get_settings
 from tierpilot.notifications import repository
 from tierpilot.notifications.models import Notification
@@ -43,12 +42,28 @@ def notify(session: Session, user_id: int, kind: str, title: str, body: str = ""
     return note
 
 
-def validate_webhook_url(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise Invalid("webhook URL must be an absolute http:// or https:// URL")
+def outbound_policy() -> Policy:
+    """Where webhooks may go: public addresses, plus the hosts TIERPILOT_WEBHOOK_ALLOW_HOSTS names."""
+    return Policy(parse_allow_hosts(get_settings().webhook_allow_hosts))
+
+
+def _invalid_url(message: str) -> Invalid:
+    return Invalid(f"url: {message}", errors=[{"loc": ["body", "url"], "msg": message, "type": "value_error"}])
+
+
+def validate_webhook_url(url: str, policy: Policy | None = None) -> str:
+    """``url`` when deliveries may go there (resolved now: a public address or an allow-listed host)."""
     if len(url) > 2048:
-        raise Invalid("webhook URL is longer than 2048 characters")
+        raise _invalid_url("webhook URL is longer than 2048 characters")
+    try:
+        (policy or outbound_policy()).check(url)
+    except Refused as exc:
+        if exc.reason.endswith(" address"):
+            raise _invalid_url(f"webhook URL refused: {exc.reason}; an admin can let internal receivers "
+                               "through with TIERPILOT_WEBHOOK_ALLOW_HOSTS") from exc
+        raise _invalid_url(f"webhook URL must be an absolute http:// or https:// URL ({exc.reason})") from exc
+    except OutboundError as exc:
+        raise _invalid_url(f"webhook URL: {exc.summary}") from exc
     return url
 
 
@@ -65,9 +80,9 @@ def webhook_settings(session: Session, user_id: int) -> WebhookSettings:
                            auth_repository.webhook_secret_of(session, user_id) is not None)
 
 
-def set_webhook(session: Session, user_id: int, url: str | None) -> WebhookSettings:
+def set_webhook(session: Session, user_id: int, url: str | None, policy: Policy | None = None) -> WebhookSettings:
     """Set or clear (None or "") the user's webhook URL; the first URL also creates the signing secret."""
-    clean = validate_webhook_url(url.strip()) if url and url.strip() else None
+    clean = validate_webhook_url(url.strip(), policy) if url and url.strip() else None
     auth_repository.set_webhook_url(session, user_id, clean)
     if clean and auth_repository.webhook_secret_of(session, user_id) is None:
         return rotate_webhook_secret(session, user_id)
@@ -104,10 +119,12 @@ def webhook_body(row: Any) -> dict[str, Any]:
             "payload": row.payload, "created_at": row.created_at.isoformat()}
 
 
-def deliver_due(limit: int = 100, client: httpx.Client | None = None) -> DeliveryStats:
+def deliver_due(limit: int = 100, policy: Policy | None = None) -> DeliveryStats:
     """POST every due webhook once (own transactions; the beat sweep calls it). Safe to run twice at once:
-    a row is claimed by moving its due time to a lease end, and only that claim may record the result."""
+    a row is claimed by moving its due time to a lease end, and only that claim may record the result.
+    Each URL is checked again now (``kit.outbound``): an address that became internal is refused."""
     settings = get_settings()
+    policy = policy or outbound_policy()
     now = utcnow()
     # the lease end doubles as the claim's identity: a sweep records only rows still carrying its own
     lease_until = now + _LEASE
@@ -118,34 +135,28 @@ def deliver_due(limit: int = 100, client: httpx.Client | None = None) -> Deliver
     with transaction() as session:
         sealed = auth_repository.webhook_secrets(session, sorted({row.user_id for row in rows}))
     delivered = retrying = failed = 0
-    own_client = client is None
-    http = client or httpx.Client(timeout=settings.webhook_timeout_s, follow_redirects=False)
-    try:
-        for row in rows:
-            error = _deliver(http, row, sealed.get(row.user_id))
-            attempts = row.webhook_attempts + 1
-            if error is None:
-                values: dict[str, Any] = dict(webhook_state="delivered", webhook_attempts=attempts,
-                                              webhook_next_at=None, webhook_delivered_at=utcnow(),
-                                              webhook_last_error=None)
-                delivered += 1
-            elif attempts >= settings.webhook_max_attempts:
-                values = dict(webhook_state="failed", webhook_attempts=attempts, webhook_next_at=None,
-                              webhook_last_error=error)
-                failed += 1
-            else:
-                values = dict(webhook_attempts=attempts, webhook_next_at=utcnow() + backoff(attempts),
-                              webhook_last_error=error)
-                retrying += 1
-            with transaction(write=True) as session:
-                repository.record_delivery(session, row.id, lease_until, values)
-    finally:
-        if own_client:
-            http.close()
+    for row in rows:
+        error = _deliver(policy, settings.webhook_timeout_s, row, sealed.get(row.user_id))
+        attempts = row.webhook_attempts + 1
+        if error is None:
+            values: dict[str, Any] = dict(webhook_state="delivered", webhook_attempts=attempts,
+                                          webhook_next_at=None, webhook_delivered_at=utcnow(),
+                                          webhook_last_error=None)
+            delivered += 1
+        elif attempts >= settings.webhook_max_attempts:
+            values = dict(webhook_state="failed", webhook_attempts=attempts, webhook_next_at=None,
+                          webhook_last_error=error)
+            failed += 1
+        else:
+            values = dict(webhook_attempts=attempts, webhook_next_at=utcnow() + backoff(attempts),
+                          webhook_last_error=error)
+            retrying += 1
+        with transaction(write=True) as session:
+            repository.record_delivery(session, row.id, lease_until, values)
     return DeliveryStats(delivered, retrying, failed)
 
 
-def _deliver(http: httpx.Client, row: Any, sealed_secret: str | None) -> str | None:
+def _deliver(policy: Policy, timeout_s: float, row: Any, sealed_secret: str | None) -> str | None:
     """None when delivered, else what went wrong; without a usable secret nothing is sent unsigned."""
     if sealed_secret is None:
         return "no signing secret: rotate the webhook secret"
@@ -153,22 +164,25 @@ def _deliver(http: httpx.Client, row: Any, sealed_secret: str | None) -> str | N
         secret = decrypt(sealed_secret)
     except ValueError as exc:
         return str(exc)
-    return _post(http, row, secret)
+    return _post(policy, timeout_s, row, secret)
 
 
-def _post(http: httpx.Client, row: Any, secret: str) -> str | None:
-    """None on a 2xx answer, else what went wrong."""
+def _post(policy: Policy, timeout_s: float, row: Any, secret: str) -> str | None:
+    """None on a 2xx answer, else a summary of what went wrong for the user to see: the status code,
+    "refused: loopback address", "timed out" … never the receiver's body (it could be anything inside)."""
     body = json.dumps(webhook_body(row)).encode()
     # the delivery id is the notification's: the same on every retry, so receivers can drop duplicates
     headers = {"content-type": "application/json", "x-tierpilot-event": row.kind,
                "x-tierpilot-delivery": str(row.id), "x-tierpilot-signature": sign(secret, body, int(time.time()))}
     try:
-        response = http.post(row.webhook_url, content=body, headers=headers)
-    except httpx.HTTPError as exc:
-        return f"{type(exc).__name__}: {exc}"[:500]
-    if 200 <= response.status_code < 300:
+        status = policy.post(row.webhook_url, body, headers, timeout_s)
+    except OutboundError as exc:
+        return exc.summary
+    if 200 <= status < 300:
         return None
-    return f"HTTP {response.status_code}: {response.text[:200]}"
+    if 300 <= status < 400:
+        return f"HTTP {status} (redirects are not followed)"
+    return f"HTTP {status}"
 
 
 def list_notifications(session: Session, user_id: int, unread_only: bool = False, limit: int = 50
