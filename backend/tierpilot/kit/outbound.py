@@ -62,9 +62,10 @@ def system_resolver(host: str, port: int) -> list[str]:
 
 
 def parse_ipv4_number(host: str) -> ipaddress.IPv4Address | None:
-    """The IPv4 address a numeric host spells the way C's inet_aton (and so curl and browsers) reads it:
+    """The IPv4 address a numeric host spells the way C's inet_aton and browsers' URL parsers read it:
     one to four parts, each decimal, octal (leading 0) or hex (0x), the last filling the remaining bytes
-    (``127.1``, ``2130706433``, ``0x7f.1``, ``0177.0.0.1``); None for anything else."""
+    (``127.1``, ``2130706433``, ``0x7f.1``, ``0177.0.0.1``); None for anything else. Where the two
+    readings differ (``0x``) this takes the wider one: more hosts are numbers, none is looked up."""
     parts = host.split(".")
     if not 1 <= len(parts) <= 4:
         return None
