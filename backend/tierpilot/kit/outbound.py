@@ -212,7 +212,7 @@ class Policy:
             raise Refused("not a valid URL") from exc
         if parsed.scheme not in _DEFAULT_PORTS:
             raise Refused("only http:// and https:// URLs")
-        port = parsed.port or _DEFAULT_PORTS[parsed.scheme]
+        port = _DEFAULT_PORTS[parsed.scheme] if parsed.port is None else parsed.port
         if not 1 <= port <= 65535:
             raise Refused("port outside 1-65535")
         host = _canonical_host(parsed.raw_host.decode("ascii", "replace"))
