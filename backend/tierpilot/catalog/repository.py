@@ -142,6 +142,11 @@ def delete_bucket_row(session: Session, bucket_id: int) -> None:
     session.execute(delete(Bucket).where(Bucket.id == bucket_id))
 
 
+def bucket_exists(session: Session, bucket_id: int) -> bool:
+    """Whether the bucket of this id still exists (ids are never reused: a gone id stays gone)."""
+    return session.scalar(select(Bucket.id).where(Bucket.id == bucket_id)) is not None
+
+
 # objects ---------------------------------------------------------------------------------------------
 
 

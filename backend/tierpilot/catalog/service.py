@@ -134,10 +134,26 @@ def new_upload_id() -> str:
 # access ----------------------------------------------------------------------------------------------
 
 
-def require_access(bucket: Bucket, user_id: int, is_admin: bool) -> None:
+def may_access(bucket: Bucket, user_id: int, is_admin: bool) -> bool:
     """Only the owner and admins may touch a bucket."""
-    if bucket.owner_id != user_id and not is_admin:
+    return bucket.owner_id == user_id or is_admin
+
+
+def require_access(bucket: Bucket, user_id: int, is_admin: bool) -> None:
+    if not may_access(bucket, user_id, is_admin):
         raise AccessDenied("Access Denied")
+
+
+def require_bucket(session: Session, bucket_id: int) -> None:
+    """NoSuchBucket when the bucket of this id is gone.
+
+    Callers that hold a bucket row read earlier (the gateway caches them for a moment) call this where a
+    statement keyed by the id found nothing, so a bucket deleted meanwhile answers NoSuchBucket rather
+    than an empty bucket. Ids are never reused, so a statement keyed by a stale id can only reach the
+    data of the bucket that id was given to, never a later bucket of the same name.
+    """
+    if not repository.bucket_exists(session, bucket_id):
+        raise NoSuchBucket("The specified bucket does not exist")
 
 
 def space_open(space_bytes: int | None, start: datetime | None, end: datetime | None, now: datetime) -> bool:
@@ -279,6 +295,7 @@ def record_object(
                                  Condition="If-None-Match")
     if if_match is not None and (old is None or not _etag_matches(old.etag, if_match)):
         if old is None:
+            require_bucket(session, bucket_id)
             raise NoSuchKey("The specified key does not exist.", Key=key)
         raise PreconditionFailed("At least one of the pre-conditions you specified did not hold",
                                  Condition="If-Match")
@@ -328,10 +345,20 @@ def record_object(
     return obj, None
 
 
+def find_object(session: Session, bucket_id: int, key: str) -> Object:
+    """The object, or NoSuchKey (NoSuchBucket when the bucket itself is gone)."""
+    obj = repository.get_object(session, bucket_id, key)
+    if obj is None:
+        require_bucket(session, bucket_id)
+        raise NoSuchKey("The specified key does not exist.", Key=key)
+    return obj
+
+
 def remove_objects(session: Session, bucket_id: int, keys: Sequence[str]) -> list[Blob]:
     """Delete object records (missing keys are fine, as S3); returns their blobs to delete after commit."""
     rows = repository.get_objects(session, bucket_id, list(dict.fromkeys(keys)))
     if not rows:
+        require_bucket(session, bucket_id)
         return []
     repository.delete_object_rows(session, [r.id for r in rows])
     repository.add_usage(session, bucket_id, -len(rows), -sum(r.size for r in rows))
@@ -349,6 +376,7 @@ def list_objects(session: Session, bucket_id: int, prefix: str = "", delimiter: 
     """
     out = Listing()
     if max_keys <= 0:
+        require_bucket(session, bucket_id)
         return out
     keys: list[str] = []
     upper = repository.prefix_end(prefix) if prefix else None
@@ -402,6 +430,8 @@ def list_objects(session: Session, bucket_id: int, prefix: str = "", delimiter: 
     if keys:
         rows = {o.key: o for o in repository.get_objects(session, bucket_id, keys)}
         out.objects = [rows[k] for k in keys if k in rows]
+    if not out.objects and not out.prefixes:
+        require_bucket(session, bucket_id)
     return out
 
 
@@ -411,6 +441,7 @@ def list_objects(session: Session, bucket_id: int, prefix: str = "", delimiter: 
 def create_upload(session: Session, bucket: Bucket, key: str, *, owner_id: int, tier_id: int, storage_class: str,
                   content_type: str | None, user_metadata: dict[str, Any], headers: dict[str, Any],
                   checksum_algorithm: str | None) -> MultipartUpload:
+    require_bucket(session, bucket.id)
     upload_id = new_upload_id()
     upload = MultipartUpload(
         upload_id=upload_id, bucket_id=bucket.id, key=key, owner_id=owner_id, tier_id=tier_id,
@@ -427,6 +458,7 @@ def get_upload(session: Session, bucket: Bucket, key: str, upload_id: str, for_u
                ) -> MultipartUpload:
     upload = repository.get_upload(session, upload_id, for_update=for_update)
     if upload is None or upload.bucket_id != bucket.id or upload.key != key:
+        require_bucket(session, bucket.id)
         raise NoSuchUpload("The specified upload does not exist.", UploadId=upload_id)
     return upload
 
@@ -507,6 +539,8 @@ def list_uploads(session: Session, bucket: Bucket, prefix: str, delimiter: str, 
                  upload_id_marker: str, max_uploads: int) -> tuple[list[MultipartUpload], list[str], bool]:
     """Uploads in progress (and common prefixes of their keys); the bool says the list is truncated."""
     rows = repository.list_uploads(session, bucket.id, prefix, key_marker, upload_id_marker, max_uploads + 1)
+    if not rows:
+        require_bucket(session, bucket.id)
     uploads: list[MultipartUpload] = []
     prefixes: list[str] = []
     for row in rows:

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from tierpilot.catalog import repository, service
-from tierpilot.catalog.errors import InvalidObjectState, NoSuchKey
+from tierpilot.catalog.errors import InvalidObjectState, NoSuchBucket, NoSuchKey
 from tierpilot.catalog.models import Bucket, MultipartUpload, Object, UploadPart
 from tierpilot.catalog.service import Blob, RequestedPart
 from tierpilot.drivers.base import BlobNotFound, ChecksumAlgorithm, NotRestored, PartInfo, PutResult, TierDriver
@@ -239,8 +239,8 @@ def _abort_parts(tier_id: int, upload_locator: str) -> None:
 def delete_bucket(bucket: Bucket) -> None:
     with transaction(write=True) as session:
         row = repository.get_bucket(session, bucket.id)
-        if row is None:
-            return
+        if row is None:  # deleted meanwhile (the caller's row may be a cached one)
+            raise NoSuchBucket("The specified bucket does not exist", BucketName=bucket.name)
         uploads = service.delete_bucket(session, row)
     for tier_id, upload_locator in uploads:
         _abort_parts(tier_id, upload_locator)

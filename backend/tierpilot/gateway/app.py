@@ -24,7 +24,7 @@ from tierpilot.gateway import (  # noqa: F401  (importing the operation modules 
     ops_multipart,
     ops_objects,
 )
-from tierpilot.gateway.auth import authenticate
+from tierpilot.gateway.auth import authenticate, forget_bucket
 from tierpilot.gateway.errors import S3Error
 from tierpilot.gateway.http import Request
 from tierpilot.gateway.routes import Level, find
@@ -200,6 +200,8 @@ class Gateway:
 
     async def _fail(self, req: Request, exc: Exception) -> None:
         err = _as_s3_error(exc, req)
+        if err.code == "NoSuchBucket":
+            forget_bucket(req.bucket)
         if req.status:  # the response is under way: all we can do is cut the connection
             log.error("request %s failed after the response started: %s", req.request_id, exc)
             raise exc

@@ -52,12 +52,32 @@ def _load_bucket(name: str) -> Bucket:
         return bucket
 
 
-async def bucket_of(req: Request, name: str | None = None) -> Bucket:
-    """The addressed bucket (NoSuchBucket), checked for the caller (AccessDenied)."""
+async def bucket_of(req: Request, name: str | None = None, confirm: bool = False) -> Bucket:
+    """The addressed bucket (NoSuchBucket), checked for the caller (AccessDenied).
+
+    A cached row grants only what its id reaches: bucket ids are never reused and every statement of an
+    operation is keyed by the id, so a name deleted and created again by someone else (through another
+    process, while this one still has the old row) cannot lead to the new bucket's data; where such a
+    statement finds nothing, the catalog says NoSuchBucket if the id is gone (``catalog.require_bucket``).
+    A cached row that denies is read again, so a new owner is not refused for the cache's lifetime.
+    ``confirm`` reads the row from the catalog whatever is cached: for operations that would otherwise
+    answer from the row alone (HeadBucket, GetBucketLocation, …).
+    """
     name = name or req.bucket
-    bucket = buckets.get(name)
-    if bucket is None:
+    bucket = None if confirm else buckets.get(name)
+    if bucket is None or not catalog.may_access(bucket, req.user.user_id, req.user.is_admin):
         bucket = await run(_load_bucket, name)
         buckets.put(name, bucket)
     catalog.require_access(bucket, req.user.user_id, req.user.is_admin)
     return bucket
+
+
+async def confirmed_bucket(req: Request, name: str | None = None) -> Bucket:
+    """``bucket_of`` with the row read from the catalog (what extensions get: see ``gateway.ext``)."""
+    return await bucket_of(req, name, confirm=True)
+
+
+def forget_bucket(name: str) -> None:
+    """Drop a cached row an operation found gone, so the next request reads the name again."""
+    if name:
+        buckets.pop(name)

@@ -87,7 +87,7 @@ async def create_bucket(req: Request) -> None:
 
 @route("HEAD", "bucket")
 async def head_bucket(req: Request) -> None:
-    bucket = await bucket_of(req)
+    bucket = await bucket_of(req, confirm=True)
     await req.respond(200, headers=[(b"x-amz-bucket-region", bucket.region.encode())], content_type=None)
 
 
@@ -103,7 +103,7 @@ async def delete_bucket(req: Request) -> None:
 
 @route("GET", "bucket", "location")
 async def get_bucket_location(req: Request) -> None:
-    bucket = await bucket_of(req)
+    bucket = await bucket_of(req, confirm=True)
     region = "" if bucket.region == "us-east-1" else bucket.region
     await req.respond(200, f'{xmlio.DECLARATION}<LocationConstraint xmlns="{xmlio.NS}">{xmlio.esc(region)}'
                            "</LocationConstraint>".encode())
@@ -111,20 +111,20 @@ async def get_bucket_location(req: Request) -> None:
 
 @route("GET", "bucket", "versioning")
 async def get_bucket_versioning(req: Request) -> None:
-    await bucket_of(req)
+    await bucket_of(req, confirm=True)
     await req.respond(200, xmlio.document("VersioningConfiguration", []))
 
 
 @route("GET", "bucket", "acl")
 async def get_bucket_acl(req: Request) -> None:
-    bucket = await bucket_of(req)
+    bucket = await bucket_of(req, confirm=True)
     name = req.user.username if bucket.owner_id == req.user.user_id else str(bucket.owner_id)
     await req.respond(200, acl_document(bucket.owner_id, name))
 
 
 @route("PUT", "bucket", "acl")
 async def put_bucket_acl(req: Request) -> None:
-    await bucket_of(req)
+    await bucket_of(req, confirm=True)
     check_acl(req)
     await read_all(req.receive, 64 * 1024)
     await req.respond(200, content_type=None)
@@ -154,7 +154,7 @@ _EMPTY = {
 
 def _absent_handler(code: str, message: str) -> Any:
     async def handler(req: Request) -> None:
-        await bucket_of(req)
+        await bucket_of(req, confirm=True)
         raise S3Error(code, message, 404, BucketName=req.bucket)
 
     return handler
@@ -162,7 +162,7 @@ def _absent_handler(code: str, message: str) -> Any:
 
 def _empty_handler(root: str, children: list[str]) -> Any:
     async def handler(req: Request) -> None:
-        await bucket_of(req)
+        await bucket_of(req, confirm=True)
         await req.respond(200, xmlio.document(root, children))
 
     return handler

@@ -56,10 +56,7 @@ RESPONSE_OVERRIDES = {
 
 def _lookup(bucket_id: int, key: str) -> Object:
     with transaction() as session:
-        obj = repository.get_object(session, bucket_id, key)
-    if obj is None:
-        raise no_such_key(key)
-    return obj
+        return catalog.find_object(session, bucket_id, key)
 
 
 # conditions and ranges -------------------------------------------------------------------------------
@@ -344,6 +341,7 @@ def _set_tags(bucket_id: int, key: str, tags: dict[str, Any]) -> None:
     with transaction(write=True) as session:
         obj = repository.get_object(session, bucket_id, key, for_update=True)
         if obj is None:
+            catalog.require_bucket(session, bucket_id)
             raise no_such_key(key)
         obj.tags = tags
 
