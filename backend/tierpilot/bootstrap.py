@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import random
 
+from tierpilot.auth import repository as auth_repository
 from tierpilot.auth import service as auth_service
 from tierpilot.catalog import repository as catalog_repository
 from tierpilot.catalog.models import Bucket
@@ -29,6 +30,12 @@ def bootstrap_admin() -> str | None:
     with transaction(write=True) as session:
         auth_service.ensure_user(session, name, password, is_admin=True)
     return name
+
+
+def has_users() -> bool:
+    """Whether anyone can sign in yet (start-up says how to create the first admin when not)."""
+    with transaction() as session:
+        return bool(auth_repository.list_users(session))
 
 
 def demo_tiers() -> list[Tier]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import secrets
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -17,7 +18,9 @@ _DEV_SECRET = "dev-insecure-secret-change-me"
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="TIERPILOT_", env_file=".env", extra="ignore")
 
-    environment: str = Field("local", description="local | production; production refuses default secrets")
+    environment: Literal["local", "production"] = Field(
+        "local", description="local | production; production refuses default secrets, seeds no demo data and "
+        "marks session cookies Secure unless told otherwise")
     data_dir: Path = Field(Path("data"), description="embedded data: SQLite file, tier directories, redis")
     database_url: str = Field("", description="SQLAlchemy URL; empty = SQLite under data_dir")
     redis_url: str = Field("", description="Redis URL for Celery and gateway token buckets; empty = embedded")
@@ -34,12 +37,22 @@ class Settings(BaseSettings):
     gateway_domain: str = Field("", description="base domain of virtual-hosted-style bucket URLs (bucket.domain)")
     public_gateway_url: str = Field("", description="URL clients use for the gateway; empty = http://host:port")
     default_tier: str = Field("hot-disk", description="tier of new buckets when none is asked for")
-    cookie_secure: bool = Field(False, description="set the session cookie's Secure flag (behind HTTPS)")
+    cookie_secure: bool = Field(False, description="set the session cookie's Secure flag (behind HTTPS); "
+                                "default: on in production, off otherwise")
     session_max_age_s: int = Field(12 * 3600, description="dashboard session lifetime, seconds")
     login_attempts_per_minute: int = Field(10, description="failed logins per user a minute (x5 per client address)")
     frontend_dist: Path = Field(Path(__file__).resolve().parents[3] / "frontend" / "dist",
                                 description="built dashboard served at /")
-    seed_demo: bool = Field(True, description="create demo tiers, buckets and objects on an empty database")
+    seed_demo: bool = Field(True, description="create the demo admin (demo / demo-password), tiers, buckets and "
+                            "objects on an empty database; default: off in production, on otherwise")
+    # `tierpilot up` restarts a child that died: backoff doubles from supervisor_backoff_s per quick death
+    supervisor_backoff_s: float = Field(1.0, gt=0, description="`tierpilot up`: wait before restarting a child that "
+                                        "died, doubled per death in a row up to supervisor_backoff_max_s")
+    supervisor_backoff_max_s: float = Field(30.0, gt=0, description="`tierpilot up`: longest wait before a restart")
+    supervisor_restarts_per_minute: int = Field(6, ge=1, description="`tierpilot up`: restarts of one child in any "
+                                                "60 s at most; more wait until the minute allows them")
+    supervisor_status_file: str = Field("", description="set by `tierpilot up` for its children: the file where "
+                                        "/api/health reads the supervisor's children (empty = not supervised)")
     # restores: the beat sweep's period bounds how late a finished recall is seen (one period at most)
     restore_sweep_s: float = Field(2.0, gt=0, description="period of the restores.poll_due sweep, seconds")
     restore_concurrency: int = Field(32, ge=1, le=512, description="tier requests in flight per sweep")
@@ -69,9 +82,16 @@ class Settings(BaseSettings):
         return value
 
     @model_validator(mode="after")
-    def _refuse_default_secret_in_production(self) -> Settings:
-        if self.environment == "production" and self.secret_key == _DEV_SECRET:
+    def _production_defaults(self) -> Settings:
+        """Production refuses the default secret; demo seed and plain cookies only when asked for explicitly."""
+        if self.environment != "production":
+            return self
+        if self.secret_key == _DEV_SECRET:
             raise ValueError("TIERPILOT_SECRET_KEY must be set in production")
+        if "seed_demo" not in self.model_fields_set:
+            self.seed_demo = False
+        if "cookie_secure" not in self.model_fields_set:
+            self.cookie_secure = True
         return self
 
     @property
