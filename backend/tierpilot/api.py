@@ -19,7 +19,9 @@ from tierpilot.benchmarks import router as benchmarks_router
 from tierpilot.catalog.router import router as catalog_router
 from tierpilot.kit.db import get_engine
 from tierpilot.kit.errors import DomainError
+from tierpilot.kit.security_headers import SecurityHeaders
 from tierpilot.kit.settings import get_settings
+from tierpilot.kit.supervision import health_view
 from tierpilot.lifecycle.router import router as lifecycle_router
 from tierpilot.notifications.router import router as notifications_router
 from tierpilot.overview import router as overview_router
@@ -49,11 +51,15 @@ def _check_broker() -> str:
 
 @health_router.get("/health")
 def health() -> JSONResponse:
-    """Database and broker reachability; 503 when either is down."""
+    """Database and broker reachability, and under `tierpilot up` its children; 503 when any is down."""
     database, broker = _check_database(), _check_broker()
     ok = database == "ok" and broker == "ok"
-    body = {"status": "ok" if ok else "degraded", "database": database, "broker": broker, "version": __version__}
-    return JSONResponse(body, status_code=200 if ok else 503)
+    body: dict[str, Any] = {"database": database, "broker": broker, "version": __version__}
+    status_file = get_settings().supervisor_status_file
+    if status_file:
+        children_ok, body["supervisor"] = health_view(Path(status_file))
+        ok = ok and children_ok
+    return JSONResponse({"status": "ok" if ok else "degraded", **body}, status_code=200 if ok else 503)
 
 
 # every domain's API, mounted under /api
@@ -104,6 +110,7 @@ def create_app() -> FastAPI:
     for router in ROUTERS:
         app.include_router(router, prefix="/api")
     _mount_frontend(app, settings.frontend_dist)
+    app.add_middleware(SecurityHeaders, api_prefix="/api", docs_path=app.docs_url)
     return app
 
 

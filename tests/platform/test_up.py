@@ -1,21 +1,28 @@
-"""`tierpilot up` starts the whole product on a fresh data dir and stops every child on SIGTERM."""
+"""`tierpilot up` starts the whole product on a fresh data dir, restarts a child that dies, and stops every child
+on SIGTERM/SIGINT."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
+from celery import Celery
 
 from tests.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
+STARTUP_TIMEOUT_S = 120
 
 
 def _listening(port: int) -> bool:
@@ -28,47 +35,155 @@ def _children(pid: int) -> list[int]:
     return [int(p) for p, pp in (line.split() for line in out.splitlines()) if int(pp) == pid]
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_up_serves_api_and_gateway_then_stops_all_children(tmp_path: Path, sig: signal.Signals) -> None:
+def _alive(pid: int) -> bool:
+    """Running, not a zombie waiting to be reaped."""
+    with contextlib.suppress(OSError):
+        return "Z" not in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    return False
+
+
+def _group_members(pgid: int) -> list[str]:
+    out = subprocess.run(["ps", "-eo", "pgid=,pid=,stat=,args="], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if line.split()[0] == str(pgid) and "Z" not in line.split()[2]]
+
+
+def _group_gone(pgid: int) -> list[str]:
+    """The live processes left in a process group after a short while (SIGKILL is delivered asynchronously)."""
+    deadline = time.monotonic() + 10
+    while (left := _group_members(pgid)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
+
+
+@dataclass
+class Up:
+    proc: subprocess.Popen[bytes]
+    api: str
+    gateway_port: int
+    data_dir: Path
+    log: Path
+
+    def tail(self) -> str:
+        return self.log.read_text(errors="replace")[-6000:]
+
+    def status(self) -> dict:
+        return json.loads((self.data_dir / "supervisor.json").read_text())
+
+    def health(self) -> dict:
+        return httpx.get(f"{self.api}/api/health", timeout=5).json()
+
+
+@contextlib.contextmanager
+def _up(tmp_path: Path, **extra_env: str) -> Iterator[Up]:
+    """`tierpilot up` on a scratch data dir and free ports, healthy; killed (whole group) if a test leaves it."""
     api_port, gw_port = free_port(), free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("TIERPILOT_")}
     env.update(TIERPILOT_DATA_DIR=str(tmp_path / "data"), TIERPILOT_API_PORT=str(api_port),
-               TIERPILOT_GATEWAY_PORT=str(gw_port), TIERPILOT_BOOTSTRAP_ADMIN="boss:boss-password-1")
-    log = open(tmp_path / "up.log", "wb")  # noqa: SIM115
+               TIERPILOT_GATEWAY_PORT=str(gw_port), TIERPILOT_BOOTSTRAP_ADMIN="boss:boss-password-1", **extra_env)
+    log_path = tmp_path / "up.log"
+    log = open(log_path, "wb")  # noqa: SIM115
     proc = subprocess.Popen([sys.executable, "-m", "tierpilot.cli", "up"], env=env, cwd=ROOT, stdout=log,
-                            stderr=subprocess.STDOUT)
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    up = Up(proc, f"http://127.0.0.1:{api_port}", gw_port, tmp_path / "data", log_path)
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
         health = None
         while time.monotonic() < deadline and proc.poll() is None:
             try:
-                health = httpx.get(f"http://127.0.0.1:{api_port}/api/health", timeout=2)
+                health = httpx.get(f"{up.api}/api/health", timeout=2)
                 if health.status_code == 200 and _listening(gw_port):
                     break
             except httpx.HTTPError:
                 pass
-            time.sleep(0.5)
-        assert health is not None and health.json()["status"] == "ok", (tmp_path / "up.log").read_text()
-        with httpx.Client(base_url=f"http://127.0.0.1:{api_port}") as c:
+            time.sleep(0.3)
+        assert health is not None and health.json()["status"] == "ok", up.tail()
+        yield up
+    finally:
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        log.close()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_up_serves_api_and_gateway_then_stops_all_children(tmp_path: Path, sig: signal.Signals) -> None:
+    with _up(tmp_path) as up:
+        with httpx.Client(base_url=up.api) as c:
             r = c.post("/api/auth/login", json={"username": "boss", "password": "boss-password-1"})
-            assert r.status_code == 200, (tmp_path / "up.log").read_text()[-5000:]
+            assert r.status_code == 200, up.tail()
             names = {t["name"] for t in c.get("/api/overview").json()["tiers"]}
             assert names == {"hot-disk", "infrequent", "archive"}  # the demo seed
         # the gateway answers S3 (an anonymous request is refused with an S3 XML error)
-        r = httpx.get(f"http://127.0.0.1:{gw_port}/", timeout=5)
+        r = httpx.get(f"http://127.0.0.1:{up.gateway_port}/", timeout=5)
         assert r.status_code == 403 and b"<Error>" in r.content
-        children = _children(proc.pid)
+        children = _children(up.proc.pid)
         assert len(children) >= 4  # api, gateway, worker, beat (+ redis)
 
-        proc.send_signal(sig)
-        assert proc.wait(timeout=30) == 0
-        time.sleep(0.5)
-        alive = [c for c in children if Path(f"/proc/{c}").exists()
-                 and "Z" not in Path(f"/proc/{c}/stat").read_text().split()[2]]
-        assert alive == []
-        assert not _listening(api_port) and not _listening(gw_port)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        log.close()
+        up.proc.send_signal(sig)
+        assert up.proc.wait(timeout=30) == 0
+        assert [c for c in children if _alive(c)] == []
+        assert not _listening(int(up.api.rsplit(":", 1)[1])) and not _listening(up.gateway_port)
+
+
+def _wait_restarted(up: Up, name: str, old_pid: int, restarts: int) -> dict:
+    """Poll the status file until the supervisor reports `name` running again under a new pid."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert up.proc.poll() is None, f"`tierpilot up` exited after {name} died:\n{up.tail()}"
+        child = up.status()["children"][name]
+        if child["state"] == "running" and child["pid"] != old_pid and child["restarts"] >= restarts:
+            return child
+        time.sleep(0.1)
+    raise AssertionError(f"{name} was not restarted:\n{up.tail()}")
+
+
+def _gateway_serves(up: Up) -> None:
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            r = httpx.get(f"http://127.0.0.1:{up.gateway_port}/", timeout=5)
+            assert r.status_code == 403 and b"<Error>" in r.content
+            return
+        except httpx.TransportError:
+            assert time.monotonic() < deadline, up.tail()
+            time.sleep(0.2)
+
+
+def _worker_serves(broker: Celery) -> None:
+    """A real task round trip through the restarted worker (the task is idempotent)."""
+    result = broker.send_task("reservations.advance_states")
+    result.get(timeout=60)
+
+
+def test_up_restarts_a_killed_gateway_and_worker_and_shows_it_in_health(tmp_path: Path) -> None:
+    kills = 3
+    with _up(tmp_path, TIERPILOT_SUPERVISOR_BACKOFF_S="0.2") as up:
+        redis_url = up.status()["redis_url"]
+        assert redis_url, "this test needs redis-server on PATH (the embedded broker)"
+        broker = Celery("probe", broker=redis_url, backend=redis_url)
+        try:
+            for round_ in range(1, kills + 1):
+                for name in ("gateway", "worker"):
+                    old = up.status()["children"][name]["pid"]
+                    os.kill(old, signal.SIGKILL)
+                    child = _wait_restarted(up, name, old, round_)
+                    assert child["restarts"] == round_ and child["last_exit"] == -signal.SIGKILL
+                    assert _group_gone(old) == []  # the dead worker's pool processes went with it
+                _gateway_serves(up)
+                _worker_serves(broker)
+            health = up.health()
+            children = health["supervisor"]["children"]
+            assert children["gateway"]["restarts"] == kills and children["worker"]["restarts"] == kills
+            assert children["api"]["restarts"] == 0 and children["gateway"]["state"] == "running"
+            log = up.log.read_text(errors="replace")
+            assert log.count("supervisor: gateway died (killed by SIGKILL)") == kills
+            assert log.count("supervisor: worker died (killed by SIGKILL)") == kills
+
+            current = [c["pid"] for c in up.status()["children"].values()]
+            up.proc.send_signal(signal.SIGTERM)
+            assert up.proc.wait(timeout=30) == 0
+            assert [p for p in current if _alive(p)] == []
+            assert not _listening(up.gateway_port)
+        finally:
+            broker.close()
