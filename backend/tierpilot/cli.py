@@ -130,6 +130,47 @@ def cp(
         typer.echo(f"{moved} bytes copied")
 
 
+@app.command("health")
+def health(
+    component: str = typer.Argument(..., help="api | gateway | worker | beat"),
+    beat_max_age_s: float = typer.Option(600.0, help="beat: its schedule file was written at most this long ago"),
+) -> None:
+    """Exit 0 when a component of this host answers (container health checks), 1 with the reason when not."""
+    import glob
+    import socket
+    import time
+
+    import httpx
+
+    s = get_settings()
+    try:
+        if component in ("api", "gateway"):
+            from tierpilot.gateway.app import HEALTH_PATH
+
+            port, path = (s.api_port, "/api/health") if component == "api" else (s.gateway_port, HEALTH_PATH)
+            r = httpx.get(f"http://127.0.0.1:{port}{path}", timeout=5)
+            problem = "" if r.status_code == 200 else f"{r.status_code} {r.text[:200]}"
+        elif component == "worker":
+            from worker.app import celery_app
+
+            # this host's worker only: a healthy replica elsewhere must not hide a stuck one here
+            node = f"celery@{socket.gethostname()}"
+            problem = "" if celery_app.control.ping(destination=[node], timeout=5) else f"{node} did not answer"
+        elif component == "beat":
+            files = glob.glob(str(s.data_dir.resolve() / "celerybeat-schedule*"))
+            age = time.time() - max(os.path.getmtime(f) for f in files) if files else None
+            problem = ("no schedule file" if age is None else
+                       "" if age <= beat_max_age_s else f"schedule file not written for {age:.0f} s")
+        else:
+            raise typer.BadParameter("one of api, gateway, worker, beat", param_hint="COMPONENT")
+    except Exception as exc:  # a health check answers "unhealthy", whatever went wrong
+        problem = f"{type(exc).__name__}: {exc}"
+    if problem:
+        typer.echo(f"{component}: {problem}", err=True)
+        raise typer.Exit(1)
+    typer.echo(f"{component}: ok")
+
+
 @app.command("up")
 def up() -> None:
     """Start the whole product on this machine: api, gateway, worker, beat (and Redis when embedded)."""

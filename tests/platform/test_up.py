@@ -62,6 +62,7 @@ class Up:
     gateway_port: int
     data_dir: Path
     log: Path
+    env: dict[str, str]
 
     def tail(self) -> str:
         return self.log.read_text(errors="replace")[-6000:]
@@ -84,7 +85,7 @@ def _up(tmp_path: Path, **extra_env: str) -> Iterator[Up]:
     log = open(log_path, "wb")  # noqa: SIM115
     proc = subprocess.Popen([sys.executable, "-m", "tierpilot.cli", "up"], env=env, cwd=ROOT, stdout=log,
                             stderr=subprocess.STDOUT, start_new_session=True)
-    up = Up(proc, f"http://127.0.0.1:{api_port}", gw_port, tmp_path / "data", log_path)
+    up = Up(proc, f"http://127.0.0.1:{api_port}", gw_port, tmp_path / "data", log_path, env)
     try:
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
         health = None
@@ -150,6 +151,14 @@ def _gateway_serves(up: Up) -> None:
             time.sleep(0.2)
 
 
+def _health_checks(up: Up, redis_url: str) -> dict[str, int]:
+    """The exit codes of the container health checks (`tierpilot health X`) run against this product."""
+    env = dict(up.env, TIERPILOT_REDIS_URL=redis_url)
+    return {name: subprocess.run([sys.executable, "-m", "tierpilot.cli", "health", name], env=env, cwd=ROOT,
+                                 capture_output=True, timeout=60).returncode
+            for name in ("api", "gateway", "worker", "beat")}
+
+
 def _worker_serves(broker: Celery) -> None:
     """A real task round trip through the restarted worker (the task is idempotent)."""
     result = broker.send_task("reservations.advance_states")
@@ -180,10 +189,14 @@ def test_up_restarts_a_killed_gateway_and_worker_and_shows_it_in_health(tmp_path
             assert log.count("supervisor: gateway died (killed by SIGKILL)") == kills
             assert log.count("supervisor: worker died (killed by SIGKILL)") == kills
 
+            assert _health_checks(up, redis_url) == {"api": 0, "gateway": 0, "worker": 0, "beat": 0}
+
             current = [c["pid"] for c in up.status()["children"].values()]
             up.proc.send_signal(signal.SIGTERM)
             assert up.proc.wait(timeout=30) == 0
             assert [p for p in current if _alive(p)] == []
             assert not _listening(up.gateway_port)
+            stopped = _health_checks(up, redis_url)
+            assert stopped["api"] == stopped["gateway"] == stopped["worker"] == 1, stopped
         finally:
             broker.close()
