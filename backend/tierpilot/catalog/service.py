@@ -47,6 +47,9 @@ MIN_PART_SIZE = 5 * 1024 * 1024
 MAX_PARTS = 10000
 DEFAULT_STORAGE_CLASS = "STANDARD"
 _BUCKET_NAME = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
+# S3's general purpose bucket naming rules reserve these for punycode, its own services and access points
+RESERVED_BUCKET_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-")
+RESERVED_BUCKET_SUFFIXES = ("-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3")
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,9 @@ def validate_bucket_name(name: str) -> None:
                                   "starting and ending with a letter or digit")
     if ".." in name or ".-" in name or "-." in name:
         raise invalid_bucket_name("Bucket names must not contain '..', '.-' or '-.'")
+    if name.startswith(RESERVED_BUCKET_PREFIXES) or name.endswith(RESERVED_BUCKET_SUFFIXES):
+        raise invalid_bucket_name("Bucket names must not start with xn--, sthree- or amzn-s3-demo-, nor end with "
+                                  "-s3alias, --ol-s3, .mrap, --x-s3 or --table-s3 (reserved by S3)")
     try:
         ipaddress.IPv4Address(name)
     except ValueError:

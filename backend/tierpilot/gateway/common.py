@@ -18,6 +18,7 @@ from tierpilot.kit.flow import RESERVATION_HEADER, Direction, Flow, FlowRequest,
 from tierpilot.kit.streaming import run
 
 MAX_METADATA_BYTES = 2048
+MAX_TAGS = 10
 # headers S3 stores with an object and returns on GET/HEAD
 STORED_HEADERS = ("content-encoding", "content-disposition", "cache-control", "content-language", "expires",
                   "x-amz-website-redirect-location")
@@ -78,22 +79,46 @@ def tags_from_header(value: str | None) -> dict[str, Any] | None:
     """x-amz-tagging: URL-encoded ``k1=v1&k2=v2``."""
     if value is None:
         return None
-    tags: dict[str, Any] = {}
+    pairs: list[tuple[str, str]] = []
     for pair in value.split("&"):
         if not pair:
             continue
         k, _, v = pair.partition("=")
-        tags[unquote_plus(k)] = unquote_plus(v)
-    validate_tags(tags)
+        pairs.append((unquote_plus(k), unquote_plus(v)))
+    return validate_tags(pairs)
+
+
+def validate_tags(pairs: list[tuple[str, str]]) -> dict[str, Any]:
+    """A tag set as S3 checks it (at most 10 tags, keys unique, 128/256 characters) as a dict."""
+    if len(pairs) > MAX_TAGS:
+        raise S3Error("BadRequest", f"Object tags cannot be greater than {MAX_TAGS}", 400)
+    tags: dict[str, Any] = {}
+    for k, v in pairs:
+        if not k or len(k) > 128 or len(v) > 256:
+            raise S3Error("InvalidTag", "The TagKey/TagValue you have provided is invalid", 400)
+        if k in tags:
+            raise S3Error("InvalidTag", "Cannot provide multiple Tags with the same key", 400, TagKey=k)
+        tags[k] = v
     return tags
 
 
-def validate_tags(tags: dict[str, Any]) -> None:
-    if len(tags) > 10:
-        raise S3Error("BadRequest", "Object tags cannot be greater than 10", 400)
-    for k, v in tags.items():
-        if not k or len(k) > 128 or len(str(v)) > 256:
-            raise S3Error("InvalidTag", "The TagKey/TagValue you have provided is invalid", 400)
+_INT32_MAX = 2**31 - 1
+
+
+def int_argument(req: Request, name: str, default: int, low: int = 0) -> int:
+    """A query parameter S3 reads as an int32 of at least ``low`` (max-keys, max-parts, …): ASCII digits only;
+    anything else, or a value past 2147483647, is InvalidArgument (never silently capped or a 500)."""
+    raw = req.query.get(name)
+    if raw is None or raw == "":
+        return default
+    if not raw.isascii() or not raw.lstrip("-").isdigit() or raw.startswith("+"):
+        raise invalid_argument(f"Provided {name} not an integer or within integer range", name, raw[:64])
+    value = int(raw)
+    if value > _INT32_MAX or -value > _INT32_MAX + 1:
+        raise invalid_argument(f"Provided {name} not an integer or within integer range", name, raw[:64])
+    if value < low:
+        raise invalid_argument(f"Argument {name} must be an integer between {low} and {_INT32_MAX}", name, raw)
+    return value
 
 
 def etag(obj_etag: str) -> str:

@@ -11,7 +11,7 @@ from tierpilot.catalog.models import Bucket, Object
 from tierpilot.gateway import auth, xmlio
 from tierpilot.gateway.auth import bucket_of
 from tierpilot.gateway.body import read_all
-from tierpilot.gateway.common import check_acl, etag
+from tierpilot.gateway.common import check_acl, etag, int_argument
 from tierpilot.gateway.errors import S3Error, invalid_argument
 from tierpilot.gateway.http import Request
 from tierpilot.gateway.ops_objects import acl_document
@@ -76,7 +76,8 @@ async def create_bucket(req: Request) -> None:
         doc = xmlio.parse(body, "CreateBucketConfiguration")
         region = (xmlio.child_text(doc, "LocationConstraint") or "").strip() or None
     raw_bytes = req.header(SPACE_HEADERS[0])
-    if raw_bytes is not None and not raw_bytes.strip().isdigit():
+    if raw_bytes is not None and not (raw_bytes.strip().isascii() and raw_bytes.strip().isdigit()
+                                      and int(raw_bytes) < 2**63):
         raise invalid_argument("x-tierpilot-space-bytes must be a number of bytes", SPACE_HEADERS[0], raw_bytes)
     space = {"space_bytes": int(raw_bytes) if raw_bytes is not None else None,
              "space_start": _space_time(req, SPACE_HEADERS[1]), "space_end": _space_time(req, SPACE_HEADERS[2])}
@@ -178,16 +179,7 @@ for _sub, (_root, _children) in _EMPTY.items():
 
 
 def _max_keys(req: Request, name: str = "max-keys") -> int:
-    raw = req.query.get(name)
-    if raw is None or raw == "":
-        return MAX_KEYS
-    try:
-        value = int(raw)
-    except ValueError:
-        raise invalid_argument("Provided max-keys not an integer or within integer range", name, raw) from None
-    if value < 0:
-        raise invalid_argument("Argument max-keys must be an integer between 0 and 2147483647", name, raw)
-    return min(value, MAX_KEYS)
+    return min(int_argument(req, name, MAX_KEYS), MAX_KEYS)
 
 
 def encoder(req: Request) -> Any:

@@ -20,9 +20,11 @@ from tierpilot.gateway.common import (
     check_acl,
     checksum_headers,
     etag,
+    int_argument,
     open_flow,
     placement,
     stored_headers,
+    tags_from_header,
     user_metadata,
 )
 from tierpilot.gateway.errors import invalid_argument, invalid_request, malformed_xml
@@ -61,6 +63,7 @@ async def create_upload(req: Request) -> None:
         raise invalid_request(f"x-amz-checksum-type {kind} is not supported; this gateway keeps COMPOSITE "
                               "multipart checksums")
     meta, headers = user_metadata(req), stored_headers(req)
+    tags_from_header(req.header("x-amz-tagging"))  # refused as PutObject refuses them (not kept on uploads)
 
     def create() -> MultipartUpload:
         with transaction(write=True) as session:
@@ -79,7 +82,7 @@ async def create_upload(req: Request) -> None:
 
 def _part_number(req: Request) -> int:
     raw = req.query.get("partNumber", "")
-    if not raw.isdigit() or not 1 <= int(raw) <= catalog.MAX_PARTS:
+    if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw) <= catalog.MAX_PARTS:
         raise invalid_argument("Part number must be an integer between 1 and 10000, inclusive", "partNumber", raw)
     return int(raw)
 
@@ -142,7 +145,7 @@ def _requested_parts(body: bytes, algorithm: str | None) -> list[catalog.Request
     for node in xmlio.children(doc, "Part"):
         number = (xmlio.child_text(node, "PartNumber") or "").strip()
         tag_value = xmlio.child_text(node, "ETag")
-        if not number.isdigit() or tag_value is None:
+        if not (number.isascii() and number.isdigit()) or tag_value is None:
             raise malformed_xml()
         checksum = xmlio.child_text(node, tag) if tag else None
         parts.append(catalog.RequestedPart(int(number), tag_value, checksum.strip() if checksum else None))
@@ -188,22 +191,13 @@ async def abort_upload(req: Request) -> None:
     await req.respond(204, content_type=None)
 
 
-def _int_query(req: Request, name: str, default: int, low: int = 0) -> int:
-    raw = req.query.get(name)
-    if raw is None or raw == "":
-        return default
-    if not raw.isdigit() or int(raw) < low:
-        raise invalid_argument(f"Argument {name} must be an integer between {low} and 2147483647", name, raw)
-    return int(raw)
-
-
 @route("GET", "object", "uploadId")
 async def list_parts(req: Request) -> None:
     key = key_of(req)
     bucket = await bucket_of(req)
     upload_id = req.query["uploadId"]
-    marker = _int_query(req, "part-number-marker", 0)
-    max_parts = min(_int_query(req, "max-parts", MAX_LIST), MAX_LIST)
+    marker = int_argument(req, "part-number-marker", 0)
+    max_parts = min(int_argument(req, "max-parts", MAX_LIST), MAX_LIST)
 
     def load() -> tuple[MultipartUpload, list[UploadPart], bool]:
         with transaction() as session:
@@ -236,7 +230,7 @@ async def list_uploads(req: Request) -> None:
     enc = encoder(req)
     prefix, delimiter = q.get("prefix", ""), q.get("delimiter", "")
     key_marker, id_marker = q.get("key-marker", ""), q.get("upload-id-marker", "")
-    max_uploads = min(_int_query(req, "max-uploads", MAX_LIST), MAX_LIST)
+    max_uploads = min(int_argument(req, "max-uploads", MAX_LIST), MAX_LIST)
 
     def load() -> tuple[list[MultipartUpload], list[str], bool]:
         with transaction() as session:

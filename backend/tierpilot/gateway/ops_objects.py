@@ -248,7 +248,10 @@ async def delete_object(req: Request) -> None:
 async def delete_objects(req: Request) -> None:
     bucket = await bucket_of(req)
     doc = xmlio.parse(await read_xml_body(req), "Delete")
-    quiet = (xmlio.child_text(doc, "Quiet") or "").strip().lower() == "true"
+    quiet_text = xmlio.child_text(doc, "Quiet")
+    if quiet_text is not None and quiet_text.lower() not in ("true", "false"):
+        raise malformed_xml()  # S3 reads Quiet as a boolean: anything else fails the schema
+    quiet = quiet_text is not None and quiet_text.lower() == "true"
     entries = xmlio.children(doc, "Object")
     if not entries or len(entries) > MAX_DELETE_KEYS:
         raise malformed_xml()
@@ -359,11 +362,9 @@ async def put_object_tagging(req: Request) -> None:
     bucket = await bucket_of(req)
     key = key_of(req)
     doc = xmlio.parse(await read_xml_body(req), "Tagging")
-    tags: dict[str, Any] = {}
-    for tag_set in xmlio.children(doc, "TagSet"):
-        for tag in xmlio.children(tag_set, "Tag"):
-            tags[xmlio.required_text(tag, "Key")] = xmlio.child_text(tag, "Value") or ""
-    validate_tags(tags)
+    pairs = [(xmlio.required_text(tag, "Key"), xmlio.child_text(tag, "Value") or "")
+             for tag_set in xmlio.children(doc, "TagSet") for tag in xmlio.children(tag_set, "Tag")]
+    tags = validate_tags(pairs)
     await run(_set_tags, bucket.id, key, tags)
     await req.respond(200, content_type=None)
 

@@ -29,7 +29,7 @@ def _int_header(req: Request, name: str) -> int | None:
     value = req.header(name)
     if value is None:
         return None
-    if not value.strip().isdigit():
+    if not (value.strip().isascii() and value.strip().isdigit()):
         raise invalid_argument(f"{name} must be a non-negative integer", name, value[:64])
     return int(value)
 
