@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, FastAPI, Request
+from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
@@ -19,6 +20,7 @@ from tierpilot.benchmarks import router as benchmarks_router
 from tierpilot.catalog.router import router as catalog_router
 from tierpilot.kit.db import get_engine
 from tierpilot.kit.errors import DomainError
+from tierpilot.kit.inputs import check, json_safe
 from tierpilot.kit.security_headers import SecurityHeaders
 from tierpilot.kit.settings import get_settings
 from tierpilot.kit.supervision import health_view
@@ -69,7 +71,8 @@ ROUTERS = (health_router, auth_router, overview_router, benchmarks_router, tiers
 
 def _domain_error(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, DomainError)
-    return JSONResponse({"detail": exc.message, **jsonable_encoder(exc.extra)}, status_code=exc.status_code)
+    body = {"detail": exc.message, **jsonable_encoder(exc.extra)}
+    return JSONResponse(json_safe(body), status_code=exc.status_code)
 
 
 def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
@@ -79,8 +82,54 @@ def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
     for err in errors[:5]:
         loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
         parts.append(f"{loc}: {err.get('msg')}" if loc else str(err.get("msg")))
-    return JSONResponse({"detail": "; ".join(parts) or "invalid request", "errors": jsonable_encoder(errors)},
-                        status_code=422)
+    # the errors echo the input: NaN, Infinity or a lone surrogate in it must not break the answer
+    body = {"detail": "; ".join(parts) or "invalid request", "errors": jsonable_encoder(errors)}
+    return JSONResponse(json_safe(body), status_code=422)
+
+
+API_PREFIX = "/api"
+_FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
+_Operation = tuple[dict[tuple[str, str], Any], Any]
+
+
+def _operation(request: Request) -> _Operation | None:
+    """The OpenAPI parameters (by location and name) and JSON body schema of the request's operation."""
+    route = request.scope.get("route")
+    path = getattr(route, "path", None)
+    if path is None:
+        return None
+    spec = request.app.openapi()
+    op = spec.get("paths", {}).get(API_PREFIX + path, {}).get(request.method.lower())
+    if op is None:
+        return None
+    params = {(p["in"], p["name"]): p.get("schema") for p in op.get("parameters", ())}
+    contents = op.get("requestBody", {}).get("content", {})
+    body = next((c.get("schema") for c in contents.values()), None)
+    return params, body
+
+
+async def _refuse_unstorable_input(request: Request) -> None:
+    """Every route's first dependency: refuse what no input may carry (``kit.inputs``) with a 422 naming it."""
+    operation = _operation(request)
+    params, body_schema = operation or ({}, None)
+    components = request.app.openapi().get("components", {}).get("schemas", {})
+    errors: list[dict[str, Any]] = []
+    for where, values in (("path", request.path_params.items()), ("query", request.query_params.multi_items())):
+        for name, value in values:
+            errors += check(value, params.get((where, name)), components, (where, name))
+    content_type = request.headers.get("content-type", "")
+    payload: Any = None
+    if "json" in content_type and await request.body():
+        with contextlib.suppress(ValueError):  # not JSON: the operation's own parsing answers
+            payload = await request.json()
+    elif body_schema is not None and content_type.startswith(_FORM_TYPES):
+        fields: dict[str, list[Any]] = {}
+        for name, value in (await request.form()).multi_items():
+            fields.setdefault(name, []).append(value if isinstance(value, str) else None)
+        payload = {name: values[0] if len(values) == 1 else values for name, values in fields.items()}
+    errors += check(payload, body_schema, components, ("body",))
+    if errors:
+        raise RequestValidationError(errors)
 
 
 def _mount_frontend(app: FastAPI, dist: Path) -> None:
@@ -104,13 +153,13 @@ def create_app() -> FastAPI:
     settings = get_settings()
     wiring.install()
     app = FastAPI(title="tierpilot", version=__version__, openapi_url="/api/openapi.json",
-                  docs_url="/api/docs", redoc_url=None)
+                  docs_url="/api/docs", redoc_url=None, dependencies=[Depends(_refuse_unstorable_input)])
     app.add_exception_handler(DomainError, _domain_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     for router in ROUTERS:
-        app.include_router(router, prefix="/api")
+        app.include_router(router, prefix=API_PREFIX)
     _mount_frontend(app, settings.frontend_dist)
-    app.add_middleware(SecurityHeaders, api_prefix="/api", docs_path=app.docs_url)
+    app.add_middleware(SecurityHeaders, api_prefix=API_PREFIX, docs_path=app.docs_url)
     return app
 
 

@@ -20,6 +20,7 @@ from tierpilot.auth.schemas import (
     UserCreatedOut,
     UserOut,
 )
+from tierpilot.kit.inputs import RowId
 from tierpilot.kit.settings import get_settings
 
 router = APIRouter(tags=["auth"])
@@ -63,7 +64,7 @@ def create_token(body: TokenCreate, session: SessionDep, user: CurrentUser) -> T
 
 
 @router.get("/keys", response_model=list[AccessKeyOut])
-def list_keys(session: SessionDep, user: CurrentUser, user_id: int | None = None) -> list[AccessKeyOut]:
+def list_keys(session: SessionDep, user: CurrentUser, user_id: RowId | None = None) -> list[AccessKeyOut]:
     keys = service.list_access_keys(session, user, user_id if user_id is not None else user.id)
     return [AccessKeyOut.model_validate(k) for k in keys]
 

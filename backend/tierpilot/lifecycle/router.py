@@ -14,6 +14,7 @@ from tierpilot.catalog import service as catalog_service
 from tierpilot.catalog.models import Bucket
 from tierpilot.kit.db import utcnow
 from tierpilot.kit.errors import Conflict, NotFound
+from tierpilot.kit.inputs import RowId
 from tierpilot.lifecycle import history, preview, repository, service
 from tierpilot.lifecycle.rules import LifecycleConfig, LifecycleRule
 from tierpilot.lifecycle.schemas import (
@@ -158,7 +159,7 @@ def dry_run(bucket: str, body: LifecycleDryRunIn, session: SessionDep, user: Cur
 def list_moves(session: SessionDep, user: CurrentUser,
                bucket: str | None = None,
                state: Annotated[list[str] | None, Query()] = None,
-               before_id: int | None = None,
+               before_id: RowId | None = None,
                limit: Annotated[int, Query(ge=1, le=500)] = 100) -> dict[str, Any]:
     """Executed and queued moves, newest first: counts, bytes, duration, errors, attempts."""
     buckets = _visible(session, user)
@@ -169,7 +170,7 @@ def list_moves(session: SessionDep, user: CurrentUser,
 
 
 @router.post("/moves/{move_id}/retry", response_model=MoveRetryOut)
-def retry_move(move_id: int, session: SessionDep, user: CurrentUser) -> MoveRetryOut:
+def retry_move(move_id: RowId, session: SessionDep, user: CurrentUser) -> MoveRetryOut:
     """Run a failed move again now (the workers get it once this request commits)."""
     return MoveRetryOut(retried=len(history.retry(session, _visible(session, user), move_id)))
 

@@ -7,6 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tierpilot.kit.inputs import RowId
+
 
 class NotificationOut(BaseModel):
     model_config = ConfigDict(from_attributes=True)
@@ -32,7 +34,7 @@ class NotificationsOut(BaseModel):
 class MarkReadIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    ids: list[int] | None = Field(None, max_length=1000, description="omitted: every unread notification")
+    ids: list[RowId] | None = Field(None, max_length=1000, description="omitted: every unread notification")
 
 
 class MarkReadOut(BaseModel):

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Response
 
 from tierpilot.auth.deps import CurrentUser, SessionDep
+from tierpilot.kit.inputs import RowId
 from tierpilot.planner import service
 from tierpilot.pricing import service as pricing
 from tierpilot.pricing.schemas import FromMyDataOut, InstallationTierOut, ReportOut, Scenario
@@ -48,14 +49,14 @@ def from_my_data(session: SessionDep, user: CurrentUser, catalog: str = "aws-us-
 
 
 @router.get("/scenarios/{scenario_id}/report", response_model=ReportOut)
-def scenario_report(scenario_id: int, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
+def scenario_report(scenario_id: RowId, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
     row = pricing.get_scenario(session, user, scenario_id)
     return service.evaluate(session, pricing.parse_scenario(row.body))
 
 
 @router.get("/scenarios/{scenario_id}/report.csv", response_class=Response,
             responses={200: {"content": {"text/csv": {}}}})
-def scenario_report_csv(scenario_id: int, session: SessionDep, user: CurrentUser) -> Response:
+def scenario_report_csv(scenario_id: RowId, session: SessionDep, user: CurrentUser) -> Response:
     row = pricing.get_scenario(session, user, scenario_id)
     return _csv(service.evaluate_csv(session, pricing.parse_scenario(row.body)), row.name)
 

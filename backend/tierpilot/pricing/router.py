@@ -11,6 +11,7 @@ from fastapi import APIRouter, File, Form, UploadFile, status
 
 from tierpilot.auth.deps import AdminUser, CurrentUser, SessionDep
 from tierpilot.kit.errors import Invalid
+from tierpilot.kit.inputs import RowId
 from tierpilot.pricing import service
 from tierpilot.pricing.catalogs import parse_catalog
 from tierpilot.pricing.schemas import (
@@ -103,27 +104,27 @@ def create_scenario(body: ScenarioCreate, session: SessionDep, user: CurrentUser
 
 
 @router.get("/scenarios/{scenario_id}", response_model=ScenarioOut)
-def get_scenario(scenario_id: int, session: SessionDep, user: CurrentUser) -> ScenarioOut:
+def get_scenario(scenario_id: RowId, session: SessionDep, user: CurrentUser) -> ScenarioOut:
     return ScenarioOut.model_validate(service.get_scenario(session, user, scenario_id))
 
 
 @router.patch("/scenarios/{scenario_id}", response_model=ScenarioOut)
-def update_scenario(scenario_id: int, body: ScenarioUpdate, session: SessionDep, user: CurrentUser) -> ScenarioOut:
+def update_scenario(scenario_id: RowId, body: ScenarioUpdate, session: SessionDep, user: CurrentUser) -> ScenarioOut:
     return ScenarioOut.model_validate(service.update_scenario(session, user, scenario_id, body.name, body.body))
 
 
 @router.delete("/scenarios/{scenario_id}", status_code=status.HTTP_204_NO_CONTENT)
-def delete_scenario(scenario_id: int, session: SessionDep, user: CurrentUser) -> None:
+def delete_scenario(scenario_id: RowId, session: SessionDep, user: CurrentUser) -> None:
     service.delete_scenario(session, user, scenario_id)
 
 
 @router.post("/scenarios/{scenario_id}/duplicate", response_model=ScenarioOut, status_code=status.HTTP_201_CREATED)
-def duplicate_scenario(scenario_id: int, session: SessionDep, user: CurrentUser) -> ScenarioOut:
+def duplicate_scenario(scenario_id: RowId, session: SessionDep, user: CurrentUser) -> ScenarioOut:
     return ScenarioOut.model_validate(service.duplicate_scenario(session, user, scenario_id))
 
 
 @router.post("/scenarios/{scenario_id}/share", response_model=ShareOut)
-def share_scenario(scenario_id: int, session: SessionDep, user: CurrentUser) -> ShareOut:
+def share_scenario(scenario_id: RowId, session: SessionDep, user: CurrentUser) -> ShareOut:
     row = service.share_scenario(session, user, scenario_id)
     assert row.share_token is not None
     # the dashboard's planner opens a shared scenario from this link
@@ -131,7 +132,7 @@ def share_scenario(scenario_id: int, session: SessionDep, user: CurrentUser) -> 
 
 
 @router.delete("/scenarios/{scenario_id}/share", status_code=status.HTTP_204_NO_CONTENT)
-def unshare_scenario(scenario_id: int, session: SessionDep, user: CurrentUser) -> None:
+def unshare_scenario(scenario_id: RowId, session: SessionDep, user: CurrentUser) -> None:
     service.unshare_scenario(session, user, scenario_id)
 
 

@@ -11,6 +11,7 @@ from tierpilot.auth.deps import AdminUser, CurrentUser, SessionDep
 from tierpilot.kit.db import utcnow
 from tierpilot.reservations import service
 from tierpilot.reservations.schemas import (
+    MAX_RATE_MBPS,
     AvailabilityOut,
     CapacityIn,
     CapacityOut,
@@ -66,7 +67,8 @@ def list_reservations(
 @router.get("/reservations/availability", response_model=AvailabilityOut)
 def get_availability(
     session: SessionDep, user: CurrentUser, direction: Direction, start: datetime, end: datetime,
-    rate_mbps: Annotated[float | None, Query(gt=0, description="also say whether this rate fits")] = None,
+    rate_mbps: Annotated[float | None, Query(gt=0, le=MAX_RATE_MBPS,
+                                             description="also say whether this rate fits")] = None,
 ) -> AvailabilityOut:
     rate = service.bps_of(rate_mbps) if rate_mbps is not None else None
     return AvailabilityOut.of(service.availability(session, direction, start, end, rate))

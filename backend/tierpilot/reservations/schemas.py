@@ -11,6 +11,7 @@ from tierpilot.reservations import service
 from tierpilot.reservations.models import CapacityPool, Reservation
 
 Direction = Literal["read", "write"]
+MAX_RATE_MBPS = 1e9  # a rate or capacity past this (1 PB/s) is a typo, and its bytes/s would not fit the database
 State = Literal["booked", "active", "finished", "cancelled"]
 
 
@@ -19,8 +20,8 @@ def _mbps(bps: int | None) -> float | None:
 
 
 class CapacityIn(BaseModel):
-    read_mbps: float = Field(gt=0, le=1e9, description="read capacity of the gateway pool, MB/s")
-    write_mbps: float = Field(gt=0, le=1e9, description="write capacity of the gateway pool, MB/s")
+    read_mbps: float = Field(gt=0, le=MAX_RATE_MBPS, description="read capacity of the gateway pool, MB/s")
+    write_mbps: float = Field(gt=0, le=MAX_RATE_MBPS, description="write capacity of the gateway pool, MB/s")
     unbookable_share: float | None = Field(
         None, ge=0, lt=1, description="share of each direction never bookable (kept for best-effort); "
         "omitted = unchanged")
@@ -65,7 +66,7 @@ class CapacityOut(BaseModel):
 class ReservationIn(BaseModel):
     bucket: str = Field(min_length=3, max_length=63)
     direction: Direction
-    rate_mbps: float = Field(gt=0, description="booked rate, MB/s")
+    rate_mbps: float = Field(gt=0, le=MAX_RATE_MBPS, description="booked rate, MB/s")
     start: datetime = Field(description="ISO 8601; without an offset it is UTC")
     end: datetime
     note: str = Field("", max_length=500)

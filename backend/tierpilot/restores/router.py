@@ -10,6 +10,7 @@ from fastapi.responses import StreamingResponse
 from tierpilot.auth.deps import AdminUser, CurrentUser, SessionDep
 from tierpilot.auth.models import User
 from tierpilot.kit.errors import Forbidden
+from tierpilot.kit.inputs import RowId
 from tierpilot.restores import exports, service
 from tierpilot.restores.schemas import (
     RestoreBatchCreate,
@@ -86,7 +87,7 @@ def queue(request: Request, session: SessionDep, user: CurrentUser, scope: Scope
 
 @router.get("/batches", response_model=RestoreBatchListOut)
 def list_batches(session: SessionDep, user: CurrentUser, scope: Scope = "mine", state: State | None = None,
-                 limit: int = Query(100, ge=1, le=500), before_id: int | None = None) -> RestoreBatchListOut:
+                 limit: int = Query(100, ge=1, le=500), before_id: RowId | None = None) -> RestoreBatchListOut:
     return RestoreBatchListOut.model_validate(_page(session, user, _everyone(user, scope), state, limit, before_id))
 
 
@@ -97,7 +98,7 @@ def summary(session: SessionDep, user: CurrentUser, scope: Scope = "mine") -> Re
 
 
 @router.get("/batches/{batch_id}", response_model=RestoreBatchDetailOut)
-def get_batch(batch_id: int, session: SessionDep, user: CurrentUser) -> RestoreBatchDetailOut:
+def get_batch(batch_id: RowId, session: SessionDep, user: CurrentUser) -> RestoreBatchDetailOut:
     view = service.get_batch(session, user, batch_id)
     items = service.list_items(session, user, batch_id, None, None, 100)
     timeline = [RestoreTimelinePoint(at=at, ready=n) for at, n in service.timeline(session, view.batch)]
@@ -106,7 +107,7 @@ def get_batch(batch_id: int, session: SessionDep, user: CurrentUser) -> RestoreB
 
 
 @router.get("/batches/{batch_id}/items", response_model=RestoreItemPageOut)
-def list_items(batch_id: int, session: SessionDep, user: CurrentUser, state: ItemState | None = None,
+def list_items(batch_id: RowId, session: SessionDep, user: CurrentUser, state: ItemState | None = None,
                after_id: int | None = None, limit: int = Query(100, ge=1, le=1000)) -> RestoreItemPageOut:
     items = service.list_items(session, user, batch_id, state, after_id, limit)
     return RestoreItemPageOut(items=[RestoreItemOut.of(i) for i in items],
@@ -114,21 +115,21 @@ def list_items(batch_id: int, session: SessionDep, user: CurrentUser, state: Ite
 
 
 @router.post("/batches/{batch_id}/retry", response_model=RestoreRetryOut)
-def retry(batch_id: int, session: SessionDep, user: CurrentUser) -> RestoreRetryOut:
+def retry(batch_id: RowId, session: SessionDep, user: CurrentUser) -> RestoreRetryOut:
     """Ask again for every failed or stuck object of the batch."""
     count = service.retry_failed(session, user, batch_id)
     return RestoreRetryOut(retried=count, batch=RestoreBatchOut.of(service.get_batch(session, user, batch_id)))
 
 
 @router.post("/batches/{batch_id}/speed", response_model=RestoreBatchOut)
-def upgrade_speed(batch_id: int, body: RestoreSpeedIn, session: SessionDep, user: CurrentUser) -> RestoreBatchOut:
+def upgrade_speed(batch_id: RowId, body: RestoreSpeedIn, session: SessionDep, user: CurrentUser) -> RestoreBatchOut:
     """Raise a running batch's speed (never lower it)."""
     service.upgrade_speed(session, user, batch_id, body.speed)
     return RestoreBatchOut.of(service.get_batch(session, user, batch_id))
 
 
 @router.get("/batches/{batch_id}/export.csv", response_class=StreamingResponse)
-def export_csv(batch_id: int, session: SessionDep, user: CurrentUser) -> StreamingResponse:
+def export_csv(batch_id: RowId, session: SessionDep, user: CurrentUser) -> StreamingResponse:
     """bucket,key,size,state,expires_at of every object of the batch."""
     return StreamingResponse(exports.export_csv(session, user, batch_id),
                              media_type="text/csv; charset=utf-8",
@@ -136,7 +137,7 @@ def export_csv(batch_id: int, session: SessionDep, user: CurrentUser) -> Streami
 
 
 @router.get("/batches/{batch_id}/commands.sh", response_class=StreamingResponse)
-def export_commands(batch_id: int, session: SessionDep, user: CurrentUser,
+def export_commands(batch_id: RowId, session: SessionDep, user: CurrentUser,
                     tool: Literal["aws", "tierpilot"] = "tierpilot",
                     dest: str = Query(".", max_length=1024)) -> StreamingResponse:
     """A ready-to-run shell script downloading every readable object (aws s3 cp or tierpilot cp)."""
@@ -146,7 +147,7 @@ def export_commands(batch_id: int, session: SessionDep, user: CurrentUser,
 
 
 @router.get("/schedules/{tier_id}", response_model=RestoreScheduleOut)
-def get_schedule(tier_id: int, session: SessionDep, user: CurrentUser) -> RestoreScheduleOut:
+def get_schedule(tier_id: RowId, session: SessionDep, user: CurrentUser) -> RestoreScheduleOut:
     """The tier's poll schedule per speed (its own, or the defaults)."""
     tier, schedules, custom = service.tier_schedule(session, tier_id)
     return RestoreScheduleOut(tier_id=tier.id, tier=tier.name, custom=custom,
@@ -154,7 +155,7 @@ def get_schedule(tier_id: int, session: SessionDep, user: CurrentUser) -> Restor
 
 
 @router.put("/schedules/{tier_id}", response_model=RestoreScheduleOut)
-def set_schedule(tier_id: int, body: RestoreScheduleIn, session: SessionDep, admin: AdminUser) -> RestoreScheduleOut:
+def set_schedule(tier_id: RowId, body: RestoreScheduleIn, session: SessionDep, admin: AdminUser) -> RestoreScheduleOut:
     """Set the tier's poll schedule for some speeds (others keep the defaults); null resets."""
     service.set_tier_schedule(session, tier_id, body.speeds)
     return get_schedule(tier_id, session, admin)
