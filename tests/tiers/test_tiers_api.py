@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
@@ -37,18 +38,28 @@ def _store_objects(tier_id: int, owner_id: int, sizes: list[int]) -> None:
                          locator=f"b/k{i}~{i}"))
 
 
-def test_member_lists_tiers_with_usage_from_catalog_without_config(
+def test_member_lists_tiers_with_usage_from_catalog_without_config_or_location(
     client: TestClient, member_client: TestClient, admin_user: dict[str, str]
 ) -> None:
     hot = _posix(client, "hot", "hot", capacity_bytes=10**12)
     cold = _posix(client, "cold", "cold", offline=True, storage_classes=["GLACIER"])
     _store_objects(hot["id"], int(admin_user["id"]), [100, 250, 1])
+    cloud = client.post("/api/tiers", json=_s3_body("cloud", prefix="tier1"))
+    assert cloud.status_code == 201, cloud.text
 
-    tiers = {t["name"]: t for t in member_client.get("/api/tiers").json()}
+    listed = member_client.get("/api/tiers")
+    tiers = {t["name"]: t for t in listed.json()}
     assert (tiers["hot"]["used_bytes"], tiers["hot"]["object_count"], tiers["hot"]["bucket_count"]) == (351, 3, 1)
     assert (tiers["cold"]["used_bytes"], tiers["cold"]["object_count"]) == (0, 0)
     assert tiers["hot"]["config"] is None and tiers["hot"]["capacity_bytes"] == 10**12
-    assert tiers["hot"]["location"] == str(get_settings().tiers_dir / "hot")
+    assert tiers["cold"]["storage_classes"] == ["GLACIER"] and tiers["cloud"]["storage_classes"] == ["STANDARD_IA"]
+    # no server path or endpoint reaches a member, in the list or one by one
+    assert all(t["location"] is None for t in tiers.values())
+    data_dir = str(get_settings().data_dir.resolve())
+    assert data_dir not in listed.text and "127.0.0.1:9" not in listed.text
+    one = member_client.get(f"/api/tiers/{hot['id']}")
+    assert one.json()["location"] is None and data_dir not in one.text
+    assert client.get(f"/api/tiers/{hot['id']}").json()["location"] == str(get_settings().tiers_dir / "hot")
     # an offline tier gets the demo delays unless given
     assert tiers["cold"]["offline"] is True
     assert tiers["cold"]["restore_delays"] == {"expedited": 5, "standard": 30, "bulk": 60}
@@ -164,3 +175,39 @@ def test_registry_builds_one_cached_driver_per_tier_config(client: TestClient) -
         rebuilt = registry.driver_for(tier)
         assert rebuilt is not driver and isinstance(rebuilt, OfflinePosixDriver)
         assert rebuilt.restore_delays["bulk"] == 9
+
+
+def test_a_tier_cannot_live_in_the_data_directorys_own_folders(client: TestClient, tmp_path: Path) -> None:
+    settings = get_settings()
+    data = settings.data_dir.resolve()
+    refused = {
+        str(data): "data directory",                      # the data dir itself
+        str(data.parent): "data directory",               # a folder that holds it (and the database)
+        str(data / "redis"): "folder of",                 # the embedded redis' files
+        str(data / "celery"): "folder of",
+        str(settings.tiers_dir): "folder of",             # the folder of every tier's directory
+        "..": "data directory",                           # relative: the data dir again
+        "../redis": "folder of",
+    }
+    for path, message in refused.items():
+        r = client.post("/api/tiers", json={"name": "bad", "driver": "posix", "config": {"path": path}})
+        assert r.status_code == 422 and "config.path" in r.json()["detail"] and message in r.json()["detail"], (
+            path, r.text)
+    assert not (data / "celery").exists()  # a refused tier creates nothing
+    assert client.get("/api/tiers").json() == []
+
+    tier = _posix(client, "fine", "fine")
+    r = client.patch(f"/api/tiers/{tier['id']}", json={"config": {"path": str(data / "redis")}})
+    assert r.status_code == 422 and client.get(f"/api/tiers/{tier['id']}").json()["location"].endswith("/fine")
+    assert _posix(client, "elsewhere", str(tmp_path / "t"))["location"] == str(tmp_path / "t")
+
+
+def test_a_tier_cannot_hold_the_folder_of_a_sqlite_database_outside_the_data_dir(
+    client: TestClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tierpilot.tiers import service
+
+    monkeypatch.setattr(service, "_sqlite_folder", lambda: tmp_path / "db")
+    r = client.post("/api/tiers", json={"name": "bad", "driver": "posix", "config": {"path": str(tmp_path)}})
+    assert r.status_code == 422 and "SQLite database" in r.json()["detail"]
+    assert _posix(client, "beside", str(tmp_path / "tier"))["location"] == str(tmp_path / "tier")

@@ -1,10 +1,11 @@
-"""/api/tiers: everyone signed in lists tiers with their usage; admins manage them."""
+"""/api/tiers: everyone signed in lists tiers (names, classes, usage); admins see where they live and manage them."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter, status
 
 from tierpilot.auth.deps import AdminUser, CurrentUser, SessionDep
+from tierpilot.kit.inputs import RowId
 from tierpilot.tiers import service
 from tierpilot.tiers.schemas import TierCreate, TierOut, TierUpdate
 
@@ -14,7 +15,7 @@ router = APIRouter(prefix="/tiers", tags=["tiers"])
 def _out(usage: service.TierUsage, admin: bool) -> TierOut:
     tier = usage.tier
     return TierOut(
-        id=tier.id, name=tier.name, driver=tier.driver, location=service.location(tier),
+        id=tier.id, name=tier.name, driver=tier.driver, location=service.location(tier) if admin else None,
         config=service.public_config(tier) if admin else None, has_secret=service.has_secret(tier),
         storage_classes=list(tier.storage_classes), offline=tier.offline,
         restore_delays=dict(tier.restore_delays or {}), price_ref=dict(tier.price_ref or {}),
@@ -30,7 +31,7 @@ def list_tiers(session: SessionDep, user: CurrentUser) -> list[TierOut]:
 
 
 @router.get("/{tier_id}", response_model=TierOut)
-def get_tier(tier_id: int, session: SessionDep, user: CurrentUser) -> TierOut:
+def get_tier(tier_id: RowId, session: SessionDep, user: CurrentUser) -> TierOut:
     return _out(service.get_with_usage(session, tier_id), user.is_admin)
 
 
@@ -41,11 +42,11 @@ def create_tier(body: TierCreate, session: SessionDep, admin: AdminUser) -> Tier
 
 
 @router.patch("/{tier_id}", response_model=TierOut)
-def update_tier(tier_id: int, body: TierUpdate, session: SessionDep, admin: AdminUser) -> TierOut:
+def update_tier(tier_id: RowId, body: TierUpdate, session: SessionDep, admin: AdminUser) -> TierOut:
     service.update(session, tier_id, body)
     return _out(service.get_with_usage(session, tier_id), admin=True)
 
 
 @router.delete("/{tier_id}", status_code=status.HTTP_204_NO_CONTENT)
-def delete_tier(tier_id: int, session: SessionDep, admin: AdminUser) -> None:
+def delete_tier(tier_id: RowId, session: SessionDep, admin: AdminUser) -> None:
     service.delete(session, tier_id)

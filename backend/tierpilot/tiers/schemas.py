@@ -110,7 +110,7 @@ class TierOut(BaseModel):
     id: int
     name: str
     driver: str
-    location: str = Field(description="directory, or s3 endpoint/bucket/prefix")
+    location: str | None = Field(description="directory, or s3 endpoint/bucket/prefix; admins only")
     config: dict[str, Any] | None = Field(description="driver settings without secrets; admins only")
     has_secret: bool
     storage_classes: list[str]

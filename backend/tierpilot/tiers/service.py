@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
+from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
 from tierpilot.catalog import repository as catalog_repository
@@ -103,15 +104,39 @@ def _validation_message(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
+def _sqlite_folder() -> Path | None:
+    url = make_url(get_settings().sqlalchemy_url)
+    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+        return None
+    return Path(url.database).resolve().parent
+
+
+def _check_outside_own_files(path: Path) -> None:
+    """A tier's directory holds only blobs (fsck --repair deletes what the catalog does not know): it may not be
+    or contain the data directory or the SQLite database's folder, and inside the data directory it lives under
+    tiers/, away from the database, redis and celery files."""
+    settings = get_settings()
+    data, tiers_root = settings.data_dir.resolve(), settings.tiers_dir
+    if path == Path(path.anchor):
+        raise Invalid("config.path: the file system root cannot be a tier")
+    if data.is_relative_to(path):
+        raise Invalid(f"config.path: {path} is or contains the data directory ({data})")
+    database = _sqlite_folder()
+    if database is not None and database.is_relative_to(path):
+        raise Invalid(f"config.path: {path} is or contains the folder of the SQLite database ({database})")
+    if path.is_relative_to(data) and (path == tiers_root or not path.is_relative_to(tiers_root)):
+        raise Invalid(f"config.path: inside the data directory a tier lives in a folder of {tiers_root}")
+
+
 def _posix_path(session: Session, raw: str, tier_id: int | None) -> str:
-    """Absolute path, or relative to the data dir's tiers/; no overlap with another tier's directory."""
+    """Absolute path, or relative to the data dir's tiers/; not the service's own files, no overlap with
+    another tier's directory."""
     settings = get_settings()
     given = Path(raw)
     path = (given if given.is_absolute() else settings.tiers_dir / given).resolve()
     if not given.is_absolute() and not path.is_relative_to(settings.data_dir.resolve()):
         raise Invalid("config.path: a relative path must stay inside the data directory")
-    if path == Path(path.anchor):
-        raise Invalid("config.path: the file system root cannot be a tier")
+    _check_outside_own_files(path)
     for other in repository.list_tiers(session):
         if other.id == tier_id or other.driver != "posix" or "path" not in (other.config or {}):
             continue
