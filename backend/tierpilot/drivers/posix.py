@@ -5,6 +5,8 @@ Layout under the tier's root::
     blobs/   one file per blob; locator segments map to ``d_<seg>`` directories and an ``f_<seg>`` file
     parts/   one directory per multipart upload (sha256 of its locator), one file per stored part
     tmp/     files being written; renamed into ``blobs/`` or ``parts/`` once complete and fsynced
+    sessions/  one lock file per process writing here, flock-held while it lives: a temp file named after
+             a session nobody holds was left by a crash and goes at the next start (``sweep_tmp``)
 
 A blob completed from several multipart parts is a directory ``f_<seg>/`` holding its parts as
 ``00001``, ``00002``, … (hard links of the stored parts): completing an upload writes no data, as in
@@ -32,6 +34,7 @@ import queue
 import re
 import shutil
 import stat
+import threading
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -58,7 +61,8 @@ _HINT_BYTES = 96  # readable head kept in a hashed name
 _BUFFER = 4 << 20  # a blob longer than this is written with O_DIRECT, from two such buffers in turn
 _ALIGN = 4096  # O_DIRECT offsets and lengths (the page size; any block size divides it)
 _SPARE_BUFFERS = 32  # aligned buffers kept for reuse (fresh memory costs page faults, dear in a VM)
-_TMP_MAX_AGE_S = 24 * 3600  # temp files older than this are leftovers of a crash
+_TMP_MAX_AGE_S = 24 * 3600  # a temp file of no session (older versions) is a crash's leftover after this
+_SESSION = re.compile(r"^([0-9a-f]{16})-")
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f%#]")
 _ESCAPE = re.compile(r"%([0-9A-F]{2})")
 _PART_NAME = re.compile(r"^\d{5}\.[0-9a-f]{32}$")
@@ -404,6 +408,59 @@ class _BlobWriter:
         self._bufs = []
 
 
+@dataclass(frozen=True)
+class TmpLeftover:
+    """A temp file (or directory of linked parts) whose writer is gone."""
+
+    name: str
+    size: int
+
+
+Leftovers = list[TmpLeftover]  # spelled out before PosixDriver, whose ``list`` method hides the builtin
+_sessions: dict[tuple[int, Path], str] = {}
+_sessions_lock = threading.Lock()
+
+
+def _session(sessions_dir: Path) -> str:
+    """This process's session in a tier: a lock file it holds (flock) until it exits, however it exits."""
+    key = (os.getpid(), sessions_dir)  # a forked child is a writer of its own
+    with _sessions_lock:
+        found = _sessions.get(key)
+        if found is None:
+            found = uuid.uuid4().hex[:16]
+            # locked before it gets the name sweeps look at: a visible lock nobody holds is a dead session's
+            draft = sessions_dir / f"{found}.new"
+            fd = os.open(draft, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held, never closed: released when the process ends
+            os.rename(draft, sessions_dir / f"{found}.lock")
+            _sessions[key] = found
+        return found
+
+
+def _session_alive(lock: Path) -> bool:
+    try:
+        fd = os.open(lock, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return False
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        return False
+    finally:
+        os.close(fd)
+
+
+def _entry_size(path: Path) -> int:
+    try:
+        if path.is_dir():
+            return sum(e.stat().st_size for e in os.scandir(path) if e.is_file())
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
 class PosixDriver(TierDriver):
     """A directory as a tier. Safe for many threads and processes writing and reading at once."""
 
@@ -413,9 +470,11 @@ class PosixDriver(TierDriver):
         self.blobs = self.root / "blobs"
         self.parts = self.root / "parts"
         self.tmp = self.root / "tmp"
-        for d in (self.blobs, self.parts, self.tmp):
+        self.sessions = self.root / "sessions"
+        for d in (self.blobs, self.parts, self.tmp, self.sessions):
             d.mkdir(parents=True, exist_ok=True)
-        self.sweep_tmp()
+        # what crashed writers left, removed at start: a dead writer has no request in flight
+        self.swept_at_start = self._leftovers(remove=True)
 
     # paths ---------------------------------------------------------------------------------------------
 
@@ -452,7 +511,7 @@ class PosixDriver(TierDriver):
     # writes --------------------------------------------------------------------------------------------
 
     def _new_tmp(self) -> Path:
-        return self.tmp / f"{uuid.uuid4().hex}.tmp"
+        return self.tmp / f"{_session(self.sessions)}-{uuid.uuid4().hex}.tmp"
 
     def _write_tmp(self, chunks: Iterator[bytes], digest: StreamDigest | None) -> Path:
         """Stream into a new temp file, fsync it, and return its path (removed again on any error).
@@ -750,17 +809,45 @@ class PosixDriver(TierDriver):
     # housekeeping --------------------------------------------------------------------------------------
 
     def sweep_tmp(self, max_age_s: float = _TMP_MAX_AGE_S) -> int:
-        """Remove temp files left by crashed writers (older than ``max_age_s``); returns how many."""
-        cutoff = time.time() - max_age_s
-        removed = 0
+        """Remove what crashed writers left in ``tmp/`` (see ``tmp_leftovers``); returns how many."""
+        return len(self._leftovers(remove=True, max_age_s=max_age_s))
+
+    def tmp_leftovers(self) -> Leftovers:
+        """Temp files of writers that are gone: a session whose lock nobody holds, a deleted blob's trash,
+        a temp file of no session older than a day."""
+        return self._leftovers(remove=False)
+
+    def remove_tmp_leftovers(self) -> Leftovers:
+        """Remove the ``tmp_leftovers`` and say which they were."""
+        return self._leftovers(remove=True)
+
+    def _leftovers(self, remove: bool, max_age_s: float = _TMP_MAX_AGE_S) -> Leftovers:
+        now = time.time()
+        alive: dict[str, bool] = {}
+        found: Leftovers = []
         for entry in os.scandir(self.tmp):
+            session = _SESSION.match(entry.name)
             try:
-                if entry.name.endswith(".trash") or entry.stat().st_mtime < cutoff:  # .trash: a deleted blob
-                    _discard(Path(entry.path))
-                    removed += 1
+                if session is not None:
+                    sid = session.group(1)
+                    if sid not in alive:
+                        alive[sid] = _session_alive(self.sessions / f"{sid}.lock")
+                    if alive[sid]:
+                        continue
+                elif not entry.name.endswith(".trash") and entry.stat().st_mtime >= now - max_age_s:
+                    continue
             except FileNotFoundError:
                 continue
-        return removed
+            path = Path(entry.path)
+            found.append(TmpLeftover(entry.name, _entry_size(path)))
+            if remove:
+                _discard(path)
+        if remove:  # a dead session's lock goes once its files are gone
+            for lock in self.sessions.glob("*.lock"):
+                sid = lock.name.removesuffix(".lock")
+                if not alive.get(sid, True) or (sid not in alive and not _session_alive(lock)):
+                    _unlink_quiet(lock)
+        return found
 
 
 def lock_file(path: Path) -> int:

@@ -79,7 +79,8 @@ def fsck(
     min_age: float = typer.Option(3600.0, "--min-age", help="orphans younger than this many seconds are in flight"),
     as_json: bool = typer.Option(False, "--json", help="print the report as JSON"),
 ) -> None:
-    """Compare the catalog with the tiers: missing blobs, orphan blobs, size mismatches (exit 1 if any remain)."""
+    """Compare the catalog with the tiers: missing, orphan and wrong-size blobs, temp files of crashed writers
+    (exit 1 if any remain)."""
     from tierpilot.lifecycle.fsck import fsck as check
 
     report = check(repair=repair, min_age_s=min_age, tier_names=tier or None)

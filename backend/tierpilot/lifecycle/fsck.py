@@ -1,4 +1,5 @@
-"""Compare the catalog with what the tiers hold: missing blobs, orphan blobs, size mismatches.
+"""Compare the catalog with what the tiers hold: missing blobs, orphan blobs, size mismatches, temp files of
+crashed writers.
 
 Writes put bytes on a tier before the catalog points at them and delete replaced bytes after, so a crash
 leaves orphans (bytes nobody points at), never dangling rows. Orphans younger than ``min_age_s`` and
@@ -18,13 +19,14 @@ from sqlalchemy.orm import Session
 
 from tierpilot.catalog import repository as catalog_repository
 from tierpilot.drivers.base import BlobInfo, BlobNotFound, TierDriver
+from tierpilot.drivers.posix import PosixDriver
 from tierpilot.drivers.registry import driver_for
 from tierpilot.kit.db import transaction, utcnow
 from tierpilot.lifecycle import repository
 from tierpilot.tiers import repository as tiers_repository
 from tierpilot.tiers.models import Tier
 
-Kind = Literal["missing", "orphan", "size_mismatch", "orphan_upload", "error"]
+Kind = Literal["missing", "orphan", "size_mismatch", "orphan_upload", "tmp_leftover", "error"]
 Progress = Callable[[str, int], None]
 
 
@@ -119,6 +121,8 @@ def fsck(repair: bool = False, min_age_s: float = 3600.0, tier_names: list[str] 
                 _delete_orphan(by_name[f.tier], f)
             elif f.kind == "orphan_upload":
                 _delete_upload_parts(by_name[f.tier], f)
+        for name in {f.tier for f in report.findings if f.kind == "tmp_leftover" and not f.repaired}:
+            _sweep_tmp(by_name[name], report)
     return report
 
 
@@ -154,6 +158,20 @@ def _check_tier(tier: Tier, report: FsckReport, older_than: datetime, progress: 
         parsed = _split_locator(locator) or ("", "")
         report.findings.append(Finding("orphan", tier.name, locator, parsed[0], parsed[1], None, info.size))
     _check_uploads(tier, driver, report, older_than)
+    _check_tmp(tier, driver, report)
+
+
+def _check_tmp(tier: Tier, driver: TierDriver, report: FsckReport) -> None:
+    """Temp files of writers that are gone: those this process's start removed, and any left since."""
+    if not isinstance(driver, PosixDriver):
+        return
+    swept, driver.swept_at_start = driver.swept_at_start, []
+    for t in swept:
+        report.findings.append(Finding("tmp_leftover", tier.name, f"tmp/{t.name}", blob_size=t.size, repaired=True,
+                                       note="left by a crashed writer, removed at start-up"))
+    for t in driver.tmp_leftovers():
+        report.findings.append(Finding("tmp_leftover", tier.name, f"tmp/{t.name}", blob_size=t.size,
+                                       note="left by a crashed writer"))
 
 
 def _delete_orphan(tier: Tier, finding: Finding) -> None:
@@ -168,6 +186,15 @@ def _delete_orphan(tier: Tier, finding: Finding) -> None:
         return
     driver_for(tier).delete(finding.locator)
     finding.repaired = True
+
+
+def _sweep_tmp(tier: Tier, report: FsckReport) -> None:
+    driver = driver_for(tier)
+    assert isinstance(driver, PosixDriver)
+    gone = {f"tmp/{t.name}" for t in driver.remove_tmp_leftovers()}
+    for f in report.findings:
+        if f.kind == "tmp_leftover" and f.tier == tier.name and f.locator in gone:
+            f.repaired = True
 
 
 def _delete_upload_parts(tier: Tier, finding: Finding) -> None:
