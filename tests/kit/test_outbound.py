@@ -290,10 +290,8 @@ def _tls_receiver(context: ssl.SSLContext) -> Iterator[tuple[int, list[str]]]:
             with conn:
                 try:
                     with context.wrap_socket(conn, server_side=True) as tls:
-                        head = tls.recv(65536).decode("latin-1")
-                        host = [line.split(":", 1)[1].strip() for line in head.split("\r\n")
-                                if line.lower().startswith("host:")]
-                        received.extend(host)
+                        fields = _read_request(tls)
+                        received.append(fields.get("host", ""))
                         tls.sendall(b"HTTP/1.1 204 No Content\r\nconnection: close\r\n\r\n")
                 except (ssl.SSLError, OSError):
                     continue
@@ -306,3 +304,23 @@ def _tls_receiver(context: ssl.SSLContext) -> Iterator[tuple[int, list[str]]]:
         stop.set()
         thread.join(timeout=5)
         sock.close()
+
+
+def _read_request(sock: ssl.SSLSocket) -> dict[str, str]:
+    """Read a whole request (head and content-length body: closing with unread bytes would reset the
+    connection before the answer arrives); its header fields, lower-case names."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    fields = dict(line.split(":", 1) for line in head.decode("latin-1").split("\r\n")[1:] if ":" in line)
+    fields = {name.strip().lower(): value.strip() for name, value in fields.items()}
+    while len(body) < int(fields.get("content-length", "0")):
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        body += chunk
+    return fields

@@ -254,14 +254,18 @@ class Policy:
         target = self.check(url)
         backend = _PinnedBackend(self, target)
         headers = dict(headers)
-        userinfo = httpx.URL(url).userinfo
+        parsed = httpx.URL(url)
+        # the request is built from the very parse that was checked: no second reading of the URL
+        request_url = httpcore.URL(scheme=parsed.raw_scheme, host=parsed.raw_host, port=parsed.port,
+                                   target=parsed.raw_path)
+        userinfo = parsed.userinfo
         if userinfo and not any(k.lower() == "authorization" for k in headers):
             headers["authorization"] = "Basic " + base64.b64encode(unquote_to_bytes(userinfo)).decode()
         timeouts = {"connect": timeout_s, "read": timeout_s, "write": timeout_s, "pool": timeout_s}
         try:
             with httpcore.ConnectionPool(ssl_context=self.ssl_context or _ssl_context(), network_backend=backend,
                                          max_connections=1, retries=0) as pool, \
-                    pool.stream("POST", url, headers=list(headers.items()), content=content,
+                    pool.stream("POST", request_url, headers=list(headers.items()), content=content,
                                 extensions={"timeout": timeouts}) as response:
                 return int(response.status)
         except Refused:
