@@ -45,6 +45,14 @@ def prefix_end(prefix: str) -> str | None:
     return None
 
 
+def starts_with(column: Any, prefix: str) -> list[ColumnElement[bool]]:
+    """Conditions for ``column`` starting with ``prefix``, as one range of an index on it."""
+    if not prefix:
+        return []
+    upper = prefix_end(prefix)
+    return [column >= prefix] if upper is None else [column >= prefix, column < upper]
+
+
 # buckets ---------------------------------------------------------------------------------------------
 
 
@@ -285,11 +293,7 @@ def restore_candidates_by_keys(session: Session, bucket_id: int, keys: Sequence[
 def restore_candidates_by_prefix(session: Session, bucket_id: int, prefix: str, limit: int) -> list[Any]:
     """The same rows for keys starting with ``prefix``: one range seek of the (bucket_id, key) index."""
     q = select(*_RESTORE_COLUMNS).where(Object.bucket_id == bucket_id)
-    if prefix:
-        q = q.where(Object.key >= prefix)
-        upper = prefix_end(prefix)
-        if upper is not None:
-            q = q.where(Object.key < upper)
+    q = q.where(*starts_with(Object.key, prefix))
     return list(session.execute(q.order_by(Object.key).limit(limit)))
 
 
@@ -366,11 +370,7 @@ VersionFilter = Callable[[SQLColumnExpression[int], SQLColumnExpression[str]], C
 def _filter_conditions(prefix: str, tags: Sequence[tuple[str, str]], size_gt: int | None, size_lt: int | None,
                        min_size: int | None) -> list[ColumnElement[bool]]:
     conds: list[ColumnElement[bool]] = []
-    if prefix:
-        conds.append(Object.key >= prefix)
-        upper = prefix_end(prefix)
-        if upper is not None:
-            conds.append(Object.key < upper)
+    conds.extend(starts_with(Object.key, prefix))
     for k, v in tags:
         conds.append(Object.tags[k].as_string() == v)
     if size_gt is not None:
@@ -419,11 +419,7 @@ def list_uploads(session: Session, bucket_id: int, prefix: str, key_marker: str,
                  limit: int) -> list[MultipartUpload]:
     """In-progress uploads ordered by (key, upload id), after the markers, keys starting with prefix."""
     q = select(MultipartUpload).where(MultipartUpload.bucket_id == bucket_id)
-    if prefix:
-        q = q.where(MultipartUpload.key >= prefix)
-        upper = prefix_end(prefix)
-        if upper is not None:
-            q = q.where(MultipartUpload.key < upper)
+    q = q.where(*starts_with(MultipartUpload.key, prefix))
     if key_marker:
         if upload_id_marker:
             q = q.where((MultipartUpload.key > key_marker) | (
@@ -438,11 +434,7 @@ def stale_uploads(session: Session, bucket_id: int, initiated_before: datetime, 
     """Uploads of a bucket begun at or before ``initiated_before`` with keys starting with ``prefix``, oldest first."""
     q = select(MultipartUpload).where(MultipartUpload.bucket_id == bucket_id,
                                       MultipartUpload.initiated_at <= initiated_before)
-    if prefix:
-        q = q.where(MultipartUpload.key >= prefix)
-        upper = prefix_end(prefix)
-        if upper is not None:
-            q = q.where(MultipartUpload.key < upper)
+    q = q.where(*starts_with(MultipartUpload.key, prefix))
     return list(session.scalars(q.order_by(MultipartUpload.initiated_at).limit(limit)))
 
 
