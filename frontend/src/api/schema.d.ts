@@ -220,7 +220,7 @@ export interface paths {
         };
         /**
          * Health
-         * @description Database and broker reachability; 503 when either is down.
+         * @description Database and broker reachability, and under `tierpilot up` its children; 503 when any is down.
          */
         get: operations["health_api_health_get"];
         put?: never;
@@ -3681,9 +3681,9 @@ export interface components {
             id: number;
             /**
              * Location
-             * @description directory, or s3 endpoint/bucket/prefix
+             * @description directory, or s3 endpoint/bucket/prefix; admins only
              */
-            location: string;
+            location: string | null;
             /** Min Storage Days */
             min_storage_days: number;
             /** Name */

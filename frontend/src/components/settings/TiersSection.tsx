@@ -26,9 +26,11 @@ const columns: Array<Column<Tier>> = [
     cell: (t) => (
       <div className="cell-stack">
         <strong>{t.name}</strong>
-        <span className="cell-sub mono" title={t.location}>
-          {t.location}
-        </span>
+        {t.location ? (
+          <span className="cell-sub mono" title={t.location}>
+            {t.location}
+          </span>
+        ) : null}
       </div>
     ),
   },
