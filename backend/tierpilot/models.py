@@ -1,5 +1,6 @@
 """Every table, imported in one place so Alembic and tests see the whole metadata."""
 
+from tierpilot.audit.models import AuditEvent
 from tierpilot.auth.models import AccessKey, ApiToken, User
 from tierpilot.catalog.models import Bucket, MultipartUpload, Object, UploadPart
 from tierpilot.kit.db import Base
@@ -10,7 +11,7 @@ from tierpilot.reservations.models import CapacityPool, Reservation, Reservation
 from tierpilot.restores.models import RestoreBatch, RestoreBatchTier, RestoreItem, RestoreSchedule
 from tierpilot.tiers.models import Tier
 
-__all__ = ["AccessKey", "ApiToken", "Base", "Bucket", "CapacityPool", "LifecycleConfiguration", "LifecycleMeter",
+__all__ = ["AccessKey", "ApiToken", "AuditEvent", "Base", "Bucket", "CapacityPool", "LifecycleConfiguration", "LifecycleMeter",
            "LifecycleMove", "MultipartUpload", "Notification", "Object",
            "PriceCatalog", "Reservation", "ReservationSample", "RestoreBatch", "RestoreBatchTier", "RestoreItem",
            "RestoreSchedule", "Scenario", "Tier", "UploadPart", "User"]

@@ -6,6 +6,8 @@ only by the edges (API, gateway, worker, CLI), fills it:
 
 - ``install()``: the tier directory of the data path (``drivers.registry.tiers``) reads tiers through
   the tiers domain's repository. Every process calls it at start.
+- ``install()`` also tells auth what blocks deleting a user (``auth.accounts.install_ownership_check``):
+  the buckets and uploads the catalog holds for them.
 - ``GATEWAY_EXTENSIONS``: the domains' gateway modules. Importing one registers its S3 operations
   (``gateway.ext.route``); the gateway calls their optional ``startup``/``shutdown``/``health`` hooks
   (reservations installs its flow policy in ``startup``).
@@ -15,6 +17,8 @@ from __future__ import annotations
 
 from types import ModuleType
 
+from tierpilot.auth import accounts
+from tierpilot.catalog import repository as catalog_repository
 from tierpilot.drivers import registry
 from tierpilot.lifecycle import s3api as lifecycle_s3api
 from tierpilot.reservations import gateway as reservations_gateway
@@ -27,3 +31,4 @@ GATEWAY_EXTENSIONS: tuple[ModuleType, ...] = (lifecycle_s3api, restores_s3api, r
 def install() -> None:
     """Fill the lower layers' hooks for this process (idempotent)."""
     registry.tiers.install(tiers_repository.load_specs)
+    accounts.install_ownership_check(catalog_repository.owned_by)

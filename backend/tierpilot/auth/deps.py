@@ -54,6 +54,11 @@ def get_current_user(request: Request, session: SessionDep) -> User:
 CurrentUser = Annotated[User, Depends(get_current_user)]
 
 
+def client_of(request: Request) -> str:
+    """The caller's address as the API sees it (what the audit log records)."""
+    return request.client.host if request.client else ""
+
+
 def get_admin_user(user: CurrentUser) -> User:
     if not user.is_admin:
         raise Forbidden("admins only")

@@ -19,12 +19,18 @@ class User(Base):
     # signs webhook POSTs; encrypted like S3 secrets, since signing needs the secret itself
     webhook_secret_encrypted: Mapped[str | None] = mapped_column(String(512), default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # set while an admin has disabled the account: its sessions, tokens and S3 keys are refused
+    disabled_at: Mapped[datetime | None] = mapped_column(default=None)
 
     access_keys: Mapped[list[AccessKey]] = relationship(back_populates="user", lazy="raise")
 
     @property
     def role(self) -> str:
         return "admin" if self.is_admin else "member"
+
+    @property
+    def disabled(self) -> bool:
+        return self.disabled_at is not None
 
 
 class ApiToken(Base):

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 
-from sqlalchemy import select, update
+from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from tierpilot.auth.models import AccessKey, ApiToken, User
@@ -32,6 +33,45 @@ def list_users(session: Session) -> list[User]:
 
 def get_token(session: Session, token_hash: str) -> ApiToken | None:
     return session.scalar(select(ApiToken).where(ApiToken.token_hash == token_hash))
+
+
+def get_token_by_id(session: Session, token_id: int) -> ApiToken | None:
+    return session.get(ApiToken, token_id)
+
+
+def list_tokens(session: Session, user_id: int, kind: str) -> list[ApiToken]:
+    return list(session.scalars(select(ApiToken).where(ApiToken.user_id == user_id, ApiToken.kind == kind)
+                                .order_by(ApiToken.created_at.desc(), ApiToken.id.desc())))
+
+
+def count_tokens(session: Session, user_id: int, kind: str) -> int:
+    return int(session.scalar(select(func.count()).select_from(ApiToken)
+                              .where(ApiToken.user_id == user_id, ApiToken.kind == kind)) or 0)
+
+
+def touch_token(session: Session, token_id: int, now: datetime, older_than: datetime) -> None:
+    """Note a use, unless one was noted since ``older_than`` (concurrent requests write once)."""
+    session.execute(update(ApiToken).where(
+        ApiToken.id == token_id, or_(ApiToken.last_used_at.is_(None), ApiToken.last_used_at < older_than),
+    ).values(last_used_at=now))
+
+
+def delete_tokens(session: Session, user_id: int, kind: str, keep_hash: str | None = None) -> int:
+    """Delete a user's tokens of one kind (all sessions on disable, the others on a password change)."""
+    q = delete(ApiToken).where(ApiToken.user_id == user_id, ApiToken.kind == kind)
+    if keep_hash is not None:
+        q = q.where(ApiToken.token_hash != keep_hash)
+    return int(getattr(session.execute(q), "rowcount", 0) or 0)
+
+
+def delete_user(session: Session, user_id: int) -> None:
+    """Delete the row; the database cascades to keys, tokens and the other domains' per-user rows."""
+    session.execute(delete(User).where(User.id == user_id))
+
+
+def count_enabled_admins(session: Session) -> int:
+    return int(session.scalar(select(func.count()).select_from(User)
+                              .where(User.is_admin.is_(True), User.disabled_at.is_(None))) or 0)
 
 
 def get_access_key(session: Session, access_key_id: str) -> AccessKey | None:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -18,6 +19,8 @@ class UserOut(BaseModel):
     is_admin: bool
     role: str
     created_at: datetime
+    disabled: bool = False
+    disabled_at: datetime | None = None
 
 
 class LoginOut(BaseModel):
@@ -51,7 +54,34 @@ class UserCreatedOut(BaseModel):
 
 class TokenCreate(BaseModel):
     name: str = Field(min_length=1, max_length=128)
+    expires_in_days: int = Field(90, ge=1, le=366, description="the token stops working after this many days")
 
 
-class TokenOut(BaseModel):
+class TokenInfo(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    name: str
+    created_at: datetime
+    expires_at: datetime | None
+    last_used_at: datetime | None = Field(description="to the minute")
+
+
+class TokenOut(TokenInfo):
     token: str = Field(description="bearer token for scripts; shown once")
+
+
+class PasswordChange(BaseModel):
+    current_password: str = Field(min_length=1, max_length=1024)
+    new_password: str = Field(min_length=8, max_length=1024)
+
+
+class PasswordReset(BaseModel):
+    new_password: str = Field(min_length=8, max_length=1024)
+
+
+class UserUpdate(BaseModel):
+    """What an admin changes about a user; absent fields stay as they are."""
+
+    disabled: bool | None = Field(None, description="a disabled user's sessions end; tokens and S3 keys are refused")
+    role: Literal["admin", "member"] | None = None

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import secrets
 import string
 import threading
 import time
 from collections import deque
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
@@ -18,15 +19,21 @@ from sqlalchemy.orm import Session
 
 from tierpilot.auth import repository
 from tierpilot.auth.models import AccessKey, ApiToken, User
+from tierpilot.kit import broadcast
 from tierpilot.kit.crypto import decrypt, encrypt
-from tierpilot.kit.db import utcnow
+from tierpilot.kit.db import after_commit, transaction, utcnow
 from tierpilot.kit.errors import Conflict, Forbidden, Invalid, NotFound, TooManyRequests, Unauthorized
 from tierpilot.kit.settings import get_settings
 
+log = logging.getLogger("tierpilot.auth")
 _hasher = PasswordHasher()
 # verifying against a fixed hash when the user is unknown keeps timing the same for both failures
 _DUMMY_HASH = _hasher.hash("tierpilot-dummy-password")
 USERNAME_CHARS = set(string.ascii_letters + string.digits + "._-")
+# gateways drop their cached S3 credentials when a message arrives here (gateway/auth.py)
+CREDENTIALS_CHANNEL = "auth:credentials"
+# last-used times are kept to the minute: a token used all day costs one write a minute, not one per request
+LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 
 @dataclass(frozen=True)
@@ -44,10 +51,22 @@ class Credential:
     username: str
     is_admin: bool
     secret_access_key: str
+    disabled: bool = False
 
 
-def _hash_token(token: str) -> str:
+def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+def password_matches(user: User, password: str) -> bool:
+    try:
+        return _hasher.verify(user.password_hash, password)
+    except (VerificationError, InvalidHashError):
+        return False
+
+
+def set_password(user: User, password: str) -> None:
+    user.password_hash = _hasher.hash(password)
 
 
 def validate_username(username: str) -> None:
@@ -130,6 +149,8 @@ def authenticate(session: Session, username: str, password: str, client: str = "
     if user is None:
         login_limiter.fail(*keys)
         raise Unauthorized("invalid username or password")
+    if user.disabled:  # said only to whoever knows the password
+        raise Forbidden("this account is disabled; ask an administrator")
     if _hasher.check_needs_rehash(user.password_hash):
         user.password_hash = _hasher.hash(password)
     return user
@@ -140,23 +161,42 @@ def issue_token(session: Session, user: User, kind: str = "session", name: str =
     """Create a session or API token; only its hash is stored."""
     token = secrets.token_urlsafe(32)
     expires = utcnow() + ttl if ttl else None
-    session.add(ApiToken(user_id=user.id, token_hash=_hash_token(token), kind=kind, name=name, expires_at=expires))
+    session.add(ApiToken(user_id=user.id, token_hash=hash_token(token), kind=kind, name=name, expires_at=expires))
     session.flush()
     return token
 
 
 def user_for_token(session: Session, token: str) -> User:
-    row = repository.get_token(session, _hash_token(token))
-    if row is None or (row.expires_at is not None and row.expires_at < utcnow()):
+    """The enabled user behind a live session or API token (read on every request: revocation is immediate)."""
+    row = repository.get_token(session, hash_token(token))
+    now = utcnow()
+    if row is None or (row.expires_at is not None and row.expires_at < now):
         raise Unauthorized("not signed in")
     user = repository.get_user(session, row.user_id)
-    if user is None:
+    if user is None or user.disabled:
         raise Unauthorized("not signed in")
+    if row.last_used_at is None or now - row.last_used_at >= LAST_USED_RESOLUTION:
+        # in a transaction of its own after the request's: a read-only request must not turn into a writer
+        token_id = row.id
+        after_commit(session, lambda: _touch_token(token_id, now))
     return user
 
 
+def _touch_token(token_id: int, now: datetime) -> None:
+    try:
+        with transaction(write=True) as session:
+            repository.touch_token(session, token_id, now, now - LAST_USED_RESOLUTION)
+    except Exception:  # noqa: BLE001  (a missed last-used time must not fail the request that was served)
+        log.warning("could not note the last use of token %s", token_id, exc_info=True)
+
+
+def credentials_changed(session: Session, user_id: int) -> None:
+    """After commit, tell every gateway to forget cached S3 credentials (a grant was taken away)."""
+    after_commit(session, lambda: broadcast.publish(get_settings().redis_url, CREDENTIALS_CHANNEL, str(user_id)))
+
+
 def revoke_token(session: Session, token: str) -> None:
-    session.execute(delete(ApiToken).where(ApiToken.token_hash == _hash_token(token)))
+    session.execute(delete(ApiToken).where(ApiToken.token_hash == hash_token(token)))
 
 
 def create_access_key(session: Session, user: User) -> NewAccessKey:
@@ -182,15 +222,19 @@ def rotate_access_key(session: Session, actor: User, access_key_id: str) -> NewA
     assert owner is not None
     session.delete(old)
     session.flush()
+    credentials_changed(session, owner.id)
     return create_access_key(session, owner)
 
 
-def delete_access_key(session: Session, actor: User, access_key_id: str) -> None:
+def delete_access_key(session: Session, actor: User, access_key_id: str) -> int:
+    """Delete a key (the owner's or, for an admin, anyone's); returns its owner's id."""
     key = repository.get_access_key(session, access_key_id)
     if key is None or (key.user_id != actor.id and not actor.is_admin):
         raise NotFound("no such access key")
     session.delete(key)
     session.flush()
+    credentials_changed(session, key.user_id)
+    return key.user_id
 
 
 def credential_for(session: Session, access_key_id: str) -> Credential | None:
@@ -201,7 +245,7 @@ def credential_for(session: Session, access_key_id: str) -> Credential | None:
     user = repository.get_user(session, key.user_id)
     if user is None:
         return None
-    return Credential(user.id, user.username, user.is_admin, decrypt(key.secret_encrypted))
+    return Credential(user.id, user.username, user.is_admin, decrypt(key.secret_encrypted), user.disabled)
 
 
 def _require_self_or_admin(actor: User, user_id: int) -> None:

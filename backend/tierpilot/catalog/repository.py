@@ -438,6 +438,16 @@ def stale_uploads(session: Session, bucket_id: int, initiated_before: datetime, 
     return list(session.scalars(q.order_by(MultipartUpload.initiated_at).limit(limit)))
 
 
+def owned_by(session: Session, user_id: int) -> list[str]:
+    """What a user owns in the catalog, by name: their buckets, and uploads they started in others' buckets."""
+    names = list(session.scalars(select(Bucket.name).where(Bucket.owner_id == user_id).order_by(Bucket.name)))
+    uploads = session.execute(
+        select(Bucket.name, MultipartUpload.key).join(Bucket, Bucket.id == MultipartUpload.bucket_id)
+        .where(MultipartUpload.owner_id == user_id, Bucket.owner_id != user_id)
+        .order_by(Bucket.name, MultipartUpload.key))
+    return [f"bucket {n}" for n in names] + [f"an upload of {k!r} in bucket {b}" for b, k in uploads]
+
+
 def uploads_of_bucket(session: Session, bucket_id: int) -> list[MultipartUpload]:
     return list(session.scalars(select(MultipartUpload).where(MultipartUpload.bucket_id == bucket_id)))
 

@@ -17,6 +17,7 @@ from fastapi.responses import StreamingResponse
 from sqlalchemy.orm import Session
 from starlette.datastructures import UploadFile
 
+from tierpilot.audit import service as audit
 from tierpilot.auth.deps import CurrentUser, SessionDep, get_current_user
 from tierpilot.auth.models import User
 from tierpilot.catalog import repository, service, store
@@ -91,9 +92,10 @@ def create_bucket(body: BucketCreate, session: SessionDep, user: CurrentUser) ->
 
 
 @router.delete("/{name}", status_code=status.HTTP_204_NO_CONTENT)
-def delete_bucket(name: str, session: ReaderSession, user: StoreUser) -> None:
+def delete_bucket(name: str, request: Request, session: ReaderSession, user: StoreUser) -> None:
     bucket = _bucket_for(session, name, user)
-    store.delete_bucket(bucket)  # its own transaction, then the tier clean-up
+    actor = audit.Actor(user.id, user.username, request.client.host if request.client else "")
+    store.delete_bucket(bucket, actor)  # its own transaction, then the tier clean-up
 
 
 @router.get("/{name}/objects", response_model=FolderListing)

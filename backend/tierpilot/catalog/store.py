@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from tierpilot.audit import service as audit
 from tierpilot.catalog import repository, service
 from tierpilot.catalog.errors import InvalidObjectState, NoSuchBucket, NoSuchKey
 from tierpilot.catalog.models import Bucket, MultipartUpload, Object, UploadPart
@@ -236,12 +237,16 @@ def _abort_parts(tier_id: int, upload_locator: str) -> None:
         log.warning("could not remove parts of %s on tier %s", upload_locator, tier_id, exc_info=True)
 
 
-def delete_bucket(bucket: Bucket) -> None:
+def delete_bucket(bucket: Bucket, actor: audit.Actor | None = None) -> None:
+    """Delete an empty bucket (and its open uploads), audited in the same transaction."""
     with transaction(write=True) as session:
         row = repository.get_bucket(session, bucket.id)
         if row is None:  # deleted meanwhile (the caller's row may be a cached one)
             raise NoSuchBucket("The specified bucket does not exist", BucketName=bucket.name)
+        owner_id = row.owner_id
         uploads = service.delete_bucket(session, row)
+        audit.record(session, "bucket.deleted", actor, f"bucket:{bucket.name}", bucket_id=bucket.id,
+                     owner_id=owner_id, uploads_aborted=len(uploads))
     for tier_id, upload_locator in uploads:
         _abort_parts(tier_id, upload_locator)
 

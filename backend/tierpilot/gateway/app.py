@@ -24,7 +24,7 @@ from tierpilot.gateway import (  # noqa: F401  (importing the operation modules 
     ops_multipart,
     ops_objects,
 )
-from tierpilot.gateway.auth import authenticate, forget_bucket
+from tierpilot.gateway.auth import authenticate, credentials, forget_bucket
 from tierpilot.gateway.errors import S3Error
 from tierpilot.gateway.http import Request
 from tierpilot.gateway.routes import Level, find
@@ -110,6 +110,7 @@ class Gateway:
 
     async def startup(self) -> None:
         wiring.install()
+        credentials.start(get_settings().redis_url)
         for module in wiring.GATEWAY_EXTENSIONS:
             self._extensions.append(module)
             hook = getattr(module, "startup", None)
@@ -129,6 +130,7 @@ class Gateway:
                     await hook()
         with contextlib.suppress(Exception):
             await run(store.access_log.flush)
+        await run(credentials.stop)
 
     async def _flush_access_times(self) -> None:
         while True:

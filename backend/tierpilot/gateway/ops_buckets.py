@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from tierpilot.audit.service import Actor
 from tierpilot.catalog import service as catalog
 from tierpilot.catalog import store
 from tierpilot.catalog.models import Bucket, Object
@@ -95,8 +96,9 @@ async def head_bucket(req: Request) -> None:
 @route("DELETE", "bucket")
 async def delete_bucket(req: Request) -> None:
     bucket = await bucket_of(req)
+    client = (req.scope.get("client") or ("",))[0]
     try:
-        await run(store.delete_bucket, bucket)
+        await run(store.delete_bucket, bucket, Actor(req.user.user_id, req.user.username, client))
     finally:
         auth.buckets.pop(bucket.name)
     await req.respond(204, content_type=None)

@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Annotated
 
-from fastapi import APIRouter, Query, status
+from fastapi import APIRouter, Query, Request, status
 
-from tierpilot.auth.deps import AdminUser, CurrentUser, SessionDep
+from tierpilot.audit import service as audit
+from tierpilot.auth.deps import AdminUser, CurrentUser, SessionDep, client_of
 from tierpilot.kit.db import utcnow
 from tierpilot.reservations import service
 from tierpilot.reservations.schemas import (
@@ -36,9 +37,14 @@ def get_capacity(session: SessionDep, user: CurrentUser) -> CapacityOut:
 
 
 @router.put("/capacity", response_model=CapacityOut)
-def put_capacity(body: CapacityIn, admin: AdminUser, session: SessionDep) -> CapacityOut:
+def put_capacity(body: CapacityIn, request: Request, admin: AdminUser, session: SessionDep) -> CapacityOut:
+    before = service.capacity(session)
+    old = {"read_bps": before.read_bps, "write_bps": before.write_bps, "unbookable_share": before.unbookable_share}
     pool, over = service.set_capacity(session, service.bps_of(body.read_mbps), service.bps_of(body.write_mbps),
                                       body.unbookable_share)
+    audit.record(session, "capacity.changed", audit.Actor(admin.id, admin.username, client_of(request)),
+                 f"pool:{pool.name}", before=old, after={"read_bps": pool.read_bps, "write_bps": pool.write_bps,
+                                                          "unbookable_share": pool.unbookable_share})
     return CapacityOut.of(pool, over)
 
 

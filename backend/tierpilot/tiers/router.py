@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, status
+from fastapi import APIRouter, Request, status
 
-from tierpilot.auth.deps import AdminUser, CurrentUser, SessionDep
+from tierpilot.audit import service as audit
+from tierpilot.auth.deps import AdminUser, CurrentUser, SessionDep, client_of
 from tierpilot.kit.inputs import RowId
 from tierpilot.tiers import service
 from tierpilot.tiers.schemas import TierCreate, TierOut, TierUpdate
@@ -36,17 +37,26 @@ def get_tier(tier_id: RowId, session: SessionDep, user: CurrentUser) -> TierOut:
 
 
 @router.post("", response_model=TierOut, status_code=status.HTTP_201_CREATED)
-def create_tier(body: TierCreate, session: SessionDep, admin: AdminUser) -> TierOut:
+def create_tier(body: TierCreate, request: Request, session: SessionDep, admin: AdminUser) -> TierOut:
     tier = service.create(session, body)
+    audit.record(session, "tier.created", audit.Actor(admin.id, admin.username, client_of(request)),
+                 f"tier:{tier.name}", tier_id=tier.id, driver=tier.driver)
     return _out(service.TierUsage(tier, 0, 0, 0), admin=True)
 
 
 @router.patch("/{tier_id}", response_model=TierOut)
-def update_tier(tier_id: RowId, body: TierUpdate, session: SessionDep, admin: AdminUser) -> TierOut:
-    service.update(session, tier_id, body)
+def update_tier(tier_id: RowId, body: TierUpdate, request: Request, session: SessionDep,
+                admin: AdminUser) -> TierOut:
+    tier = service.update(session, tier_id, body)
+    # which fields changed, never their values: a tier's config may hold credentials
+    audit.record(session, "tier.updated", audit.Actor(admin.id, admin.username, client_of(request)),
+                 f"tier:{tier.name}", tier_id=tier_id, fields=sorted(body.model_fields_set))
     return _out(service.get_with_usage(session, tier_id), admin=True)
 
 
 @router.delete("/{tier_id}", status_code=status.HTTP_204_NO_CONTENT)
-def delete_tier(tier_id: RowId, session: SessionDep, admin: AdminUser) -> None:
+def delete_tier(tier_id: RowId, request: Request, session: SessionDep, admin: AdminUser) -> None:
+    name = service.get(session, tier_id).name
     service.delete(session, tier_id)
+    audit.record(session, "tier.deleted", audit.Actor(admin.id, admin.username, client_of(request)),
+                 f"tier:{name}", tier_id=tier_id)

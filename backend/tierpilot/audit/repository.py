@@ -1,0 +1,61 @@
+"""Only this module queries the audit table."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import Select, select
+from sqlalchemy.orm import Session
+
+from tierpilot.audit.models import AuditEvent
+
+
+@dataclass(frozen=True)
+class Filter:
+    actor: str | None = None
+    event: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+
+
+def _filtered(f: Filter) -> Select[AuditEvent]:
+    q = select(AuditEvent)
+    if f.actor:
+        q = q.where(AuditEvent.actor == f.actor)
+    if f.event:
+        # "auth.login" selects auth.login_ok and auth.login_failed; "auth.login_failed" only itself
+        q = q.where(AuditEvent.event.startswith(f.event, autoescape=True))
+    if f.since is not None:
+        q = q.where(AuditEvent.at >= f.since)
+    if f.until is not None:
+        q = q.where(AuditEvent.at < f.until)
+    return q
+
+
+def add(session: Session, event: AuditEvent) -> None:
+    session.add(event)
+
+
+def page(session: Session, f: Filter, before_id: int | None, limit: int) -> list[AuditEvent]:
+    """Newest first; ``before_id`` is the cursor (the last id of the previous page)."""
+    q = _filtered(f)
+    if before_id is not None:
+        q = q.where(AuditEvent.id < before_id)
+    return list(session.scalars(q.order_by(AuditEvent.id.desc()).limit(limit)))
+
+
+def stream(session: Session, f: Filter, batch: int = 1000) -> Iterator[AuditEvent]:
+    """Every matching event, oldest first, read in batches by id."""
+    after = 0
+    while True:
+        rows = list(session.scalars(_filtered(f).where(AuditEvent.id > after).order_by(AuditEvent.id).limit(batch)))
+        yield from rows
+        if len(rows) < batch:
+            return
+        after = rows[-1].id
+
+
+def event_names(session: Session) -> list[str]:
+    return list(session.scalars(select(AuditEvent.event).distinct().order_by(AuditEvent.event)))
