@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from tierpilot.auth import repository
 from tierpilot.auth.models import AccessKey, ApiToken, User
-from tierpilot.kit import broadcast
+from tierpilot.kit import generations
 from tierpilot.kit.crypto import decrypt, encrypt
 from tierpilot.kit.db import after_commit, transaction, utcnow
 from tierpilot.kit.errors import Conflict, Forbidden, Invalid, NotFound, TooManyRequests, Unauthorized
@@ -30,8 +30,8 @@ _hasher = PasswordHasher()
 # verifying against a fixed hash when the user is unknown keeps timing the same for both failures
 _DUMMY_HASH = _hasher.hash("tierpilot-dummy-password")
 USERNAME_CHARS = set(string.ascii_letters + string.digits + "._-")
-# gateways drop their cached S3 credentials when a message arrives here (gateway/auth.py)
-CREDENTIALS_CHANNEL = "auth:credentials"
+# bumped after every change that takes an S3 grant away: gateways then drop cached credentials (gateway/auth.py)
+CREDENTIALS_GENERATION = "auth:credentials"
 # last-used times are kept to the minute: a token used all day costs one write a minute, not one per request
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
@@ -191,8 +191,8 @@ def _touch_token(token_id: int, now: datetime) -> None:
 
 
 def credentials_changed(session: Session, user_id: int) -> None:
-    """After commit, tell every gateway to forget cached S3 credentials (a grant was taken away)."""
-    after_commit(session, lambda: broadcast.publish(get_settings().redis_url, CREDENTIALS_CHANNEL, str(user_id)))
+    """After commit (before the API answers), make every gateway forget its cached S3 credentials."""
+    after_commit(session, lambda: generations.bump(get_settings().redis_url, CREDENTIALS_GENERATION))
 
 
 def revoke_token(session: Session, token: str) -> None:

@@ -130,7 +130,7 @@ class Gateway:
                     await hook()
         with contextlib.suppress(Exception):
             await run(store.access_log.flush)
-        await run(credentials.stop)
+        await credentials.stop()
 
     async def _flush_access_times(self) -> None:
         while True:

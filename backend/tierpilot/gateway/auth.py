@@ -13,7 +13,7 @@ from tierpilot.catalog.models import Bucket
 from tierpilot.gateway import sigv4
 from tierpilot.gateway.errors import S3Error, access_denied
 from tierpilot.gateway.http import Request
-from tierpilot.kit.broadcast import Subscription
+from tierpilot.kit import generations
 from tierpilot.kit.cache import TTLCache
 from tierpilot.kit.db import transaction
 from tierpilot.kit.settings import get_settings
@@ -21,55 +21,44 @@ from tierpilot.kit.streaming import run
 
 
 class Credentials:
-    """Access key -> caller, cached only while this process hears every credential change at once.
+    """Access key -> caller, cached only under the current credentials generation.
 
-    The API publishes on ``auth_service.CREDENTIALS_CHANNEL`` after committing anything that takes a grant
-    away (user disabled, deleted or demoted, key deleted or rotated); the listener empties the cache. While
-    the channel is down (no Redis configured, connection lost) nothing is cached: every request reads its
-    key from the database, so a disabled user's keys stop at once either way. A lookup that overlapped an
-    invalidation is used for its own request but not cached (it may have read the row before the change).
+    The API bumps ``auth_service.CREDENTIALS_GENERATION`` in Redis after committing anything that takes a
+    grant away (user disabled, deleted or demoted; key deleted or rotated) and before it answers. Each request
+    reads the generation (one Redis GET) and the cache is emptied when it moved, so the first request after
+    the change reads the database. Without Redis (not configured, unreachable) nothing is cached: every
+    request reads its key from the database. A disabled user's keys therefore stop at once either way.
     """
 
     def __init__(self, ttl: float) -> None:
         self._cache: TTLCache[str, Credential] = TTLCache(ttl)
         self._lock = threading.Lock()
-        self._epoch = 0
-        self.subscription: Subscription | None = None
+        self._generation: int | None = None
+        self.reader: generations.Reader | None = None
 
     def start(self, redis_url: str) -> None:
-        if redis_url and self.subscription is None:
-            self.subscription = Subscription(redis_url, auth_service.CREDENTIALS_CHANNEL,
-                                             lambda _user_id: self.reset(), self.reset)
-            self.subscription.start()
+        self.reader = generations.Reader(redis_url, auth_service.CREDENTIALS_GENERATION)
 
-    def stop(self) -> None:
-        if self.subscription is not None:
-            self.subscription.stop()
-            self.subscription = None
+    async def stop(self) -> None:
+        if self.reader is not None:
+            await self.reader.close()
+            self.reader = None
 
-    @property
-    def trusted(self) -> bool:
-        return self.subscription is not None and self.subscription.connected
-
-    def reset(self) -> None:
+    async def lookup(self, access_key_id: str) -> tuple[Credential | None, int | None]:
+        """The cached credential (or None) and the generation a credential read now may be cached under."""
+        generation = await self.reader.current() if self.reader is not None else None
+        if generation is None:
+            return None, None
         with self._lock:
-            self._epoch += 1
-            self._cache.clear()
+            if generation != self._generation:
+                self._cache.clear()
+                self._generation = generation
+        return self._cache.get(access_key_id), generation
 
-    def get(self, access_key_id: str) -> Credential | None:
-        return self._cache.get(access_key_id) if self.trusted else None
-
-    def epoch(self) -> int:
+    def put(self, access_key_id: str, cred: Credential, generation: int | None) -> None:
         with self._lock:
-            return self._epoch
-
-    def put(self, access_key_id: str, cred: Credential, epoch: int) -> None:
-        with self._lock:
-            if self.trusted and epoch == self._epoch:
+            if generation is not None and generation == self._generation:
                 self._cache.put(access_key_id, cred)
-
-    def pop(self, access_key_id: str) -> None:
-        self._cache.pop(access_key_id)
 
 
 credentials = Credentials(get_settings().gateway_cache_s)
@@ -87,14 +76,13 @@ async def authenticate(req: Request) -> None:
     if signed is None:
         raise access_denied("Anonymous access is not allowed: sign requests with an access key")
     sigv4.check_time(signed, datetime.now(UTC))
-    cred = credentials.get(signed.access_key_id)
+    cred, generation = await credentials.lookup(signed.access_key_id)
     if cred is None:
-        epoch = credentials.epoch()
         cred = await run(_lookup_credential, signed.access_key_id)
         if cred is None:
             raise S3Error("InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our records.",
                           403, AWSAccessKeyId=signed.access_key_id)
-        credentials.put(signed.access_key_id, cred, epoch)
+        credentials.put(signed.access_key_id, cred, generation)
     req.signing_key = sigv4.verify(signed, cred.secret_access_key, req.method, req.raw_path, req.query_pairs,
                                    req.headers)
     if cred.disabled:  # told only to a caller who holds the secret
