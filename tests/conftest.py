@@ -20,7 +20,6 @@ _DATA_DIR = Path(tempfile.mkdtemp(prefix="tierpilot-test-data-"))
 os.environ["TIERPILOT_DATA_DIR"] = str(_DATA_DIR)
 os.environ.setdefault("TIERPILOT_SECRET_KEY", "test-secret-key")
 os.environ["TIERPILOT_SEED_DEMO"] = "false"
-os.environ["TIERPILOT_LOGIN_ATTEMPTS_PER_MINUTE"] = "5"
 for _var in ("TIERPILOT_DATABASE_URL", "TIERPILOT_REDIS_URL", "TIERPILOT_BOOTSTRAP_ADMIN"):
     os.environ.pop(_var, None)
 
@@ -126,9 +125,10 @@ def _wired() -> None:
 
 @pytest.fixture(autouse=True)
 def _fresh_login_limiter() -> None:
-    from tierpilot.auth.service import login_limiter
+    """The login limiter is built again from the test's settings (its counts live in the database or Redis)."""
+    from tierpilot.auth.throttle import login_limiter
 
-    login_limiter.reset()
+    login_limiter.cache_clear()
 
 
 @pytest.fixture

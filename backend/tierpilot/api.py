@@ -21,6 +21,7 @@ from tierpilot.catalog.router import router as catalog_router
 from tierpilot.kit.db import get_engine
 from tierpilot.kit.errors import DomainError
 from tierpilot.kit.inputs import check, json_safe
+from tierpilot.kit.proxies import TrustedProxies
 from tierpilot.kit.security_headers import SecurityHeaders
 from tierpilot.kit.settings import get_settings
 from tierpilot.kit.supervision import health_view
@@ -72,7 +73,7 @@ ROUTERS = (health_router, auth_router, overview_router, benchmarks_router, tiers
 def _domain_error(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, DomainError)
     body = {"detail": exc.message, **jsonable_encoder(exc.extra)}
-    return JSONResponse(json_safe(body), status_code=exc.status_code)
+    return JSONResponse(json_safe(body), status_code=exc.status_code, headers=exc.headers)
 
 
 def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
@@ -160,6 +161,8 @@ def create_app() -> FastAPI:
         app.include_router(router, prefix=API_PREFIX)
     _mount_frontend(app, settings.frontend_dist)
     app.add_middleware(SecurityHeaders, api_prefix=API_PREFIX, docs_path=app.docs_url)
+    # request.client is the client's address: X-Forwarded-For counts only from configured proxies
+    app.add_middleware(TrustedProxies, trusted=settings.trusted_proxies)
     return app
 
 

@@ -82,8 +82,10 @@ def api(host: str | None = None, port: int | None = None, workers: int = 1) -> N
 
     s = get_settings()
     bootstrap_admin()
+    # uvicorn's own proxy headers would believe X-Forwarded-For from 127.0.0.1: the app reads it only from
+    # TIERPILOT_TRUSTED_PROXIES (kit/proxies.py)
     uvicorn.run("tierpilot.api:app", host=host or s.api_host, port=port or s.api_port, workers=workers,
-                log_level="info", proxy_headers=True)
+                log_level="info", proxy_headers=False)
 
 
 @app.command("worker", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

@@ -3,6 +3,7 @@
 from tierpilot.audit.models import AuditEvent
 from tierpilot.auth.models import AccessKey, ApiToken, User
 from tierpilot.catalog.models import Bucket, MultipartUpload, Object, UploadPart
+from tierpilot.kit.counters import SharedCounter
 from tierpilot.kit.db import Base
 from tierpilot.lifecycle.models import LifecycleConfiguration, LifecycleMeter, LifecycleMove
 from tierpilot.notifications.models import Notification
@@ -11,7 +12,7 @@ from tierpilot.reservations.models import CapacityPool, Reservation, Reservation
 from tierpilot.restores.models import RestoreBatch, RestoreBatchTier, RestoreItem, RestoreSchedule
 from tierpilot.tiers.models import Tier
 
-__all__ = ["AccessKey", "ApiToken", "AuditEvent", "Base", "Bucket", "CapacityPool", "LifecycleConfiguration", "LifecycleMeter",
-           "LifecycleMove", "MultipartUpload", "Notification", "Object",
-           "PriceCatalog", "Reservation", "ReservationSample", "RestoreBatch", "RestoreBatchTier", "RestoreItem",
-           "RestoreSchedule", "Scenario", "Tier", "UploadPart", "User"]
+__all__ = ["AccessKey", "ApiToken", "AuditEvent", "Base", "Bucket", "CapacityPool", "LifecycleConfiguration",
+           "LifecycleMeter", "LifecycleMove", "MultipartUpload", "Notification", "Object", "PriceCatalog",
+           "Reservation", "ReservationSample", "RestoreBatch", "RestoreBatchTier", "RestoreItem", "RestoreSchedule",
+           "Scenario", "SharedCounter", "Tier", "UploadPart", "User"]

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import secrets
 from datetime import timedelta
+from typing import Annotated
 
-from fastapi import APIRouter, Request, Response, status
+from fastapi import APIRouter, Depends, Request, Response, status
 from fastapi.responses import JSONResponse
 
 from tierpilot.audit import service as audit
@@ -28,6 +29,8 @@ from tierpilot.auth.schemas import (
     UserOut,
     UserUpdate,
 )
+from tierpilot.auth.throttle import LoginAttempt, login_limiter
+from tierpilot.kit.db import after_commit
 from tierpilot.kit.errors import Forbidden, Unauthorized
 from tierpilot.kit.inputs import RowId
 from tierpilot.kit.settings import get_settings
@@ -41,17 +44,23 @@ def _key_out(new: service.NewAccessKey) -> NewAccessKeyOut:
                            gateway_url=get_settings().gateway_url)
 
 
+def _login_attempt(body: LoginIn, request: Request) -> LoginAttempt:
+    """Counted before the request's transaction begins: it holds SQLite's write lock (see ``auth.throttle``)."""
+    return login_limiter().attempt(body.username, client_of(request))
+
+
 @router.post("/auth/login", response_model=LoginOut, responses={401: {}, 403: {}})
-def login(body: LoginIn, request: Request, response: Response, session: SessionDep) -> LoginOut | JSONResponse:
-    client = request.client.host if request.client else ""
+def login(body: LoginIn, attempt: Annotated[LoginAttempt, Depends(_login_attempt)], request: Request,
+          response: Response, session: SessionDep) -> LoginOut | JSONResponse:
     try:
-        user = service.authenticate(session, body.username, body.password, client)
+        user = service.authenticate(session, body.username, body.password)
     except (Unauthorized, Forbidden) as exc:
         # answered, not raised: the request's transaction then commits the audit event
         audit.record(session, "auth.login_failed", audit.Actor(None, body.username[:64], client_of(request)),
                      f"user:{body.username[:64]}", reason="disabled" if isinstance(exc, Forbidden) else "password")
         return JSONResponse({"detail": exc.message}, status_code=exc.status_code)
     audit.record(session, "auth.login_ok", accounts.actor(user, client_of(request)), f"user:{user.username}")
+    after_commit(session, attempt.succeeded)
     settings = get_settings()
     token = service.issue_token(session, user, kind="session", ttl=timedelta(seconds=settings.session_max_age_s))
     common = {"max_age": settings.session_max_age_s, "secure": settings.cookie_secure, "samesite": "lax",

@@ -6,9 +6,6 @@ import hashlib
 import logging
 import secrets
 import string
-import threading
-import time
-from collections import deque
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -22,7 +19,7 @@ from tierpilot.auth.models import AccessKey, ApiToken, User
 from tierpilot.kit import generations
 from tierpilot.kit.crypto import decrypt, encrypt
 from tierpilot.kit.db import after_commit, transaction, utcnow
-from tierpilot.kit.errors import Conflict, Forbidden, Invalid, NotFound, TooManyRequests, Unauthorized
+from tierpilot.kit.errors import Conflict, Forbidden, Invalid, NotFound, Unauthorized
 from tierpilot.kit.settings import get_settings
 
 log = logging.getLogger("tierpilot.auth")
@@ -101,53 +98,14 @@ def ensure_user(session: Session, username: str, password: str, is_admin: bool) 
     return create_user(session, username, password, is_admin)[0]
 
 
-class LoginLimiter:
-    """Sliding-window limit of failed logins per username and per client address (in-process)."""
-
-    def __init__(self, per_minute: int) -> None:
-        self.per_minute = per_minute
-        self._fails: dict[str, deque[float]] = {}
-        self._lock = threading.Lock()
-
-    def _recent(self, key: str, now: float) -> deque[float]:
-        q = self._fails.setdefault(key, deque())
-        while q and now - q[0] > 60:
-            q.popleft()
-        return q
-
-    def check(self, *keys: str) -> None:
-        now = time.monotonic()
-        with self._lock:
-            for key in keys:
-                # one address may serve a whole lab behind NAT: it gets five times a user's allowance
-                limit = self.per_minute * (5 if key.startswith("addr:") else 1)
-                if len(self._recent(key, now)) >= limit:
-                    raise TooManyRequests("too many failed logins; wait a minute and try again")
-
-    def reset(self) -> None:
-        with self._lock:
-            self._fails.clear()
-
-    def fail(self, *keys: str) -> None:
-        now = time.monotonic()
-        with self._lock:
-            for key in keys:
-                self._recent(key, now).append(now)
-
-
-login_limiter = LoginLimiter(get_settings().login_attempts_per_minute)
-
-
-def authenticate(session: Session, username: str, password: str, client: str = "") -> User:
-    keys = (f"user:{username}", f"addr:{client}")
-    login_limiter.check(*keys)
+def authenticate(session: Session, username: str, password: str) -> User:
+    """The user this password belongs to; throttling is the caller's (``auth.throttle``, before the transaction)."""
     user = repository.get_user_by_name(session, username)
     try:
         _hasher.verify(user.password_hash if user else _DUMMY_HASH, password)
     except (VerificationError, InvalidHashError):
         user = None
     if user is None:
-        login_limiter.fail(*keys)
         raise Unauthorized("invalid username or password")
     if user.disabled:  # said only to whoever knows the password
         raise Forbidden("this account is disabled; ask an administrator")

@@ -12,6 +12,7 @@ class DomainError(Exception):
         super().__init__(message)
         self.message = message
         self.extra = extra
+        self.headers: dict[str, str] = {}
 
 
 class NotFound(DomainError):
@@ -36,3 +37,10 @@ class Unauthorized(DomainError):
 
 class TooManyRequests(DomainError):
     status_code = 429
+
+    def __init__(self, message: str, retry_after_s: int | None = None, **extra: Any) -> None:
+        if retry_after_s is not None:
+            extra["retry_after_s"] = retry_after_s
+        super().__init__(message, **extra)
+        if retry_after_s is not None:
+            self.headers["Retry-After"] = str(retry_after_s)

@@ -11,6 +11,7 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from tierpilot.kit.outbound import parse_allow_hosts
+from tierpilot.kit.proxies import parse_networks
 
 _DEV_SECRET = "dev-insecure-secret-change-me"
 
@@ -34,13 +35,34 @@ class Settings(BaseSettings):
     gateway_region: str = Field("us-east-1", description="region the gateway reports (GetBucketLocation)")
     gateway_threads: int = Field(128, description="worker threads per gateway process for DB and tier I/O")
     gateway_cache_s: float = Field(2.0, description="how long a gateway reuses S3 keys, buckets and tiers it read")
+    gateway_header_timeout_s: float = Field(20.0, gt=0, description="a gateway connection that has not sent a "
+                                            "request's whole header section this long after it began is closed")
+    gateway_body_timeout_s: float = Field(20.0, gt=0, description="a request body that sends nothing this long is "
+                                          "answered 400 RequestTimeout and its connection closed")
+    gateway_max_pending_connections: int = Field(256, ge=1, description="connections per gateway process that are "
+                                                 "still sending a header section; a new one closes the oldest")
     gateway_domain: str = Field("", description="base domain of virtual-hosted-style bucket URLs (bucket.domain)")
     public_gateway_url: str = Field("", description="URL clients use for the gateway; empty = http://host:port")
     default_tier: str = Field("hot-disk", description="tier of new buckets when none is asked for")
     cookie_secure: bool = Field(False, description="set the session cookie's Secure flag (behind HTTPS); "
                                 "default: on in production, off otherwise")
     session_max_age_s: int = Field(12 * 3600, description="dashboard session lifetime, seconds")
-    login_attempts_per_minute: int = Field(10, description="failed logins per user a minute (x5 per client address)")
+    # logins: the limits are shared by every API process (Redis, else the database: kit/counters.py)
+    trusted_proxies: str = Field("", description="addresses or CIDR networks (comma-separated) of reverse proxies "
+                                 "whose X-Forwarded-For is believed: the client is its right-most address that is not "
+                                 "one of them; empty = none, the header is ignored")
+    login_window_s: float = Field(900.0, gt=0, description="the period the login limits below count failures in, "
+                                  "seconds")
+    login_free_attempts: int = Field(5, ge=1, description="failed logins of one account from one address before "
+                                     "each further try waits (1 s, doubled per failure)")
+    login_backoff_max_s: float = Field(300.0, gt=0, description="longest wait between failed logins of one account "
+                                       "from one address, seconds")
+    login_address_failures: int = Field(50, ge=1, description="failed logins from one address (IPv6: one /64), "
+                                        "any accounts, in a window; then that address waits for the next window")
+    login_account_failures: int = Field(100, ge=1, description="failed logins of one account from all addresses in "
+                                        "a window; past it an address the account never signed in from gets one try, "
+                                        "then waits (longer per further multiple); addresses it did sign in from "
+                                        "are not slowed")
     frontend_dist: Path = Field(Path(__file__).resolve().parents[3] / "frontend" / "dist",
                                 description="built dashboard served at /")
     seed_demo: bool = Field(True, description="create the demo admin (demo / demo-password), tiers, buckets and "
@@ -74,6 +96,12 @@ class Settings(BaseSettings):
     lifecycle_delete_grace_s: float = Field(5.0, ge=0, description="a moved object's old copy stays this long, so "
                                             "reads that looked it up just before the switch still find it")
     lifecycle_max_attempts: int = Field(5, ge=1, description="tries of a failing move before it waits for a person")
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _parse_trusted_proxies(cls, value: str) -> str:
+        parse_networks(value)
+        return value
 
     @field_validator("webhook_allow_hosts")
     @classmethod
