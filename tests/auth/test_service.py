@@ -15,9 +15,9 @@ def test_passwords_are_hashed_with_argon2(session: Session) -> None:
 
 def test_authenticate_accepts_right_and_refuses_wrong_password(session: Session) -> None:
     service.create_user(session, "bob", "bob-password")
-    assert service.authenticate(session, "bob", "bob-password", "t1").username == "bob"
+    assert service.authenticate(session, "bob", "bob-password").username == "bob"
     with pytest.raises(Unauthorized):
-        service.authenticate(session, "bob", "wrong-password", "t1")
+        service.authenticate(session, "bob", "wrong-password")
 
 
 def test_duplicate_and_invalid_users_are_refused(session: Session) -> None:

@@ -81,6 +81,7 @@ class Gateway:
     def __init__(self) -> None:
         settings = get_settings()
         self.domain = settings.gateway_domain
+        self.body_timeout_s = settings.gateway_body_timeout_s
         self._extensions: list[Any] = []
         self._flusher: asyncio.Task[None] | None = None
 
@@ -151,7 +152,7 @@ class Gateway:
         req = Request(scope=scope, receive=receive, send=send, method=scope["method"], raw_path=raw_path,
                       bucket="", key="", query=dict(reversed(pairs)), query_pairs=pairs, headers=headers,
                       request_id=_request_id())
-        req.track_body()
+        req.track_body(self.body_timeout_s)
         if header_bytes > MAX_HEADER_BYTES:
             raise S3Error("RequestHeaderSectionTooLarge", "Your request header section exceeds the maximum allowed "
                           "size.", 400, MaxSizeAllowed=str(MAX_HEADER_BYTES))
@@ -191,6 +192,7 @@ class Gateway:
             await self._fail(req, exc)
         finally:
             if req is not None:
+                req.close()
                 for flow in req.flows:
                     with contextlib.suppress(Exception):
                         await flow.close()

@@ -24,11 +24,15 @@ def gateway(
 
     import uvicorn
 
+    from tierpilot.kit.httpserver import GuardedHttpToolsProtocol
+
     # the gateway's own access log (request id, user, operation, status, bytes, time) at info level
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     s = get_settings()
+    # uvicorn's httptools protocol plus a header deadline and a cap on half-open connections (kit/httpserver.py);
+    # request bodies are timed by the app (RequestTimeout)
     uvicorn.run("tierpilot.gateway.app:create_app", factory=True, host=host or s.gateway_host,
-                port=port or s.gateway_port, workers=workers, http="httptools", loop="uvloop",
+                port=port or s.gateway_port, workers=workers, http=GuardedHttpToolsProtocol, loop="uvloop",
                 log_level=log_level, access_log=False, server_header=False, backlog=4096,
                 timeout_keep_alive=30)
 

@@ -14,7 +14,7 @@ from tierpilot.gateway.errors import S3Error
 from tierpilot.gateway.sigv4 import SignedRequest
 from tierpilot.gateway.xmlio import error_document
 from tierpilot.kit.flow import Flow
-from tierpilot.kit.streaming import Receive, Send
+from tierpilot.kit.streaming import IdleReceive, Receive, ReceiveTimeout, Send
 
 Headers = list[tuple[bytes, bytes]]
 
@@ -42,6 +42,7 @@ class Request:
     bytes_out: int = 0
     body_consumed: bool = False
     _receive_raw: Receive | None = None
+    _body_timer: IdleReceive | None = None
 
     @property
     def user(self) -> Credential:
@@ -49,16 +50,29 @@ class Request:
         return self.caller
 
     async def _receive_tracked(self) -> MutableMapping[str, Any]:
-        assert self._receive_raw is not None
-        message = await self._receive_raw()
+        if self.body_consumed or self._body_timer is None:  # past the body only a disconnect can come
+            assert self._receive_raw is not None
+            return await self._receive_raw()
+        try:
+            message = await self._body_timer()
+        except ReceiveTimeout:
+            raise S3Error("RequestTimeout", "Your socket connection to the server was not read from or written to "
+                          "within the timeout period. Idle connections will be closed.", 400) from None
         if message["type"] != "http.request" or not message.get("more_body", False):
             self.body_consumed = True
         return message
 
-    def track_body(self) -> None:
-        """Note when the request body has been read to its end (see ``start``)."""
+    def track_body(self, idle_timeout_s: float) -> None:
+        """Note when the request body has been read to its end (see ``start``), and answer RequestTimeout when
+        it sends nothing for ``idle_timeout_s``."""
         self._receive_raw = self.receive
+        self._body_timer = IdleReceive(self.receive, idle_timeout_s)
         self.receive = self._receive_tracked
+
+    def close(self) -> None:
+        """The request is over: release its body timer."""
+        if self._body_timer is not None:
+            self._body_timer.close()
 
     def _unread_body(self) -> bool:
         if self.body_consumed:

@@ -45,6 +45,62 @@ class ClientDisconnected(Exception):
     """The client went away before its request body was complete."""
 
 
+class ReceiveTimeout(Exception):
+    """The client sent nothing of its request body for the time-out."""
+
+
+class IdleReceive:
+    """An ASGI ``receive`` that gives up (``ReceiveTimeout``) after ``timeout_s`` without a message.
+
+    One timer per time-out period, not one per call: a body arrives in thousands of messages, and the
+    timer only checks, when it fires, whether the waiting call began more than ``timeout_s`` ago. Time
+    spent between calls (a throttled flow, a slow tier) is the server's, not the client's, and not counted.
+    """
+
+    def __init__(self, receive: Receive, timeout_s: float) -> None:
+        self._receive = receive
+        self._timeout_s = timeout_s
+        self._loop = asyncio.get_running_loop()
+        self._waiter: asyncio.Task[Any] | None = None
+        self._since = 0.0
+        self._timer: asyncio.TimerHandle | None = None
+        self._expired = False
+
+    async def __call__(self) -> MutableMapping[str, Any]:
+        if self._expired:
+            raise ReceiveTimeout("no request body for the time-out")
+        task = asyncio.current_task()
+        self._since = self._loop.time()
+        self._waiter = task
+        if self._timer is None:
+            self._timer = self._loop.call_at(self._since + self._timeout_s, self._check)
+        try:
+            return await self._receive()
+        except asyncio.CancelledError:
+            if self._expired and task is not None and task.uncancel() == 0:  # our cancel, and nobody else's
+                raise ReceiveTimeout("no request body for the time-out") from None
+            raise
+        finally:
+            self._waiter = None
+
+    def _check(self) -> None:
+        self._timer = None
+        if self._waiter is None:
+            return  # not waiting: the next call arms the timer again
+        due = self._since + self._timeout_s
+        if self._loop.time() >= due:
+            self._expired = True
+            self._waiter.cancel()
+        else:
+            self._timer = self._loop.call_at(due, self._check)
+
+    def close(self) -> None:
+        """Stop the timer (the request is over)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+
 class Inbound:
     """A request body moved from the event loop to one worker thread in batches of ~1 MiB.
 

@@ -1,0 +1,132 @@
+"""A real gateway process with test-sized time-outs, driven over raw sockets: a body that stops is
+answered RequestTimeout, half-sent header sections are closed (the oldest at once past the cap, the rest
+at their deadline), and boto3 is served all along."""
+
+from __future__ import annotations
+
+import select
+import socket
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.gateway import rawclient as raw
+from tests.gateway.conftest import Gateway, start_gateway, stop
+
+BODY_TIMEOUT_S = 1.0
+HEADER_TIMEOUT_S = 2.0
+MAX_PENDING = 50
+
+
+@dataclass
+class Slow:
+    gateway: Gateway
+    host: str
+    port: int
+
+
+@pytest.fixture(scope="module")
+def slow(gateway: Gateway, db_url: str, data_dir: Path) -> Iterator[Slow]:
+    """A second gateway on the suite's data with short time-outs (the package's gateway keeps the defaults)."""
+    url, proc = start_gateway(db_url, data_dir / f"gateway-timeouts-{uuid.uuid4().hex[:6]}.log", {
+        "TIERPILOT_GATEWAY_BODY_TIMEOUT_S": str(BODY_TIMEOUT_S),
+        "TIERPILOT_GATEWAY_HEADER_TIMEOUT_S": str(HEADER_TIMEOUT_S),
+        "TIERPILOT_GATEWAY_MAX_PENDING_CONNECTIONS": str(MAX_PENDING)})
+    parts = urlsplit(url)
+    gw = Gateway(url=url, proc=proc, log=gateway.log, users=gateway.users, tier_dirs=gateway.tier_dirs)
+    yield Slow(gw, parts.hostname or "127.0.0.1", parts.port or 80)
+    stop(proc)
+
+
+def _read_all(sock: socket.socket, deadline: float) -> bytes:
+    """Everything the server sends until it closes (or the deadline passes)."""
+    out = b""
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([sock], [], [], deadline - time.monotonic())
+        if not ready:
+            break
+        try:
+            data = sock.recv(65536)
+        except ConnectionResetError:
+            break
+        if not data:
+            break
+        out += data
+    return out
+
+
+def _closed(socks: list[socket.socket], deadline: float) -> set[int]:
+    """Indexes of the sockets the server closed by ``deadline`` (told by select, no polling interval)."""
+    closed: set[int] = set()
+    while len(closed) < len(socks) and time.monotonic() < deadline:
+        open_ = [s for i, s in enumerate(socks) if i not in closed]
+        ready, _, _ = select.select(open_, [], [], max(0.0, deadline - time.monotonic()))
+        for s in ready:
+            try:
+                data = s.recv(4096)
+            except ConnectionResetError:
+                data = b""
+            if not data:
+                closed.add(socks.index(s))
+        if not ready:
+            break
+    return closed
+
+
+def test_a_put_that_stops_sending_its_body_gets_request_timeout(slow: Slow) -> None:
+    s3 = slow.gateway.client("alice")
+    bucket = f"t-{uuid.uuid4().hex[:12]}"
+    s3.create_bucket(Bucket=bucket)
+    user = slow.gateway.users["alice"]
+    url = raw.url_for(slow.gateway.url, bucket, "half")
+    signed = raw.sign("PUT", url, {"content-length": "10"}, "UNSIGNED-PAYLOAD", user.access_key_id,
+                      user.secret_access_key)
+    head = "".join(f"{k}: {v}\r\n" for k, v in signed.headers.items())
+    with socket.create_connection((slow.host, slow.port)) as sock:
+        started = time.monotonic()
+        sock.sendall(f"PUT /{bucket}/half HTTP/1.1\r\n{head}\r\n".encode() + b"12345")
+        # meanwhile the gateway serves others
+        s3.put_object(Bucket=bucket, Key="whole", Body=b"0123456789")
+        assert s3.get_object(Bucket=bucket, Key="whole")["Body"].read() == b"0123456789"
+        answer = _read_all(sock, started + BODY_TIMEOUT_S + 10)
+        elapsed = time.monotonic() - started
+    status, _, rest = answer.partition(b"\r\n")
+    assert status == b"HTTP/1.1 400 Bad Request", answer[:300]
+    assert b"<Code>RequestTimeout</Code>" in rest
+    assert b"not read from or written to within the timeout period" in rest
+    assert b"connection: close" in rest.lower()
+    assert BODY_TIMEOUT_S * 0.9 <= elapsed < BODY_TIMEOUT_S + 5
+    assert "half" not in [o["Key"] for o in s3.list_objects_v2(Bucket=bucket).get("Contents", [])]
+
+
+def test_half_sent_header_sections_are_closed_and_boto3_is_served_meanwhile(slow: Slow) -> None:
+    s3 = slow.gateway.client("bob")
+    bucket = f"t-{uuid.uuid4().hex[:12]}"
+    s3.create_bucket(Bucket=bucket)
+    socks: list[socket.socket] = []
+    try:
+        started = time.monotonic()
+        for i in range(200):
+            sock = socket.create_connection((slow.host, slow.port))
+            sock.sendall(f"GET /{bucket}/k{i} HTTP/1.1\r\nHost: {slow.host}\r\nX-Slow: ".encode())
+            socks.append(sock)
+        # past the cap the oldest go at once: at most MAX_PENDING are held
+        early = _closed(socks, time.monotonic() + HEADER_TIMEOUT_S * 0.5)
+        assert len(early) >= 200 - MAX_PENDING
+        assert early <= set(range(200 - MAX_PENDING)), "the newest are kept, the oldest closed"
+        s3.put_object(Bucket=bucket, Key="served", Body=b"meanwhile")
+        assert s3.get_object(Bucket=bucket, Key="served")["Body"].read() == b"meanwhile"
+        # the rest at their deadline
+        rest = [s for i, s in enumerate(socks) if i not in early]
+        late = _closed(rest, started + HEADER_TIMEOUT_S + 5)
+        assert len(late) == len(rest)
+        assert time.monotonic() - started >= HEADER_TIMEOUT_S * 0.9
+    finally:
+        for sock in socks:
+            sock.close()
+    assert s3.get_object(Bucket=bucket, Key="served")["Body"].read() == b"meanwhile"
