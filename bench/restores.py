@@ -380,7 +380,7 @@ def main() -> int:
     else:
         url = f"sqlite:///{workdir / 'tierpilot.db'}"
     env = dict(os.environ, TIERPILOT_DATA_DIR=str(workdir), TIERPILOT_DATABASE_URL=url, TIERPILOT_SEED_DEMO="false",
-               TIERPILOT_SECRET_KEY="bench-secret-key", TIERPILOT_LOGIN_ATTEMPTS_PER_MINUTE="1000")
+               TIERPILOT_SECRET_KEY="bench-secret-key")
     env.pop("TIERPILOT_REDIS_URL", None)
     os.environ.update(env)
     try:
