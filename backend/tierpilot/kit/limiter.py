@@ -97,6 +97,30 @@ redis.call('PEXPIRE', KEYS[2], ttl)
 return {guaranteed, spare, wait}
 """
 
+# KEYS: buckets to drain; ARGV: ttl ms, then rate and burst of each key in order. A drained bucket keeps
+# its debt but loses the tokens it saved: when those were saved while flows moved bytes without leasing
+# (nothing was protected), spending them would be spending capacity twice. A missing bucket starts empty.
+DRAIN_SCRIPT = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local ttl = tonumber(ARGV[1])
+for i, key in ipairs(KEYS) do
+  local rate, burst = tonumber(ARGV[2 * i]), tonumber(ARGV[2 * i + 1])
+  local v = redis.call('HMGET', key, 'tokens', 'ts')
+  local tokens, ts = tonumber(v[1]), tonumber(v[2])
+  local level = 0
+  if tokens ~= nil and ts ~= nil then
+    local dt = now - ts
+    if dt < 0 then dt = 0 end
+    level = math.min(burst, tokens + rate * dt / 1000000)
+  end
+  if level > 0 then level = 0 end
+  redis.call('HSET', key, 'tokens', string.format('%.3f', level), 'ts', string.format('%d', now))
+  redis.call('PEXPIRE', key, ttl)
+end
+return #KEYS
+"""
+
 
 @dataclass(frozen=True)
 class Grant:
@@ -177,6 +201,12 @@ def _grant(reply: list[Any]) -> Grant:
     return Grant(int(g), int(s), int(w) / 1_000_000)
 
 
+def _drain_buckets(scope: str, klass: str, class_rate: int, pool_rate: int) -> list[tuple[str, int, int]]:
+    """(key, rate, burst) of the buckets ``drain`` empties: the class's and the scope's pool."""
+    shape = Lease(scope, klass, class_rate, pool_rate, 0)
+    return [(class_key(scope, klass), class_rate, shape.class_burst), (pool_key(scope), pool_rate, shape.pool_burst)]
+
+
 class Backend(Protocol):
     async def lease(self, req: Lease) -> Grant: ...
 
@@ -218,6 +248,13 @@ class MemoryBackend:
         self._buckets[ck] = (c, now)
         self._buckets[pk] = (p, now)
         return Grant(guaranteed, spare, wait)
+
+    def drain_now(self, scope: str, klass: str, class_rate: int, pool_rate: int) -> None:
+        """``DRAIN_SCRIPT`` on these buckets: the class and the pool keep their debt, not their savings."""
+        now = self._clock()
+        for key, rate, burst in _drain_buckets(scope, klass, class_rate, pool_rate):
+            level = self._level(key, rate, burst, now, 0) if key in self._buckets else 0.0
+            self._buckets[key] = (min(level, 0.0), now)
 
     async def lease(self, req: Lease) -> Grant:
         return self.lease_now(req)
@@ -322,6 +359,20 @@ class SharedBuckets(_Failover):
                 return grant
         return self._local(req)
 
+    async def drain(self, scope: str, klass: str, class_rate: int, pool_rate: int) -> None:
+        """Forget what a class and the pool saved (see ``DRAIN_SCRIPT``), in Redis or in the local buckets."""
+        if self._client is not None and self._use_redis():
+            buckets = _drain_buckets(scope, klass, class_rate, pool_rate)
+            try:
+                await self._client.eval(DRAIN_SCRIPT, len(buckets), *(k for k, _, _ in buckets), KEY_TTL_MS,
+                                        *(x for _, rate, burst in buckets for x in (rate, burst)))
+            except Exception as exc:  # noqa: BLE001  (Redis down: the local buckets are the ones in use)
+                self._fail(exc)
+            else:
+                self._reached()
+                return
+        self._memory.drain_now(scope, klass, class_rate, pool_rate)
+
     async def close(self) -> None:
         if self._client is not None:
             with contextlib.suppress(Exception):  # closing: nothing left to report to
@@ -392,9 +443,10 @@ RateOf = Callable[[], tuple[str, int]]  # -> (class, bytes/s) current for this f
 class Scheduler:
     """Pays for chunks out of per-class buffers refilled by leases from the shared buckets."""
 
-    def __init__(self, buckets: Backend, pool_rate: Callable[[str], int]) -> None:
+    def __init__(self, buckets: Backend, pool_rate: Callable[[str], int], burst: Burst = Burst()) -> None:
         self._buckets = buckets
         self._pool_rate = pool_rate
+        self._burst = burst
         self._buffers: dict[tuple[str, str], ClassBuffer] = {}
 
     def buffer(self, scope: str, klass: str) -> ClassBuffer:
@@ -429,7 +481,7 @@ class Scheduler:
                     debt, buf.tokens = -buf.tokens, 0
                     await self.pay(scope, debt, rate_of, sleep)
                     return
-                req = next_lease(scope, klass, rate, self._pool_rate(scope), -buf.tokens)
+                req = next_lease(scope, klass, rate, self._pool_rate(scope), -buf.tokens, self._burst)
                 wait = buf.settle(await self._buckets.lease(req), MAX_WAIT_S)
                 if wait:
                     await sleep(wait)

@@ -1,10 +1,15 @@
 """Reservation enforcement in the gateway: the flow policy installed at the gateway's start.
 
 ``open`` checks a request's ``X-Tierpilot-Reservation`` against an in-memory directory of the
-reservations around now (refreshed from the database every second; an id not in it costs one
-lookup, then is cached briefly), and hands back a flow whose ``consume`` pays each chunk out of
-the shared token buckets (``kit.limiter``) and counts it for metering. No database or Redis call
-happens per chunk.
+reservations around now, and hands back a flow whose ``consume`` pays each chunk out of the shared
+token buckets (``kit.limiter``) and counts it for metering. No database or Redis call happens per chunk.
+
+A reservation holds from its first second on every process: bookings, cancellations and capacity
+changes arrive over Redis as they are committed (``reservations.changes``) and apply at once; the
+snapshot read from the database every second is the fall-back; windows open and close on this
+process's clock, not at a refresh; a reservation found by a lookup joins the directory at once. While
+no window of a direction is open, best-effort bytes move without leases, so the buckets' savings are
+fiction then: the first chunk of a contended period drains them (``SharedBuckets.drain``).
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,9 +30,9 @@ from tierpilot.gateway.ext import invalid_reservation
 from tierpilot.kit.cache import TTLCache
 from tierpilot.kit.db import session_factory, utcnow
 from tierpilot.kit.flow import Flow, FlowRequest, set_policy
-from tierpilot.kit.limiter import HEARTBEAT_S, Scheduler, SharedBuckets
+from tierpilot.kit.limiter import HEARTBEAT_S, MIN_LEASE, REDIS_RETRY_S, Burst, Scheduler, SharedBuckets
 from tierpilot.kit.settings import get_settings
-from tierpilot.reservations import metering, repository, service
+from tierpilot.reservations import changes, metering, repository, service
 from tierpilot.reservations.admission import bookable_bps
 from tierpilot.reservations.models import Reservation
 
@@ -38,7 +44,14 @@ LOOKUP_TTL_S = 2.0  # a cancellation reaches requests that open new flows within
 LOOKUP_CACHE_MAX = 10_000
 SNAPSHOT_BEHIND = timedelta(minutes=1)
 SNAPSHOT_AHEAD = timedelta(minutes=5)
+SLOT_S = 0.1  # resolution of the recent bytes the health answer reports
+RECENT_SLOTS = 100
 BEST_EFFORT = "best-effort"
+# The pool saves at most 11 ms of its capacity and a class borrows at most 11 ms of it, so every 1 s interval
+# stays within the capacity + ~2 %. A lease is at most what the pool saves, so a class with tokens (within
+# its rate, or catching up with what it saved while idle: 0.5 s of its rate) asks for less of the pool
+# than a spare grant needs, and always goes first: saved tokens buy priority, not bytes beyond capacity.
+POOL_BURST = Burst(class_s=0.5, pool_s=0.011, pool_debt_s=0.011, floor=MIN_LEASE)
 PROCESSES_KEY = "tp:gateways"  # the live gateway processes: their count divides rates while Redis is down
 
 
@@ -58,6 +71,11 @@ class Entry:
         return cls(r.id, r.owner_id, r.bucket, r.direction, r.rate_bps, r.start_at.timestamp(),
                    r.end_at.timestamp(), r.state == "cancelled")
 
+    @classmethod
+    def from_message(cls, m: dict[str, Any]) -> Entry:
+        return cls(str(m["id"]), int(m["owner_id"]), str(m["bucket"]), str(m["direction"]), int(m["rate_bps"]),
+                   float(m["start"]), float(m["end"]), bool(m["cancelled"]))
+
 
 @dataclass(frozen=True, slots=True)
 class Pool:
@@ -72,25 +90,43 @@ class Pool:
 @dataclass(frozen=True, slots=True)
 class Rates:
     at: float
+    until: float  # the next window boundary: the figures hold until then (or until the directory changes)
     contended: bool  # some reservation of the direction is live: best-effort must go through the buckets
+    since: float  # start of the run of overlapping windows that is live now (0: none); one drain per run
     scale: float
     best_effort_bps: int
 
 
-class Directory:
-    """The reservations around now and the pool's capacity, as this process last read them."""
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    pool: Pool | None
+    entries: dict[str, Entry]
+    started: float  # the directory's clock when the read began
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+
+class Directory:
+    """The reservations around now and the pool's capacity, as this process knows them.
+
+    ``clock`` (monotonic) times caches; ``wall`` (Unix seconds) is compared with windows.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic, wall: Callable[[], float] = time.time) -> None:
         self.entries: dict[str, Entry] = {}
         self.pool = Pool(service.DEFAULT_READ_BPS, service.DEFAULT_WRITE_BPS, service.DEFAULT_UNBOOKABLE_SHARE)
+        self.wall = wall
         self.refreshed_at = 0.0
         self.error = ""
+        self._clock = clock
         # one-tuples, so that an unknown id is remembered too (the cache answers None for a miss)
         self._lookups: TTLCache[str, tuple[Entry | None]] = TTLCache(LOOKUP_TTL_S, LOOKUP_CACHE_MAX, clock)
         self._rates: dict[str, Rates] = {}
+        # what was learnt between snapshots, and when: a snapshot whose read began earlier must not undo it
+        self._learnt: dict[str, tuple[Entry, float]] = {}
+        self._pool_learnt: tuple[Pool, float] | None = None
 
-    def load(self) -> None:
-        """Read the snapshot (blocking: runs in a worker thread)."""
+    def read(self) -> Snapshot:
+        """Read the reservations around now and the pool (blocking: runs in a worker thread)."""
+        started = self._clock()
         now = utcnow()
         with session_factory()() as session:
             pool = repository.get_pool(session)
@@ -98,12 +134,50 @@ class Directory:
                 Reservation.start_at <= now + SNAPSHOT_AHEAD, Reservation.end_at > now - SNAPSHOT_BEHIND,
             )).all()
             entries = {r.id: Entry.of(r) for r in rows}
+        return Snapshot(Pool(pool.read_bps, pool.write_bps, pool.unbookable_share) if pool is not None else None,
+                        entries, started)
+
+    def install(self, snapshot: Snapshot) -> None:
+        """Take a snapshot, keeping what was learnt after its read began (a change may have missed it)."""
+        entries = dict(snapshot.entries)
+        self._learnt = {rid: (e, at) for rid, (e, at) in self._learnt.items() if at >= snapshot.started}
+        for rid, (entry, _) in self._learnt.items():
+            entries[rid] = entry
+        pool = snapshot.pool
+        if self._pool_learnt is not None and self._pool_learnt[1] >= snapshot.started:
+            pool = self._pool_learnt[0]
+        else:
+            self._pool_learnt = None
         if pool is not None:
-            self.pool = Pool(pool.read_bps, pool.write_bps, pool.unbookable_share)
+            self.pool = pool
         self.entries = entries
         self._rates.clear()
-        self.refreshed_at = time.time()
+        self.refreshed_at = self.wall()
         self.error = ""
+
+    def load(self) -> None:
+        """Read and take a snapshot (blocking)."""
+        self.install(self.read())
+
+    def learn(self, entry: Entry) -> None:
+        """A reservation as committed now (published, or found by a lookup): enforced from the next chunk."""
+        now = self.wall()
+        self._learnt[entry.id] = (entry, self._clock())
+        self._lookups.put(entry.id, (entry,))
+        if entry.start <= now + SNAPSHOT_AHEAD.total_seconds() and entry.end > now - SNAPSHOT_BEHIND.total_seconds():
+            self.entries[entry.id] = entry
+        else:
+            self.entries.pop(entry.id, None)
+        self._rates.clear()
+
+    def apply(self, message: dict[str, Any]) -> None:
+        """One published change (``reservations.changes``)."""
+        if message["kind"] == "reservation":
+            self.learn(Entry.from_message(message))
+        else:
+            self.pool = Pool(int(message["read_bps"]), int(message["write_bps"]), float(message["unbookable_share"]))
+            self._pool_learnt = (self.pool, self._clock())
+            self._rates.clear()
 
     def fetch(self, reservation_id: str) -> Entry | None:
         """One reservation straight from the database (blocking)."""
@@ -121,7 +195,12 @@ class Directory:
         from tierpilot.kit.streaming import run
 
         entry = await run(self.fetch, reservation_id)
-        self._lookups.put(reservation_id, (entry,))
+        if entry is None:
+            self._lookups.put(reservation_id, (None,))
+        else:
+            # it counts as contention before its first byte, on this process at least (the others
+            # learn of it from the published change or their next snapshot)
+            self.learn(entry)
         return entry
 
     def live(self, entry: Entry, now: float) -> bool:
@@ -130,26 +209,63 @@ class Directory:
         return not current.cancelled and current.start <= now < current.end
 
     def rates(self, direction: str, now: float) -> Rates:
-        """The scheduling figures of a direction at ``now``, recomputed ten times a second.
+        """The scheduling figures of a direction at ``now``: recomputed when a window opens or closes
+        (on this clock, exactly) and when the directory changes.
 
         Bookings may exceed a capacity an admin lowered later: then every reservation gets the
         same fraction of its rate, and best-effort keeps the unbookable share.
         """
         cached = self._rates.get(direction)
-        if cached is not None and now - cached.at < 0.1:
+        if cached is not None and cached.at <= now < cached.until:
             return cached
         capacity = self.pool.capacity(direction)
         limit = bookable_bps(capacity, self.pool.unbookable_share)
-        booked = sum(e.rate_bps for e in self.entries.values()
-                     if e.direction == direction and not e.cancelled and e.start <= now < e.end)
+        windows = sorted((e.start, e.end, e.rate_bps) for e in self.entries.values()
+                         if e.direction == direction and not e.cancelled)
+        booked = sum(rate for start, end, rate in windows if start <= now < end)
+        until = min((t for start, end, _ in windows for t in (start, end) if t > now), default=math.inf)
+        since = 0.0
+        run_start, run_end = 0.0, -math.inf
+        for start, end, _ in windows:  # merge overlapping windows into runs; the live one names the period
+            if start > run_end:
+                run_start, run_end = start, end
+            else:
+                run_end = max(run_end, end)
+            if run_start <= now < run_end:
+                since = run_start
         scale = 1.0 if booked <= limit else limit / booked
-        rates = Rates(now, booked > 0, scale, max(0, capacity - int(booked * scale)))
+        rates = Rates(now, until, booked > 0, since, scale, max(0, capacity - int(booked * scale)))
         self._rates[direction] = rates
         return rates
 
 
+class Recent:
+    """Bytes moved per direction per ``SLOT_S``, reserved and best-effort apart, over the last
+    ``RECENT_SLOTS``: what the gateway moved in the last seconds, for its health answer."""
+
+    def __init__(self) -> None:
+        self._slots: dict[str, dict[int, list[int]]] = {"read": {}, "write": {}}
+
+    def add(self, direction: str, reserved: bool, nbytes: int, now: float) -> None:
+        slots = self._slots[direction]
+        slot = int(now / SLOT_S)
+        counts = slots.get(slot)
+        if counts is None:
+            counts = slots[slot] = [0, 0]
+            for old in [s for s in slots if s <= slot - RECENT_SLOTS]:
+                del slots[old]
+        counts[0 if reserved else 1] += nbytes
+
+    def report(self, now: float) -> dict[str, Any]:
+        first = int(now / SLOT_S) - RECENT_SLOTS
+        return {"slot_s": SLOT_S, "columns": ["reserved", "best-effort"],
+                **{d: {str(s): list(c) for s, c in sorted(slots.items()) if s > first}
+                   for d, slots in self._slots.items()}}
+
+
 class ReservationFlow:
-    """One request's flow: its reservation's class while live, best-effort otherwise."""
+    """One request's flow: its reservation's class while live, best-effort otherwise (a flow opened
+    before its window switches to the reservation on its first chunk inside it)."""
 
     __slots__ = ("headers", "_policy", "_direction", "_entry")
 
@@ -162,7 +278,7 @@ class ReservationFlow:
 
     def _class(self) -> tuple[str, int]:
         directory = self._policy.directory
-        now = time.time()
+        now = directory.wall()
         rates = directory.rates(self._direction, now)
         entry = self._entry
         if entry is not None and directory.live(entry, now):
@@ -171,14 +287,25 @@ class ReservationFlow:
 
     async def consume(self, nbytes: int) -> None:
         policy = self._policy
-        policy.moved[self._direction] += nbytes
-        # while no reservation of this direction is live there is nothing to protect: best-effort
-        # bytes move untouched (and without a lease) until one starts
-        if self._entry is None and not policy.directory.rates(self._direction, time.time()).contended:
+        directory = policy.directory
+        direction = self._direction
+        policy.moved[direction] += nbytes
+        rates = directory.rates(direction, directory.wall())
+        if not rates.contended:
+            # no window of this direction is open: nothing to protect, bytes move untouched (and
+            # without a lease) until one opens
+            policy.recent.add(direction, False, nbytes, directory.wall())
             return
-        await policy.scheduler.pay(self._direction, nbytes, self._class)
-        if self._entry is not None:
-            policy.meter.add(self._entry.id, nbytes)
+        if policy.drained[direction] != rates.since:
+            await policy.drain(direction, rates)
+        await policy.scheduler.pay(direction, nbytes, self._class)
+        now = directory.wall()
+        entry = self._entry
+        reserved = entry is not None and directory.live(entry, now)
+        if reserved:
+            assert entry is not None
+            policy.meter.add(entry.id, nbytes)
+        policy.recent.add(direction, reserved, nbytes, now)
 
     async def close(self) -> None:
         return None
@@ -187,13 +314,21 @@ class ReservationFlow:
 class ReservationPolicy:
     """Validates reservation ids and schedules every flow of this gateway process."""
 
-    def __init__(self, redis_url: str | None = None, clock: Callable[[], float] = time.monotonic) -> None:
-        self.directory = Directory(clock)
-        self.buckets = SharedBuckets(redis_url if redis_url is not None else get_settings().redis_url,
-                                     processes_key=PROCESSES_KEY, clock=clock)
-        self.scheduler = Scheduler(self.buckets, self._pool_rate)
+    def __init__(self, redis_url: str | None = None, clock: Callable[[], float] = time.monotonic,
+                 wall: Callable[[], float] = time.time) -> None:
+        self.directory = Directory(clock, wall)
+        self._redis_url = redis_url if redis_url is not None else get_settings().redis_url
+        self.buckets = SharedBuckets(self._redis_url, processes_key=PROCESSES_KEY, clock=clock)
+        self.scheduler = Scheduler(self.buckets, self._pool_rate, POOL_BURST)
         self.meter = metering.Meter()
         self.moved = {"read": 0, "write": 0}
+        self.recent = Recent()
+        # the contended period (``Rates.since``) whose savings this process drained, per direction
+        self.drained = {"read": 0.0, "write": 0.0}
+        self._drain_locks = {"read": asyncio.Lock(), "write": asyncio.Lock()}
+        self.changes_status = "subscribing" if self._redis_url else "not configured"
+        self.subscribed = asyncio.Event()
+        self.changed = asyncio.Event()  # set by every change applied (tests wait for it)
         self._tasks: list[asyncio.Task[None]] = []
 
     def _pool_rate(self, direction: str) -> int:
@@ -206,6 +341,8 @@ class ReservationPolicy:
         self._tasks = [asyncio.ensure_future(self._every(REFRESH_S, self._refresh)),
                        asyncio.ensure_future(self._every(HEARTBEAT_S, self.buckets.heartbeat)),
                        asyncio.ensure_future(self._every(1.0, self.flush_meter))]
+        if self._redis_url:
+            self._tasks.append(asyncio.ensure_future(self.listen()))
 
     async def stop(self) -> None:
         for task in self._tasks:
@@ -226,11 +363,63 @@ class ReservationPolicy:
                 log.exception("reservation enforcement loop %s failed", getattr(fn, "__name__", fn))
             await asyncio.sleep(period)
 
+    async def listen(self, refresh: bool = True) -> None:
+        """Apply every published change as it arrives; after (re)subscribing, read a snapshot (what was missed)."""
+        import redis.asyncio as aioredis
+
+        while True:
+            client: Any = aioredis.Redis.from_url(self._redis_url, socket_connect_timeout=0.5, socket_keepalive=True)
+            try:
+                async with client.pubsub(ignore_subscribe_messages=True) as pubsub:
+                    await pubsub.subscribe(changes.CHANNEL)
+                    self.changes_status = "subscribed"
+                    self.subscribed.set()
+                    if refresh:
+                        with contextlib.suppress(Exception):  # the refresh loop reports a failing database
+                            await self._refresh()
+                    async for message in pubsub.listen():
+                        if message and message.get("type") == "message":
+                            self.apply(message["data"])
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001  (Redis down: snapshots every second until it is back)
+                if self.subscribed.is_set():
+                    log.warning("reservation changes unsubscribed, snapshots only: %s", exc)
+                self.changes_status = f"error: {type(exc).__name__}: {exc}"[:300]
+                self.subscribed.clear()
+            finally:
+                with contextlib.suppress(Exception):
+                    await client.aclose()
+            await asyncio.sleep(REDIS_RETRY_S)
+
+    def apply(self, data: bytes | str) -> None:
+        """One published change, applied before the next chunk of any flow."""
+        message = changes.parse(data)
+        if message is None:
+            return
+        try:
+            self.directory.apply(message)
+        except (KeyError, TypeError, ValueError) as exc:
+            log.warning("ignoring a malformed reservation change %r: %s", message, exc)
+            return
+        self.changed.set()
+
+    async def drain(self, direction: str, rates: Rates) -> None:
+        """Once per contended period and process, before its first lease: forget what best-effort and the
+        pool saved while best-effort moved bytes without leases (they were spent, just not counted)."""
+        async with self._drain_locks[direction]:
+            if self.drained[direction] == rates.since:
+                return
+            buf = self.scheduler.buffer(direction, BEST_EFFORT)
+            buf.tokens = min(buf.tokens, 0)
+            await self.buckets.drain(direction, BEST_EFFORT, rates.best_effort_bps, self._pool_rate(direction))
+            self.drained[direction] = rates.since
+
     async def _refresh(self) -> None:
         from tierpilot.kit.streaming import run
 
         try:
-            await run(self.directory.load)
+            self.directory.install(await run(self.directory.read))
         except Exception as exc:
             # keep enforcing with the last snapshot; health says how old it is
             self.directory.error = f"{type(exc).__name__}: {exc}"[:300]
@@ -274,11 +463,11 @@ class ReservationPolicy:
         if entry.direction != request.direction:
             raise invalid_reservation(
                 f"The reservation is for {entry.direction}s; this request {request.direction}s.")
-        now = time.time()
+        now = self.directory.wall()
         if not entry.start <= now < entry.end:
-            when = "not started yet" if now < entry.start else "over"
-            return ReservationFlow(self, request.direction, None,
-                                   [(STATUS_HEADER, f"outside-window; best-effort; window {when}".encode())])
+            early = now < entry.start
+            header = f"outside-window; best-effort; window {'not started yet' if early else 'over'}".encode()
+            return ReservationFlow(self, request.direction, entry if early else None, [(STATUS_HEADER, header)])
         return ReservationFlow(self, request.direction, entry, [(STATUS_HEADER, b"active")])
 
     def status(self) -> dict[str, Any]:
@@ -289,7 +478,9 @@ class ReservationPolicy:
             "snapshot_age_s": round(time.time() - self.directory.refreshed_at, 3)
             if self.directory.refreshed_at else None,
             "snapshot_error": self.directory.error or None,
+            "changes": self.changes_status,
             "moved_bytes": dict(self.moved),
+            "recent_bytes": self.recent.report(time.time()),
             "classes": {f"{d}:{k}": {"guaranteed_bytes": b.guaranteed, "spare_bytes": b.spare,
                                      "waited_s": round(b.waited_s, 3)}
                         for (d, k), b in self.scheduler.buffers().items()},

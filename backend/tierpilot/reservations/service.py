@@ -16,7 +16,7 @@ from tierpilot.auth.models import User
 from tierpilot.catalog import repository as catalog_repository
 from tierpilot.kit.db import utcnow
 from tierpilot.kit.errors import Conflict, Forbidden, Invalid, NotFound
-from tierpilot.reservations import admission, repository
+from tierpilot.reservations import admission, changes, repository
 from tierpilot.reservations.admission import Booking, Step
 from tierpilot.reservations.models import DIRECTIONS, STATES, CapacityPool, Reservation
 
@@ -106,6 +106,7 @@ def set_capacity(session: Session, read_bps: int, write_bps: int, unbookable_sha
     if unbookable_share is not None:
         pool.unbookable_share = unbookable_share
     session.flush()
+    changes.announce(session, changes.pool_message(pool))
     return pool, overbookings(session, pool, now or utcnow())
 
 
@@ -201,6 +202,7 @@ def book(session: Session, owner: User, *, bucket: str, direction: str, rate_bps
                     state="active" if start <= now else "booked")
     session.add(r)
     session.flush()
+    changes.announce(session, changes.reservation_message(r))
     return r
 
 
@@ -227,6 +229,7 @@ def cancel(session: Session, actor: User, reservation_id: str, now: datetime | N
         raise Conflict("the reservation has finished; it can no longer be cancelled")
     r.state, r.cancelled_at = "cancelled", now
     session.flush()
+    changes.announce(session, changes.reservation_message(r))
     return r
 
 

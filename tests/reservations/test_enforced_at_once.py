@@ -1,0 +1,356 @@
+"""A reservation holds from its first second, on every gateway process: windows open on the directory's
+clock (no refresh needed), a booking reaches every gateway over Redis as it commits, a reservation found by
+a lookup counts as contention at once, and best-effort cannot spend the savings of the time it was not
+counted. The end-to-end test books a read reservation and at once starts reserved and greedy best-effort
+readers on two real gateway processes: the pool total stays within capacity + 2 % in every 1 s interval and
+the reservation gets at least 95 % of its rate in every full second, counted by the gateways themselves."""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import threading
+import time
+import urllib.parse
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import redis
+from fastapi.testclient import TestClient
+
+from tests.clocks import Ticks, run_in_virtual_time
+from tests.gateway.conftest import Gateway, _setup_data, start_gateway, stop, wait_until
+from tests.reservations.conftest import iso
+from tierpilot.auth.models import User
+from tierpilot.kit.db import transaction
+from tierpilot.kit.limiter import Lease, MemoryBackend, SharedBuckets, class_key, pool_key
+from tierpilot.kit.settings import get_settings
+from tierpilot.reservations import service
+from tierpilot.reservations.gateway import (
+    BEST_EFFORT,
+    Directory,
+    Entry,
+    Pool,
+    ReservationFlow,
+    ReservationPolicy,
+    Snapshot,
+)
+
+MB = 1_000_000
+MiB = 1 << 20
+HEADER = "X-Tierpilot-Reservation"
+
+
+# ---------------------------------------------------------------- the directory and the flow
+
+
+def test_a_window_opens_on_the_directorys_clock_without_a_refresh() -> None:
+    """A reservation booked for 13:00 is in the snapshot before 13:00 and is enforced at 13:00 on the
+    process's clock, and no longer at its end: not at the next refresh, not a tenth of a second late."""
+    ticks = Ticks()
+    wall = Ticks()
+    wall.now = 1_800_000_000.0
+    directory = Directory(clock=ticks, wall=wall)
+    directory.pool = Pool(100 * MB, 100 * MB, 0.1)
+    start = wall.now + 60
+    directory.entries = {"rsv_13": Entry("rsv_13", 1, "b", "read", 50 * MB, start, start + 3600, False)}
+
+    before = directory.rates("read", start - 0.001)
+    assert not before.contended and before.best_effort_bps == 100 * MB
+    opened = directory.rates("read", start)  # one millisecond later, the same snapshot
+    assert opened.contended and opened.since == start and opened.best_effort_bps == 50 * MB
+    assert directory.rates("write", start).contended is False
+    closed = directory.rates("read", start + 3600)
+    assert not closed.contended and closed.best_effort_bps == 100 * MB
+    assert directory.refreshed_at == 0.0  # never read from the database
+
+
+def test_a_run_of_overlapping_windows_is_one_contended_period() -> None:
+    directory = Directory(wall=lambda: 0.0)
+    directory.pool = Pool(100 * MB, 100 * MB, 0.1)
+    directory.entries = {
+        "a": Entry("a", 1, "b", "read", 10 * MB, 100.0, 200.0, False),
+        "b": Entry("b", 1, "b", "read", 10 * MB, 200.0, 300.0, False),  # touches a: contention goes on
+        "c": Entry("c", 1, "b", "read", 10 * MB, 150.0, 160.0, False),
+        "d": Entry("d", 1, "b", "read", 10 * MB, 400.0, 500.0, False),
+    }
+    assert [directory.rates("read", t).since for t in (99.0, 100.0, 155.0, 250.0, 300.0, 450.0)] == \
+        [0.0, 100.0, 100.0, 100.0, 0.0, 400.0]
+
+
+def test_a_flow_opened_before_its_window_switches_to_the_reservation_on_its_first_chunk_inside() -> None:
+    chunk = 256 * 1024
+
+    async def main() -> tuple[int, int, int, dict[str, Any]]:
+        loop = asyncio.get_running_loop()
+        base = 1_800_000_000.0
+        policy = ReservationPolicy(redis_url="", clock=loop.time, wall=lambda: base + loop.time())
+        policy.directory.pool = Pool(40 * MB, 40 * MB, 0.1)
+        start = base + loop.time() + 2.0
+        soon = Entry("rsv_soon", 1, "b", "read", 20 * MB, start, start + 3600, False)
+        policy.directory.entries = {soon.id: soon}
+        flow = ReservationFlow(policy, "read", soon, [])
+        early = 0
+        for _ in range(4):  # no window is open: the chunks pass at once
+            await flow.consume(chunk)
+            early += chunk
+        await asyncio.sleep(start - policy.directory.wall())  # virtual time: costs nothing
+        metered_early = sum(n for _, _, n in policy.meter.take())
+        for _ in range(40):
+            await flow.consume(chunk)
+        return early, metered_early, sum(n for _, _, n in policy.meter.take()), policy.status()
+
+    early, metered_early, metered, status = run_in_virtual_time(main())
+    assert early > 0 and metered_early == 0  # best-effort (and unmetered) before the window
+    assert metered == 40 * chunk  # every chunk inside the window is the reservation's
+    paid = status["classes"]["read:rsv_soon"]
+    assert paid["guaranteed_bytes"] + paid["spare_bytes"] >= 40 * chunk  # paid from its class (alone: spare too)
+
+
+@pytest.fixture
+def publishing(redis_url: str) -> Iterator[str]:
+    """This process commits like the API: with a Redis URL, so bookings are published."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TIERPILOT_REDIS_URL", redis_url)
+        get_settings.cache_clear()
+        yield redis_url
+    get_settings.cache_clear()
+
+
+def test_a_reservation_found_by_lookup_counts_as_contention_at_once(db: str) -> None:
+    from tierpilot.auth import service as auth
+
+    with transaction(write=True) as s:
+        owner, _ = auth.create_user(s, "lookup-owner", "lookup-password-1")
+        r = service.book(s, owner, bucket="lookup-bucket", direction="read", rate_bps=10 * MB,
+                         start=datetime.now(UTC) - timedelta(seconds=1), end=datetime.now(UTC) + timedelta(hours=1))
+        rid = r.id
+    directory = Directory()  # its last snapshot predates the booking
+    assert not directory.rates("read", time.time()).contended
+
+    async def look() -> Entry | None:
+        return await directory.lookup(rid)
+
+    entry = asyncio.run(look())
+    assert entry is not None and entry.id == rid
+    rates = directory.rates("read", time.time())  # before the request's first byte
+    assert rates.contended and rates.best_effort_bps == service.DEFAULT_READ_BPS - 10 * MB
+
+
+def test_published_bookings_cancellations_and_capacity_reach_the_gateway_without_a_snapshot(
+        client: TestClient, publishing: str) -> None:
+    """Booked and cancelled through the API, the capacity set by an admin: the gateway's directory has
+    each change from its Redis channel, while no snapshot has been read."""
+
+    async def main() -> None:
+        policy = ReservationPolicy(redis_url=publishing)
+        policy.directory.pool = Pool(1, 1, 0.1)
+        listener = asyncio.ensure_future(policy.listen(refresh=False))
+        try:
+            await asyncio.wait_for(policy.subscribed.wait(), 10)
+            directory = policy.directory
+            assert directory.refreshed_at == 0.0
+
+            async def changed(call: Any) -> Any:
+                policy.changed.clear()
+                answer = await asyncio.to_thread(call)
+                await asyncio.wait_for(policy.changed.wait(), 10)
+                return answer
+
+            got = await changed(lambda: client.put("/api/capacity", json={
+                "read_mbps": 80, "write_mbps": 60, "unbookable_share": 0.1}))
+            assert got.status_code == 200, got.text
+            assert directory.pool == Pool(80 * MB, 60 * MB, 0.1)
+            now = datetime.now(UTC)
+            got = await changed(lambda: client.post("/api/reservations", json={
+                "bucket": "published", "direction": "read", "rate_mbps": 30, "start": iso(now),
+                "end": iso(now + timedelta(hours=1))}))
+            assert got.status_code == 201, got.text
+            rid = got.json()["id"]
+            rates = directory.rates("read", time.time())
+            assert rid in directory.entries and rates.contended and rates.best_effort_bps == 50 * MB
+            assert (await changed(lambda: client.delete(f"/api/reservations/{rid}"))).status_code == 204
+            assert directory.entries[rid].cancelled and not directory.rates("read", time.time()).contended
+            assert directory.refreshed_at == 0.0
+        finally:
+            listener.cancel()
+            await asyncio.gather(listener, return_exceptions=True)
+            await policy.buckets.close()
+
+    asyncio.run(main())
+
+
+def test_a_snapshot_read_before_a_change_does_not_undo_it() -> None:
+    ticks = Ticks()
+    directory = Directory(clock=ticks)
+    now = time.time()
+    stale = Snapshot(Pool(100 * MB, 100 * MB, 0.1), {}, started=ticks())  # read began before the booking
+    ticks.sleep(0.01)
+    directory.apply({"kind": "reservation", "id": "rsv_new", "owner_id": 1, "bucket": "b", "direction": "read",
+                     "rate_bps": 10 * MB, "start": now - 1, "end": now + 60, "cancelled": False})
+    directory.install(stale)
+    assert "rsv_new" in directory.entries and directory.rates("read", now).contended
+    ticks.sleep(0.01)
+    directory.install(Snapshot(Pool(100 * MB, 100 * MB, 0.1), {}, started=ticks()))  # read after it: it wins
+    assert "rsv_new" not in directory.entries
+
+
+# ---------------------------------------------------------------- draining the savings
+
+
+def test_draining_keeps_debt_and_forgets_savings_in_memory() -> None:
+    ticks = Ticks()
+    memory = MemoryBackend(ticks)
+    lease = Lease("read", BEST_EFFORT, 50 * MB, 100 * MB, MiB)
+    assert memory.lease_now(lease).granted == MiB  # a fresh bucket grants one lease at once
+    ticks.sleep(5)  # nothing leased for 5 s: both buckets saved up to their bursts
+    memory.drain_now("read", BEST_EFFORT, 50 * MB, 100 * MB)
+    denied = memory.lease_now(lease)
+    assert denied.granted == 0 and denied.wait_s == pytest.approx(MiB / (100 * MB))  # the pool refills first
+    memory.drain_now("read", "fresh", 50 * MB, 100 * MB)  # a bucket never seen starts empty
+    assert memory.lease_now(Lease("read", "fresh", 50 * MB, 100 * MB, MiB)).granted == 0
+
+
+def test_draining_in_redis_keeps_debt_and_forgets_savings(redis_url: str) -> None:
+    scope = f"drain-{uuid.uuid4().hex[:8]}"
+    client = redis.Redis.from_url(redis_url)
+    seconds, micros = client.time()
+    now_us = int(seconds) * 1_000_000 + int(micros)
+    client.hset(class_key(scope, BEST_EFFORT), mapping={"tokens": 5e6, "ts": now_us})
+    client.hset(pool_key(scope), mapping={"tokens": -5e6, "ts": now_us})
+
+    async def main() -> None:
+        buckets = SharedBuckets(redis_url, process_id="drain-test")
+        try:
+            await buckets.drain(scope, BEST_EFFORT, 1000, 1000)
+            await buckets.drain(scope, "fresh", 1000, 1000)
+            assert buckets.status.mode == "redis"
+        finally:
+            await buckets.close()
+
+    asyncio.run(main())
+    saved = float(client.hget(class_key(scope, BEST_EFFORT), "tokens") or "nan")
+    debt = float(client.hget(pool_key(scope), "tokens") or "nan")
+    fresh = float(client.hget(class_key(scope, "fresh"), "tokens") or "nan")
+    assert saved == 0.0 and fresh == 0.0
+    assert -5e6 <= debt < -4.99e6  # the debt stays (less what 1000 bytes/s refilled meanwhile)
+    assert 0 < client.pttl(class_key(scope, "fresh")) <= 30_000
+
+
+# ---------------------------------------------------------------- end to end: two gateways, one Redis
+
+
+CAPACITY = 100 * MB
+RATE = 50 * MB
+SECONDS = 4.0
+OBJECT = 32 * MiB
+RANGE = 8 * MiB
+
+
+@pytest.fixture(scope="module")
+def two_gateways(db_url: str, data_dir: Path, redis_url: str) -> Iterator[list[Gateway]]:
+    from tests.conftest import _truncate_all
+
+    tag = uuid.uuid4().hex[:8]
+    users, dirs = _setup_data(tag)
+    with transaction(write=True) as s:
+        service.set_capacity(s, CAPACITY, CAPACITY, 0.1)
+    gateways = []
+    try:
+        for i in range(2):
+            log = data_dir / f"gateway-first-second-{tag}-{i}.log"
+            url, proc = start_gateway(db_url, log, {"TIERPILOT_REDIS_URL": redis_url})
+            gateways.append(Gateway(url=url, proc=proc, log=log, users=users, tier_dirs=dirs))
+        yield gateways
+    finally:
+        for gw in gateways:
+            stop(gw.proc)
+        _truncate_all()
+
+
+def _read(url: str, headers: dict[str, str], stop_at: float, errors: list[str]) -> None:
+    """8 MiB ranged GETs of one object, round and round, as fast as the gateway lets them go."""
+    u = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPConnection(u.hostname or "127.0.0.1", u.port, timeout=30)
+    buf = memoryview(bytearray(MiB))
+    offset = 0
+    try:
+        while time.time() < stop_at:
+            conn.request("GET", f"{u.path}?{u.query}", headers={**headers, "Range": f"bytes={offset}-"
+                                                                f"{offset + RANGE - 1}"})
+            resp = conn.getresponse()
+            if resp.status != 206:
+                errors.append(f"{resp.status} {resp.read()[:200]!r}")
+                return
+            while time.time() < stop_at and resp.readinto(buf):
+                pass
+            if time.time() >= stop_at:
+                return
+            offset = (offset + RANGE) % OBJECT
+    except (OSError, http.client.HTTPException) as exc:
+        errors.append(f"{type(exc).__name__}: {exc}")
+    finally:
+        conn.close()
+
+
+def _recent(gateways: list[Gateway]) -> tuple[dict[int, int], dict[int, int]]:
+    """Bytes read per 0.1 s slot, summed over the gateways: (reserved, total)."""
+    reserved: dict[int, int] = {}
+    total: dict[int, int] = {}
+    for gw in gateways:
+        recent = httpx.get(f"{gw.url}/_tierpilot/health").json()["reservations"]["recent_bytes"]
+        for slot, (r, b) in recent["read"].items():
+            reserved[int(slot)] = reserved.get(int(slot), 0) + r
+            total[int(slot)] = total.get(int(slot), 0) + r + b
+    return reserved, total
+
+
+def test_a_reservation_booked_now_holds_from_its_first_second_on_every_gateway(
+        two_gateways: list[Gateway], publishing: str) -> None:
+    gw1, gw2 = two_gateways
+    alice, bob = gw1.client("alice"), gw1.client("bob")
+    buckets = {"alice": f"first-{uuid.uuid4().hex[:8]}", "bob": f"greedy-{uuid.uuid4().hex[:8]}"}
+    for who, s3 in (("alice", alice), ("bob", bob)):
+        s3.create_bucket(Bucket=buckets[who])
+        s3.put_object(Bucket=buckets[who], Key="big", Body=b"z" * OBJECT)
+    urls = {(who, gw.url): gw.client(who).generate_presigned_url(
+        "get_object", Params={"Bucket": buckets[who], "Key": "big"}) for who in buckets for gw in two_gateways}
+
+    def subscribed() -> bool:
+        return all(httpx.get(f"{gw.url}/_tierpilot/health").json()["reservations"]["changes"] == "subscribed"
+                   for gw in two_gateways)
+
+    wait_until(subscribed, timeout=15)
+    with transaction(write=True) as s:
+        owner = s.get(User, gw1.users["alice"].id)
+        assert owner is not None
+        start = datetime.now(UTC) - timedelta(seconds=1)
+        rid = service.book(s, owner, bucket=buckets["alice"], direction="read", rate_bps=RATE, start=start,
+                           end=start + timedelta(minutes=10)).id
+    # at once: two reserved and two greedy best-effort streams on each gateway
+    stop_at = time.time() + SECONDS
+    errors: list[str] = []
+    threads = [threading.Thread(target=_read, args=(urls[(who, gw.url)], {HEADER: rid} if who == "alice" else {},
+                                                    stop_at, errors))
+               for gw in two_gateways for who in ("alice", "bob") for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=SECONDS + 30)
+    assert not errors, errors
+
+    reserved, total = _recent(two_gateways)
+    first, last = min(total), max(total)
+    windows = {s: sum(total.get(x, 0) for x in range(s, s + 10)) for s in range(first, last - 8)}
+    per_second = [round(v / MB, 1) for v in windows.values()]
+    assert len(windows) >= 20, total
+    # capacity + 2 %, plus one gateway chunk (1 MiB, 1 % here): bytes are paid and counted per chunk
+    assert max(windows.values()) <= 1.02 * CAPACITY + MiB, per_second
+    r0 = min(s for s, n in reserved.items() if n) + 1  # the first slot the reservation had whole
+    full = [sum(reserved.get(x, 0) for x in range(s, s + 10)) for s in range(r0, last - 9, 10)]
+    assert len(full) >= 3 and min(full) >= 0.95 * RATE, [round(v / MB, 1) for v in full]
