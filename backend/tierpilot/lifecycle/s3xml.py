@@ -6,9 +6,9 @@ that passed ``validation.check_structure``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 from xml.etree.ElementTree import Element, SubElement, tostring
 
 from defusedxml import ElementTree as SafeET
@@ -28,6 +28,8 @@ from tierpilot.lifecycle.rules import (
     RuleFilter,
 )
 from tierpilot.lifecycle.validation import check_structure
+
+T = TypeVar("T")
 
 S3_NS = "http://s3.amazonaws.com/doc/2006-03-01/"
 
@@ -79,6 +81,12 @@ def _fields(el: Element, allowed: Iterable[str], repeated: Iterable[str] = ()) -
 def _one(fields: dict[str, list[Element]], name: str) -> Element | None:
     got = fields.get(name)
     return got[0] if got else None
+
+
+def _opt(convert: Callable[[Element], T], fields: dict[str, list[Element]], name: str) -> T | None:
+    """The element ``name`` converted, or None when it is absent."""
+    el = _one(fields, name)
+    return convert(el) if el is not None else None
 
 
 def _tag(el: Element) -> LifecycleTag:
@@ -137,33 +145,29 @@ def _parse_rule(el: Element) -> LifecycleRule:
         sc = _one(tf, "StorageClass")
         if sc is None:
             raise LifecycleInvalid("a Transition needs a StorageClass", "MalformedXML")
-        days, date = _one(tf, "Days"), _one(tf, "Date")
-        transitions.append(LifecycleTransition(days=_int(days) if days is not None else None,
-                                      date=_date(date) if date is not None else None, storage_class=_text(sc)))
+        transitions.append(LifecycleTransition(days=_opt(_int, tf, "Days"), date=_opt(_date, tf, "Date"),
+                                               storage_class=_text(sc)))
     out["transitions"] = transitions
     if (exp := _one(f, "Expiration")) is not None:
         ef = _fields(exp, ("Days", "Date", "ExpiredObjectDeleteMarker"))
-        days, date, marker = _one(ef, "Days"), _one(ef, "Date"), _one(ef, "ExpiredObjectDeleteMarker")
-        out["expiration"] = LifecycleExpiration(days=_int(days) if days is not None else None,
-                                       date=_date(date) if date is not None else None,
-                                       expired_object_delete_marker=_bool(marker) if marker is not None else None)
+        out["expiration"] = LifecycleExpiration(
+            days=_opt(_int, ef, "Days"), date=_opt(_date, ef, "Date"),
+            expired_object_delete_marker=_opt(_bool, ef, "ExpiredObjectDeleteMarker"))
     ncts = []
     for t in f.get("NoncurrentVersionTransition", []):
         tf = _fields(t, ("NoncurrentDays", "StorageClass", "NewerNoncurrentVersions"))
         sc = _one(tf, "StorageClass")
         if sc is None:
             raise LifecycleInvalid("a NoncurrentVersionTransition needs a StorageClass", "MalformedXML")
-        nd, nv = _one(tf, "NoncurrentDays"), _one(tf, "NewerNoncurrentVersions")
-        ncts.append(NoncurrentVersionTransition(noncurrent_days=_int(nd) if nd is not None else None,
+        ncts.append(NoncurrentVersionTransition(noncurrent_days=_opt(_int, tf, "NoncurrentDays"),
                                                 storage_class=_text(sc),
-                                                newer_noncurrent_versions=_int(nv) if nv is not None else None))
+                                                newer_noncurrent_versions=_opt(_int, tf, "NewerNoncurrentVersions")))
     out["noncurrent_version_transitions"] = ncts
     if (nce := _one(f, "NoncurrentVersionExpiration")) is not None:
         nf = _fields(nce, ("NoncurrentDays", "NewerNoncurrentVersions"))
-        nd, nv = _one(nf, "NoncurrentDays"), _one(nf, "NewerNoncurrentVersions")
         out["noncurrent_version_expiration"] = NoncurrentVersionExpiration(
-            noncurrent_days=_int(nd) if nd is not None else None,
-            newer_noncurrent_versions=_int(nv) if nv is not None else None)
+            noncurrent_days=_opt(_int, nf, "NoncurrentDays"),
+            newer_noncurrent_versions=_opt(_int, nf, "NewerNoncurrentVersions"))
     if (ab := _one(f, "AbortIncompleteMultipartUpload")) is not None:
         af = _fields(ab, ("DaysAfterInitiation",))
         d = _one(af, "DaysAfterInitiation")
