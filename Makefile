@@ -5,12 +5,14 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
-DEBIAN_PACKAGES := redis-server postgresql chromium awscli s3cmd rclone
+# what running needs (binary to look for = Debian package) and what only the tests need
+RUN_DEBS := redis-server=redis-server
+TEST_DEBS := initdb=postgresql chromium=chromium aws=awscli s3cmd=s3cmd rclone=rclone prometheus=prometheus fusermount3=fuse3
 # test servers: the ones named by these variables, else throwaway ones the suite starts
 export TIERPILOT_TEST_POSTGRES_URL
 export TIERPILOT_TEST_REDIS_URL
 
-.PHONY: help setup debs venv frontend run test test-imports test-backend test-sqlite test-postgresql test-frontend test-e2e lint bench api-types clean
+.PHONY: help setup setup-run debs-run debs-test venv frontend test-tools run test test-imports test-backend test-sqlite test-postgresql test-frontend test-e2e lint bench api-types clean
 
 help:
 	@echo "make run    - install what is missing and start tierpilot (http://127.0.0.1:8000)"
@@ -18,22 +20,15 @@ help:
 	@echo "make lint   - ruff, mypy, import contracts, biome, tsc"
 	@echo "make bench  - run the benchmarks in bench/"
 
-setup: debs venv frontend
+setup: setup-run debs-test test-tools
+setup-run: debs-run venv frontend
 
-# Debian packages the product and its tests use; installed only when a binary is missing.
-debs:
-	@missing=""; \
-	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
-	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
-	test -x /usr/bin/chromium || missing="$$missing chromium"; \
-	test -x /usr/bin/aws || missing="$$missing awscli"; \
-	command -v s3cmd >/dev/null || missing="$$missing s3cmd"; \
-	command -v rclone >/dev/null || missing="$$missing rclone"; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing Debian packages:$$missing"; \
-	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO="sudo"; \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
-	fi
+# Debian packages, installed only when their binary is missing; apt waits up to 10 min for a dpkg lock
+# another apt holds and the install is retried 3 times
+debs-run:
+	@scripts/install-debs $(RUN_DEBS)
+debs-test:
+	@scripts/install-debs $(TEST_DEBS)
 
 venv: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
@@ -49,7 +44,13 @@ frontend/node_modules/.installed: frontend/package.json frontend/package-lock.js
 frontend/dist/index.html: frontend/node_modules/.installed $(shell find frontend/src frontend/index.html frontend/vite.config.ts -type f 2>/dev/null)
 	cd frontend && npm run build --silent
 
-run: setup
+# tools only the test suites start (Azurite for Azure Blob tiers); fake-gcs-server comes with the dev extras
+test-tools: tests/tools/node_modules/.installed
+tests/tools/node_modules/.installed: tests/tools/package.json tests/tools/package-lock.json
+	cd tests/tools && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+run: setup-run
 	$(VENV)/bin/tierpilot up
 
 test: setup

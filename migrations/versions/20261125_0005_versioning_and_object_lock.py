@@ -1,0 +1,26 @@
+"""object versions, delete markers, object lock, bucket sharing (issue 14)
+
+Revision ID: 0005
+Revises: 0004
+Create Date: 2026-11-25 00:00:00
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa  # noqa: F401
+from alembic import op  # noqa: F401
+
+revision: str = "0005"
+down_revision: str | None = "0004"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    pass
+
+
+def downgrade() -> None:
+    pass
