@@ -10,6 +10,7 @@ from tierpilot.kit.settings import get_settings
 
 # Each domain's tasks module; tasks take ids, are idempotent and named `<domain>.<verb>`.
 TASK_MODULES = [
+    "tierpilot.audit.tasks",
     "tierpilot.auth.tasks",
     "tierpilot.notifications.tasks",
     "tierpilot.restores.tasks",
@@ -22,6 +23,7 @@ BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     # a backstop: walks every tier directory, so rarely
     "tiers.housekeep": {"task": "tiers.housekeep", "schedule": timedelta(hours=6), "options": {"expires": 3600}},
     "auth.purge_expired_tokens": {"task": "auth.purge_expired_tokens", "schedule": timedelta(hours=1)},
+    "audit.prune": {"task": "audit.prune", "schedule": timedelta(hours=1), "options": {"expires": 3600}},
     # restore sweeps read due rows from the database; a sweep not started within a few periods is dropped
     "restores.poll_due": {"task": "restores.poll_due", "schedule": timedelta(seconds=get_settings().restore_sweep_s),
                           "options": {"expires": 5 * get_settings().restore_sweep_s}},

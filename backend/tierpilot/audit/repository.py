@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Select, select
+from sqlalchemy import Select, delete, func, select
 from sqlalchemy.orm import Session
 
 from tierpilot.audit.models import AuditEvent
@@ -59,3 +59,19 @@ def stream(session: Session, f: Filter, batch: int = 1000) -> Iterator[AuditEven
 
 def event_names(session: Session) -> list[str]:
     return list(session.scalars(select(AuditEvent.event).distinct().order_by(AuditEvent.event)))
+
+
+def delete_before(session: Session, cutoff: datetime, limit: int) -> int:
+    """Delete up to ``limit`` of the oldest events dated before ``cutoff``; returns how many went."""
+    oldest = select(AuditEvent.id).where(AuditEvent.at < cutoff).order_by(AuditEvent.id).limit(limit)
+    result = session.execute(delete(AuditEvent).where(AuditEvent.id.in_(oldest.scalar_subquery())))
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
+def last_at(session: Session, event: str, actor_ids: list[int]) -> dict[int, datetime]:
+    """The time of each actor's latest ``event``."""
+    if not actor_ids:
+        return {}
+    q = (select(AuditEvent.actor_id, func.max(AuditEvent.at))
+         .where(AuditEvent.event == event, AuditEvent.actor_id.in_(actor_ids)).group_by(AuditEvent.actor_id))
+    return {actor_id: at for actor_id, at in session.execute(q) if actor_id is not None}

@@ -7,7 +7,7 @@ import io
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -26,6 +26,8 @@ EVENTS = (
     "bucket.deleted", "capacity.changed", "tier.created", "tier.updated", "tier.deleted",
 )
 MAX_PAGE = 500
+# events deleted per transaction by the retention sweep: SQLite's write lock is held only that long
+PRUNE_BATCH = 5000
 CSV_COLUMNS = ("id", "at", "event", "actor", "actor_id", "client", "target", "detail")
 
 
@@ -47,6 +49,17 @@ def record(session: Session, event: str, actor: Actor | None, target: str = "", 
         client=(actor.client if actor else "")[:64], target=target[:300], detail=detail,
     ))
     session.flush()
+
+
+def prune(session: Session, now: datetime, retention_days: int, limit: int = PRUNE_BATCH) -> int:
+    """Delete up to ``limit`` of the events older than ``retention_days`` before ``now``, oldest first;
+    returns how many went (fewer than ``limit``: none older is left)."""
+    return repository.delete_before(session, now - timedelta(days=retention_days), limit)
+
+
+def last_logins(session: Session, user_ids: list[int]) -> dict[int, datetime]:
+    """Each user's latest successful sign-in still in the log (older ones went with retention)."""
+    return repository.last_at(session, "auth.login_ok", user_ids)
 
 
 def _filter(actor: str | None, event: str | None, since: datetime | None, until: datetime | None) -> Filter:

@@ -145,7 +145,9 @@ def delete_key(access_key_id: str, request: Request, session: SessionDep, user: 
 
 @router.get("/users", response_model=list[UserOut])
 def list_users(session: SessionDep, admin: AdminUser) -> list[UserOut]:
-    return [UserOut.model_validate(u) for u in repository.list_users(session)]
+    users = repository.list_users(session)
+    last_login = audit.last_logins(session, [u.id for u in users])
+    return [UserOut.model_validate(u).model_copy(update={"last_login_at": last_login.get(u.id)}) for u in users]
 
 
 @router.post("/users", response_model=UserCreatedOut, status_code=status.HTTP_201_CREATED)

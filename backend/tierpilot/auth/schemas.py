@@ -21,6 +21,8 @@ class UserOut(BaseModel):
     created_at: datetime
     disabled: bool = False
     disabled_at: datetime | None = None
+    last_login_at: datetime | None = Field(None, description="latest sign-in still in the audit log; in the admin "
+                                           "list of users only")
 
 
 class LoginOut(BaseModel):

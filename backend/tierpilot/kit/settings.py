@@ -47,6 +47,8 @@ class Settings(BaseSettings):
     cookie_secure: bool = Field(False, description="set the session cookie's Secure flag (behind HTTPS); "
                                 "default: on in production, off otherwise")
     session_max_age_s: int = Field(12 * 3600, description="dashboard session lifetime, seconds")
+    audit_retention_days: int = Field(365, ge=1, le=36500, description="audit events older than this many days "
+                                      "are deleted (hourly, by beat's audit.prune)")
     # logins: the limits are shared by every API process (Redis, else the database: kit/counters.py)
     trusted_proxies: str = Field("", description="addresses or CIDR networks (comma-separated) of reverse proxies "
                                  "whose X-Forwarded-For is believed: the client is its right-most address that is not "
