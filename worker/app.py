@@ -42,4 +42,6 @@ BEAT_SCHEDULE: dict[str, dict[str, object]] = {
 celery_app.conf.update(include=TASK_MODULES, beat_schedule=BEAT_SCHEDULE)
 wiring.install()
 
+from worker import metrics as _metrics  # noqa: E402,F401  (task outcome and duration signals)
+
 __all__ = ["BEAT_SCHEDULE", "TASK_MODULES", "broker_reachable", "celery_app"]

@@ -18,6 +18,7 @@ from tierpilot import __version__, wiring
 from tierpilot.auth.router import router as auth_router
 from tierpilot.benchmarks import router as benchmarks_router
 from tierpilot.catalog.router import router as catalog_router
+from tierpilot.kit import metrics
 from tierpilot.kit.db import get_engine
 from tierpilot.kit.errors import DomainError
 from tierpilot.kit.inputs import check, json_safe
@@ -27,6 +28,7 @@ from tierpilot.kit.settings import get_settings
 from tierpilot.kit.supervision import health_view
 from tierpilot.lifecycle.router import router as lifecycle_router
 from tierpilot.notifications.router import router as notifications_router
+from tierpilot.observability.router import router as requests_router
 from tierpilot.overview import router as overview_router
 from tierpilot.planner.router import router as planner_router
 from tierpilot.pricing.router import router as pricing_router
@@ -67,7 +69,17 @@ def health() -> JSONResponse:
 
 # every domain's API, mounted under /api
 ROUTERS = (health_router, auth_router, overview_router, benchmarks_router, tiers_router, catalog_router,
-           pricing_router, planner_router, reservations_router, restores_router, notifications_router, lifecycle_router)
+           pricing_router, planner_router, reservations_router, restores_router, notifications_router, lifecycle_router,
+           requests_router)
+
+
+def metrics_endpoint(request: Request) -> Response:
+    """Prometheus exposition of the API processes and the worker's (same machine), for allowed scrapers."""
+    if not metrics.may_scrape(request.client.host if request.client else None,
+                              request.headers.get("authorization")):
+        return JSONResponse({"detail": "metrics are served to loopback clients or with the metrics token"},
+                            status_code=403)
+    return Response(metrics.exposition(("api", "worker")), media_type=metrics.CONTENT_TYPE)
 
 
 def _domain_error(_request: Request, exc: Exception) -> JSONResponse:
@@ -153,12 +165,14 @@ def _mount_frontend(app: FastAPI, dist: Path) -> None:
 def create_app() -> FastAPI:
     settings = get_settings()
     wiring.install()
+    metrics.configure("api")
     app = FastAPI(title="tierpilot", version=__version__, openapi_url="/api/openapi.json",
                   docs_url="/api/docs", redoc_url=None, dependencies=[Depends(_refuse_unstorable_input)])
     app.add_exception_handler(DomainError, _domain_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     for router in ROUTERS:
         app.include_router(router, prefix=API_PREFIX)
+    app.add_api_route("/metrics", metrics_endpoint, methods=["GET"], include_in_schema=False)
     _mount_frontend(app, settings.frontend_dist)
     app.add_middleware(SecurityHeaders, api_prefix=API_PREFIX, docs_path=app.docs_url)
     # request.client is the client's address: X-Forwarded-For counts only from configured proxies

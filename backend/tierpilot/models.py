@@ -7,6 +7,7 @@ from tierpilot.kit.counters import SharedCounter
 from tierpilot.kit.db import Base
 from tierpilot.lifecycle.models import LifecycleConfiguration, LifecycleMeter, LifecycleMove
 from tierpilot.notifications.models import Notification
+from tierpilot.observability.models import RequestTrace
 from tierpilot.pricing.models import PriceCatalog, Scenario
 from tierpilot.reservations.models import CapacityPool, Reservation, ReservationSample
 from tierpilot.restores.models import RestoreBatch, RestoreBatchTier, RestoreItem, RestoreSchedule
@@ -16,3 +17,4 @@ __all__ = ["AccessKey", "ApiToken", "AuditEvent", "Base", "Bucket", "CapacityPoo
            "LifecycleMeter", "LifecycleMove", "MultipartUpload", "Notification", "Object", "PriceCatalog",
            "Reservation", "ReservationSample", "RestoreBatch", "RestoreBatchTier", "RestoreItem", "RestoreSchedule",
            "Scenario", "SharedCounter", "Tier", "UploadPart", "User"]
+__all__ += ["RequestTrace"]

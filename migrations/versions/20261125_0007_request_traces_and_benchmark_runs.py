@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import sqlalchemy as sa  # noqa: F401
-from alembic import op  # noqa: F401
+import sqlalchemy as sa
+from alembic import op
+
+import tierpilot.kit.db
 
 revision: str = "0007"
 down_revision: str | None = "0006"
@@ -19,8 +21,29 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    pass
+    op.create_table(
+        "request_traces",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("request_id", sa.String(length=32), nullable=False),
+        sa.Column("at", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("user_id", sa.Integer(), nullable=True),
+        sa.Column("bucket", sa.String(length=63), nullable=False),
+        sa.Column("operation", sa.String(length=64), nullable=False),
+        sa.Column("status", sa.Integer(), nullable=False),
+        sa.Column("bytes", sa.BigInteger(), nullable=False),
+        sa.Column("total_ms", sa.Float(), nullable=False),
+        sa.Column("reason", sa.String(length=16), nullable=False),
+        sa.Column("phases", sa.JSON(), nullable=False),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_request_traces")),
+        sqlite_autoincrement=True,
+    )
+    op.create_index("ix_request_traces_request_id", "request_traces", ["request_id"], unique=True)
+    op.create_index("ix_request_traces_user_at", "request_traces", ["user_id", "at"], unique=False)
+    op.create_index("ix_request_traces_at", "request_traces", ["at"], unique=False)
 
 
 def downgrade() -> None:
-    pass
+    op.drop_index("ix_request_traces_at", table_name="request_traces")
+    op.drop_index("ix_request_traces_user_at", table_name="request_traces")
+    op.drop_index("ix_request_traces_request_id", table_name="request_traces")
+    op.drop_table("request_traces")

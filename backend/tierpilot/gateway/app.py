@@ -11,7 +11,8 @@ import contextlib
 import json
 import logging
 import os
-import time
+from collections.abc import MutableMapping
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote, unquote, unquote_to_bytes
 
@@ -28,16 +29,24 @@ from tierpilot.gateway.auth import authenticate, credentials, forget_bucket
 from tierpilot.gateway.errors import S3Error
 from tierpilot.gateway.http import Request
 from tierpilot.gateway.routes import Level, find
+from tierpilot.kit import flow as kitflow
+from tierpilot.kit import metrics
 from tierpilot.kit.errors import DomainError
+from tierpilot.kit.flow import Flow, FlowRequest
 from tierpilot.kit.settings import get_settings
 from tierpilot.kit.streaming import ClientDisconnected, Receive, Send, run
+from tierpilot.kit.tracing import TRACE_HEADER, Recorder, now_ns
+from tierpilot.kit.tracing import current as current_trace
+from tierpilot.observability import service as traces
 
 log = logging.getLogger("tierpilot.gateway")
 access = logging.getLogger("tierpilot.gateway.access")
 
 MAX_HEADER_BYTES = 8192  # S3's limit for the request header section
 HEALTH_PATH = "/_tierpilot/health"
+METRICS_PATH = "/_tierpilot/metrics"
 ACCESS_FLUSH_S = 5.0
+TRACE_FLUSH_S = 2.0
 
 
 def _request_id() -> str:
@@ -75,6 +84,48 @@ def _locate(path: str, host: str, domain: str) -> tuple[str, str]:
     return bucket, key
 
 
+class _TimedFlow:
+    """A request's flow whose waits are added to the request's trace (the limiter wait phase)."""
+
+    __slots__ = ("_flow", "_recorder", "headers")
+
+    def __init__(self, flow: Flow, recorder: Recorder) -> None:
+        self._flow, self._recorder, self.headers = flow, recorder, flow.headers
+
+    async def consume(self, nbytes: int) -> None:
+        started = now_ns()
+        await self._flow.consume(nbytes)
+        self._recorder.waited += now_ns() - started
+
+    async def close(self) -> None:
+        await self._flow.close()
+
+
+class _TimedPolicy:
+    """Stamps admission (the flow policy's ``open``) on the request's trace."""
+
+    def __init__(self, policy: kitflow.FlowPolicy) -> None:
+        self.inner = policy
+
+    async def open(self, request: FlowRequest) -> Flow:
+        recorder = current_trace.get()
+        if recorder is None:
+            return await self.inner.open(request)
+        recorder.admit_start = now_ns()
+        flow = await self.inner.open(request)
+        recorder.admit_end = now_ns()
+        return _TimedFlow(flow, recorder)
+
+
+def _metrics_path(path: str, headers: list[tuple[bytes, bytes]], query: bytes) -> bool:
+    """``/_tierpilot/metrics``, or ``/metrics`` when unsigned (a signed ``/metrics`` is the bucket "metrics")."""
+    if path == METRICS_PATH:
+        return True
+    if path != "/metrics" or b"X-Amz-Signature" in query:
+        return False
+    return not any(name == b"authorization" and not value.startswith(b"Bearer ") for name, value in headers)
+
+
 class Gateway:
     """The S3 gateway as an ASGI callable."""
 
@@ -84,6 +135,9 @@ class Gateway:
         self.body_timeout_s = settings.gateway_body_timeout_s
         self._extensions: list[Any] = []
         self._flusher: asyncio.Task[None] | None = None
+        self._trace_flusher: asyncio.Task[None] | None = None
+        self.sampler = traces.Sampler.from_settings()
+        self._observer = metrics.RequestObserver()
 
     async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -110,6 +164,7 @@ class Gateway:
                 return
 
     async def startup(self) -> None:
+        metrics.configure("gateway")
         wiring.install()
         credentials.start(get_settings().redis_url)
         for module in wiring.GATEWAY_EXTENSIONS:
@@ -117,13 +172,22 @@ class Gateway:
             hook = getattr(module, "startup", None)
             if hook is not None:
                 await hook()
+        if not isinstance(kitflow.get_policy(), _TimedPolicy):
+            kitflow.set_policy(_TimedPolicy(kitflow.get_policy()))
         self._flusher = asyncio.ensure_future(self._flush_access_times())
+        self._trace_flusher = asyncio.ensure_future(self._flush_traces())
 
     async def shutdown(self) -> None:
-        if self._flusher is not None:
-            self._flusher.cancel()
-            with contextlib.suppress(BaseException):
-                await self._flusher
+        for task in (self._flusher, self._trace_flusher):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+        with contextlib.suppress(Exception):
+            await run(traces.store, self.sampler.take())
+        policy = kitflow.get_policy()
+        if isinstance(policy, _TimedPolicy):
+            kitflow.set_policy(policy.inner)
         for module in reversed(self._extensions):
             hook = getattr(module, "shutdown", None)
             if hook is not None:
@@ -141,9 +205,19 @@ class Gateway:
             except Exception:
                 log.warning("could not record last-access times", exc_info=True)
 
+    async def _flush_traces(self) -> None:
+        while True:
+            await asyncio.sleep(TRACE_FLUSH_S)
+            try:
+                rows = self.sampler.take()
+                if rows:
+                    await run(traces.store, rows)
+            except Exception:
+                log.warning("could not store request traces", exc_info=True)
+
     # requests ------------------------------------------------------------------------------------------
 
-    def _parse(self, scope: dict[str, Any], receive: Receive, send: Send) -> Request:
+    def _parse(self, scope: dict[str, Any], receive: Receive, send: Send, request_id: str) -> Request:
         raw_path_b: bytes | None = scope.get("raw_path")
         raw_path = raw_path_b.decode("latin-1") if raw_path_b else quote(scope.get("path", "/"))
         raw_path = raw_path.partition("?")[0] or "/"
@@ -151,7 +225,7 @@ class Gateway:
         headers, header_bytes = _headers(scope.get("headers", []))
         req = Request(scope=scope, receive=receive, send=send, method=scope["method"], raw_path=raw_path,
                       bucket="", key="", query=dict(reversed(pairs)), query_pairs=pairs, headers=headers,
-                      request_id=_request_id())
+                      request_id=request_id)
         req.track_body(self.body_timeout_s)
         if header_bytes > MAX_HEADER_BYTES:
             raise S3Error("RequestHeaderSectionTooLarge", "Your request header section exceeds the maximum allowed "
@@ -164,17 +238,40 @@ class Gateway:
         return req
 
     async def _http(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
-        if scope.get("path") == HEALTH_PATH:
+        path = scope.get("path")
+        if path == HEALTH_PATH:
             await _health(send, self._extensions)
             return
+        if scope["method"] == "GET" and _metrics_path(path or "", scope.get("headers", []),
+                                                      scope.get("query_string", b"")):
+            await _metrics(scope, send)
+            return
+        rec = Recorder()
+        current_trace.set(rec)  # each request runs in its own task: the flow policy finds its recorder here
+
+        async def timed_receive() -> MutableMapping[str, Any]:
+            message = await receive()
+            if message["type"] == "http.request" and not message.get("more_body", False):
+                rec.body_end = now_ns()
+            return message
+
+        async def timed_send(message: MutableMapping[str, Any]) -> None:
+            if not rec.resp_start and message["type"] == "http.response.start":
+                rec.resp_start = now_ns()
+            await send(message)
+
+        metrics.GATEWAY_IN_FLIGHT.inc()
+        request_id = _request_id()
         req: Request | None = None
         op = "-"
         try:
-            req = self._parse(scope, receive, send)
+            req = self._parse(scope, timed_receive, timed_send, request_id)
+            rec.parsed = now_ns()
             level: Level = "object" if req.key else ("bucket" if req.bucket else "service")
             handler, sub = find(req.method, level, req.query)
             op = f"{req.method} {level}{'?' + sub if sub else ''}"
             await authenticate(req)
+            rec.authed = now_ns()
             if handler is None:
                 if sub:
                     raise S3Error("NotImplemented", f"The {sub} sub-resource is not implemented by this gateway",
@@ -186,21 +283,35 @@ class Gateway:
             return
         except Exception as exc:
             if req is None:
-                req = Request(scope=scope, receive=receive, send=send, method=scope.get("method", "GET"),
+                req = Request(scope=scope, receive=receive, send=timed_send, method=scope.get("method", "GET"),
                               raw_path="/", bucket="", key="", query={}, query_pairs=[], headers={},
-                              request_id=_request_id())
+                              request_id=request_id)
             await self._fail(req, exc)
         finally:
+            rec.end = now_ns()
+            metrics.GATEWAY_IN_FLIGHT.dec()
             if req is not None:
                 req.close()
                 for flow in req.flows:
                     with contextlib.suppress(Exception):
                         await flow.close()
-                if access.isEnabledFor(logging.INFO):
-                    user = req.caller.username if req.caller else "-"
-                    access.info("%s %s %s %s %s %d in=%d out=%d %.1fms", req.request_id, user, op,
-                                req.raw_path[:200], req.bucket or "-", req.status, req.bytes_in, req.bytes_out,
-                                (time.monotonic() - req.started) * 1000)
+                self._finish(req, op, rec)
+
+    def _finish(self, req: Request, op: str, rec: Recorder) -> None:
+        """Histograms for every request, the access log line, and a trace if the sampler keeps one."""
+        status = req.status or 499  # 499: the client went away before an answer
+        phases = rec.phases()
+        self._observer.observe(op, status, rec.end - rec.t0, phases, req.bytes_in, req.bytes_out,
+                               rec.waited if rec.admit_start else None)
+        if access.isEnabledFor(logging.INFO):
+            user = req.caller.username if req.caller else "-"
+            access.info("%s %s %s %s %s %d in=%d out=%d %.1fms", req.request_id, user, op, req.raw_path[:200],
+                        req.bucket or "-", status, req.bytes_in, req.bytes_out, (rec.end - rec.t0) / 1e6)
+        if self.sampler.enabled:
+            self.sampler.offer(traces.Finished(
+                request_id=req.request_id, at=datetime.now(UTC), user_id=req.caller.user_id if req.caller else None,
+                bucket=req.bucket, operation=op, status=status, nbytes=req.bytes_in + req.bytes_out, recorder=rec),
+                forced=req.headers.get(TRACE_HEADER, "").strip() == "1")
 
     async def _fail(self, req: Request, exc: Exception) -> None:
         err = _as_s3_error(exc, req)
@@ -241,6 +352,19 @@ async def _health(send: Send, extensions: list[Any]) -> None:
     body = json.dumps(report).encode()
     await send({"type": "http.response.start", "status": 200,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _metrics(scope: dict[str, Any], send: Send) -> None:
+    """The gateway processes' metrics (summed over the processes sharing the port), for allowed scrapers."""
+    client = scope.get("client")
+    auth = next((v.decode("latin-1") for k, v in scope.get("headers", []) if k == b"authorization"), None)
+    if metrics.may_scrape(client[0] if client else None, auth):
+        status, body, ctype = 200, await run(metrics.exposition, ("gateway",)), metrics.CONTENT_TYPE.encode()
+    else:
+        status, body, ctype = 403, b"metrics are served to loopback clients or with the metrics token\n", b"text/plain"
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", ctype), (b"content-length", str(len(body)).encode())]})
     await send({"type": "http.response.body", "body": body})
 
 

@@ -99,6 +99,17 @@ class Settings(BaseSettings):
                                             "reads that looked it up just before the switch still find it")
     lifecycle_max_attempts: int = Field(5, ge=1, description="tries of a failing move before it waits for a person")
 
+    # observability (issue 13): /metrics and sampled request traces
+    metrics_token: str = Field("", description="bearer token that lets non-loopback clients read /metrics on the "
+                               "API and gateway ports (empty = loopback clients only)")
+    tracing: bool = Field(True, description="gateway keeps full phase records of sampled requests (phase "
+                          "histograms are recorded either way)")
+    trace_sample_rate: float = Field(0.01, ge=0, le=1, description="share of gateway requests traced at random "
+                                     "(besides the slowest of each minute and those sent with X-Tierpilot-Trace: 1)")
+    trace_slowest_per_minute: int = Field(5, ge=0, le=1000, description="slowest requests per gateway process and "
+                                          "minute whose traces are kept")
+    trace_keep: int = Field(20_000, ge=100, le=10_000_000, description="request traces kept; older ones are pruned")
+
     @field_validator("trusted_proxies")
     @classmethod
     def _parse_trusted_proxies(cls, value: str) -> str:

@@ -1,0 +1,219 @@
+"""Prometheus metrics every process records (``tierpilot_*``), aggregated over the processes of a service.
+
+Values live in prometheus-client's multiprocess files (one mmap per process and metric type) under
+``PROMETHEUS_MULTIPROC_DIR``, by default ``<data dir>/metrics``. A file is named after its service and pid
+(``counter_gateway-1234.db``), so one directory serves every process of a machine and ``exposition(service)``
+sums exactly the processes of one service: the gateway's worker processes behind one port, or the API plus
+the worker on the API's ``/metrics``. A process names its service with ``configure`` at start; files of
+processes that are gone are removed then (their counters restart, which ``rate()`` reads as a reset).
+
+Labels never carry bucket names, keys or user names: operations, statuses, phases and reservation ids only,
+so the exposition shows no one's data to anyone who may scrape it.
+"""
+
+from __future__ import annotations
+
+import glob
+import ipaddress
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest, values
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.multiprocess import MultiProcessCollector
+from prometheus_client.registry import Collector
+
+from tierpilot.kit.settings import get_settings
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+SERVICES = ("api", "gateway", "worker", "beat", "cli")
+_service = "proc"
+
+
+def _identity() -> str:
+    return f"{_service}-{os.getpid()}"
+
+
+def metrics_dir() -> Path:
+    """Where the processes of this installation keep their metric files."""
+    env = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    return Path(env) if env else get_settings().data_dir.resolve() / "metrics"
+
+
+def _install() -> None:
+    directory = metrics_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(directory)
+    values.ValueClass = values.MultiProcessValue(_identity)
+
+
+_install()  # before the first metric below creates its value
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def configure(service: str) -> None:
+    """Name this process's service (its metric files) and drop the files of processes that are gone."""
+    global _service
+    if service not in SERVICES:
+        raise ValueError(f"unknown service {service!r}")
+    _service = service
+    directory = metrics_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    for path in directory.glob("*.db"):
+        pid = path.stem.rpartition("-")[2]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            path.unlink(missing_ok=True)
+
+
+class _ServiceFiles(MultiProcessCollector):
+    """The multiprocess collector restricted to the files of some services."""
+
+    def __init__(self, services: Iterable[str]) -> None:
+        self._path = str(metrics_dir())
+        self._services = tuple(services)
+
+    def collect(self) -> Iterable[Metric]:
+        files: list[str] = []
+        for service in self._services:
+            files += glob.glob(os.path.join(self._path, f"*_{service}-*.db"))
+        return self.merge(files, accumulate=True)
+
+
+_live: list[Callable[[], Iterable[Metric]]] = []
+
+
+def register_live(collect: Callable[[], Iterable[Metric]]) -> None:
+    """Add figures read at scrape time in this process (database pool, rows by state)."""
+    _live.append(collect)
+
+
+class _Live(Collector):
+    def collect(self) -> Iterable[Metric]:
+        for collect in _live:
+            yield from collect()
+
+
+def exposition(services: Iterable[str]) -> bytes:
+    """The text exposition of ``services`` summed over their processes, plus this process's live figures."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_ServiceFiles(services))
+    registry.register(_Live())
+    return generate_latest(registry)
+
+
+def may_scrape(client_host: str | None, authorization: str | None) -> bool:
+    """``/metrics`` is open to loopback clients; others need ``Authorization: Bearer <TIERPILOT_METRICS_TOKEN>``
+    (with no token set, only loopback)."""
+    token = get_settings().metrics_token
+    if token and authorization is not None:
+        import hmac
+
+        return hmac.compare_digest(authorization.encode(), f"Bearer {token}".encode())
+    if client_host is None:
+        return False
+    try:
+        return ipaddress.ip_address(client_host).is_loopback
+    except ValueError:
+        return False
+
+
+def gauge_family(name: str, doc: str, labels: list[str], rows: Iterable[tuple[list[str], float]]
+                 ) -> GaugeMetricFamily:
+    family = GaugeMetricFamily(name, doc, labels=labels)
+    for label_values, value in rows:
+        family.add_metric(label_values, value)
+    return family
+
+
+# -- the gateway --------------------------------------------------------------------------------------------
+
+_LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+                    60.0, 300.0)
+
+GATEWAY_REQUESTS = Counter("tierpilot_gateway_requests_total", "S3 requests answered, by operation and status",
+                           ["operation", "status"])
+GATEWAY_DURATION = Histogram("tierpilot_gateway_request_duration_seconds", "S3 request time, by operation",
+                             ["operation"], buckets=_LATENCY_BUCKETS)
+GATEWAY_PHASE = Histogram("tierpilot_gateway_phase_duration_seconds",
+                          "time of each phase of an S3 request, by operation and phase", ["operation", "phase"],
+                          buckets=_LATENCY_BUCKETS)
+GATEWAY_BYTES_IN = Counter("tierpilot_gateway_received_bytes_total", "request body bytes received, by operation",
+                           ["operation"])
+GATEWAY_BYTES_OUT = Counter("tierpilot_gateway_sent_bytes_total", "response body bytes sent, by operation",
+                            ["operation"])
+GATEWAY_IN_FLIGHT = Gauge("tierpilot_gateway_requests_in_flight", "S3 requests being served",
+                          multiprocess_mode="livesum")
+LIMITER_WAIT = Histogram("tierpilot_limiter_wait_seconds",
+                         "time a request waited on its flow's limiter (reservation or best effort), by operation",
+                         ["operation"], buckets=_LATENCY_BUCKETS)
+TRACES_SAMPLED = Counter("tierpilot_gateway_traces_sampled_total", "request traces kept, by why", ["reason"])
+
+# -- the worker ---------------------------------------------------------------------------------------------
+
+TASKS = Counter("tierpilot_celery_tasks_total", "Celery tasks run, by task and outcome", ["task", "outcome"])
+TASK_DURATION = Histogram("tierpilot_celery_task_duration_seconds", "Celery task run time, by task", ["task"],
+                          buckets=(0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 15.0, 60.0, 300.0, 1800.0))
+
+
+class RequestObserver:
+    """Feeds a finished gateway request to the histograms; label children are looked up once per label set."""
+
+    def __init__(self) -> None:
+        self._requests: dict[tuple[str, str], Counter] = {}
+        self._per_op: dict[str, tuple[Histogram, Counter, Counter, Histogram]] = {}
+        self._phases: dict[tuple[str, str], Histogram] = {}
+
+    def observe(self, operation: str, status: int, total_ns: int, phases: Iterable[tuple[str, int, int]],
+                bytes_in: int, bytes_out: int, waited_ns: int | None) -> None:
+        key = (operation, str(status))
+        counter = self._requests.get(key)
+        if counter is None:
+            counter = self._requests[key] = GATEWAY_REQUESTS.labels(*key)
+        counter.inc()
+        per_op = self._per_op.get(operation)
+        if per_op is None:
+            per_op = self._per_op[operation] = (GATEWAY_DURATION.labels(operation),
+                                                GATEWAY_BYTES_IN.labels(operation),
+                                                GATEWAY_BYTES_OUT.labels(operation), LIMITER_WAIT.labels(operation))
+        duration, received, sent, wait = per_op
+        duration.observe(total_ns / 1e9)
+        if bytes_in:
+            received.inc(bytes_in)
+        if bytes_out:
+            sent.inc(bytes_out)
+        if waited_ns is not None:
+            wait.observe(waited_ns / 1e9)
+        for name, _start, took in phases:
+            phase = self._phases.get((operation, name))
+            if phase is None:
+                phase = self._phases[(operation, name)] = GATEWAY_PHASE.labels(operation, name)
+            phase.observe(took / 1e9)
+
+
+def _pool() -> Iterable[Metric]:
+    from tierpilot.kit import db
+
+    engine = db._engine  # the process's engine if it made one: a scrape must not open a database
+    if engine is None:
+        return
+    pool = engine.pool
+    rows: list[tuple[list[str], float]] = []
+    for state, reader in (("checked_out", "checkedout"), ("idle", "checkedin"), ("size", "size")):
+        read = getattr(pool, reader, None)
+        if callable(read):
+            rows.append(([state, str(os.getpid())], float(read())))
+    yield gauge_family("tierpilot_db_pool_connections", "database connections of the scraped process's pool",
+                       ["state", "pid"], rows)
+
+
+register_live(_pool)

@@ -1,0 +1,1 @@
+"""Where time goes: sampled gateway request traces (table ``request_traces``) and their API."""
