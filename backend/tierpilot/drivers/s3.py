@@ -141,6 +141,8 @@ def _mapped_errors(locator: str) -> Iterator[None]:
 class S3Driver(TierDriver):
     """A bucket (and key prefix) on an S3-compatible endpoint as a tier."""
 
+    remote = True  # far: the gateway reads it ahead (drivers/readahead.py)
+
     def __init__(
         self,
         name: str,

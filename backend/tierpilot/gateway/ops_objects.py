@@ -167,7 +167,8 @@ class _Read:
     live_restore: RestoreStatus | None = None  # the tier's status of a recall the catalog has as ongoing
 
 
-def _prepare_read(bucket_id: int, key: str, headers: dict[str, str], method: str, part: str | None) -> _Read:
+def _prepare_read(bucket_id: int, key: str, headers: dict[str, str], method: str, part: str | None,
+                  reader: int | None = None) -> _Read:
     """One worker-thread visit: look the object up, check conditions and range, open and read the first block."""
     obj = _lookup(bucket_id, key)
     tier = registry.tiers.get(obj.tier_id)
@@ -187,7 +188,7 @@ def _prepare_read(bucket_id: int, key: str, headers: dict[str, str], method: str
         with contextlib.suppress(TierError):  # unknown to the tier: the catalog's word stands
             read.live_restore = store.driver(obj.tier_id).restore_status(obj.locator)
     if method == "GET":
-        chunks = store.open_object(obj, start, end) if obj.size else iter(())
+        chunks = store.open_object(obj, start, end, reader) if obj.size else iter(())
         read.chunks = chunks
         read.first = next(chunks, None)
     return read
@@ -198,7 +199,8 @@ def _prepare_read(bucket_id: int, key: str, headers: dict[str, str], method: str
 async def get_object(req: Request) -> None:
     key = key_of(req)
     bucket = await bucket_of(req)
-    read = await run(_prepare_read, bucket.id, key, req.headers, req.method, req.query.get("partNumber"))
+    read = await run(_prepare_read, bucket.id, key, req.headers, req.method, req.query.get("partNumber"),
+                     req.caller.user_id if req.caller else None)  # read-ahead follows each caller's pattern
     obj = read.obj
     if read.status == 412:
         raise precondition_failed("If-Match" if req.header("if-match") else "If-Unmodified-Since")

@@ -42,6 +42,13 @@ class Settings(BaseSettings):
     gateway_max_pending_connections: int = Field(256, ge=1, description="connections per gateway process that are "
                                                  "still sending a header section; a new one closes the oldest")
     gateway_domain: str = Field("", description="base domain of virtual-hosted-style bucket URLs (bucket.domain)")
+    # far tiers (issue 15): read-ahead of remote (s3) tiers, drivers/readahead.py
+    readahead_enabled: bool = Field(True, description="gateway reads remote tiers ahead of sequential and strided "
+                                    "clients")
+    readahead_request_mb: int = Field(64, ge=8, le=4096, description="MiB one read (or one reader's pattern) may "
+                                      "hold fetched ahead")
+    readahead_total_mb: int = Field(512, ge=8, le=65536, description="MiB of read-ahead one gateway process holds "
+                                    "at most; past it reads go to the tier as asked")
     public_gateway_url: str = Field("", description="URL clients use for the gateway; empty = http://host:port")
     default_tier: str = Field("hot-disk", description="tier of new buckets when none is asked for")
     cookie_secure: bool = Field(False, description="set the session cookie's Secure flag (behind HTTPS); "
