@@ -146,7 +146,7 @@ class Objects:
     def requests_per_read(self, part_bytes: Decimal | None) -> Decimal:
         if part_bytes is None:
             return self.count
-        return sum((Decimal(math.ceil(s / part_bytes)) * c for s, c in self.bins), ZERO)
+        return sum((Decimal(max(1, math.ceil(s / part_bytes))) * c for s, c in self.bins), ZERO)
 
 
 def scenario_objects(s: Scenario) -> Objects:
@@ -158,7 +158,8 @@ def scenario_objects(s: Scenario) -> Objects:
         return hist.scaled(s.volume_gib / hist.volume_gib)
     volume = s.volume_gib or ZERO
     if volume == 0:
-        return Objects(())
+        # empty objects still bill their minimum size and per-object overhead
+        return Objects(((ZERO, s.objects),)) if s.objects else Objects(())
     if s.objects is not None:
         count = s.objects
     else:
@@ -687,7 +688,10 @@ def evaluate(s: Scenario, catalogs: Mapping[str, Catalog]) -> Evaluation:
     for pricing in resolve_tiers(s, catalogs):
         model = TierModel(pricing, usage)
         tiers.append(TierResult(pricing, model.at(s.reads_per_month), model))
-        asked = next(t.restore_speed for t in s.tiers if t.label == pricing.label) or s.restore_speed
+        given = next(t.restore_speed for t in s.tiers if t.label == pricing.label)
+        asked = given or s.restore_speed
+        if given is not None and pricing.speed is None:
+            notes.append(f"{pricing.label}: {pricing.cls.id} needs no restore; @{given} has no effect")
         if pricing.speed is not None and pricing.speed != asked:
             notes.append(f"{pricing.label}: no {asked} restores in {pricing.catalog.id}; priced at {pricing.speed}")
     curves = [t.model.curve() for t in tiers]

@@ -128,7 +128,9 @@ class Simulator:
             per_month += [per_month[-1] if per_month else ZERO] * (h - len(per_month))
         self.cohorts = per_month[:h]
         self.cohorts[0] += spec.initial_gib
-        self.rates = decay_rates(spec.decay, h)
+        # without a decay curve every age is read at the scenario's own frequency (0 means never)
+        decay = spec.decay if "decay" in spec.model_fields_set else Decay(kind="table", table=[s.reads_per_month])
+        self.rates = decay_rates(decay, h)
         self.expire = Decimal(spec.expire_after_days) if spec.expire_after_days is not None else None
 
     @staticmethod

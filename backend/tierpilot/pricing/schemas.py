@@ -446,6 +446,11 @@ class Scenario(_Strict):
             raise ValueError("size_histogram has no objects")
         if self.objects is not None and self.objects == 0 and self.volume_gib:
             raise ValueError("objects must be positive when volume_gib is")
+        if self.objects is not None and self.objects != self.objects.to_integral_value():
+            raise ValueError(f"objects must be a whole number, not {self.objects}")
+        if self.size_histogram is not None and any(b.count != b.count.to_integral_value()
+                                                   for b in self.size_histogram):
+            raise ValueError("size_histogram counts must be whole numbers")
         for key in list(self.price_overrides) + list(self.measured):
             if key not in labels:
                 raise ValueError(f"override for {key!r}, which is not one of the tiers ({', '.join(labels)})")
