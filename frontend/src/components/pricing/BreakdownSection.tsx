@@ -1,10 +1,10 @@
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import type { Report } from "@/api/pricing";
+import { type Column, Table } from "@/components/ui";
 import {
   breakdownRows,
   COMPONENT_COLORS,
   COMPONENT_LABELS,
-  COMPONENTS,
   formatFrequency,
   formatUsd,
   usedComponents,
@@ -20,6 +20,40 @@ export function BreakdownSection({ report }: { report: Report }) {
       .filter((t) => t.installation_tier)
       .map((t) => [t.tier, `${t.catalog}:${t.storage_class}`] as const),
   );
+  const totals = rows.map((r, i) => ({ ...r, overall: report.tiers[i]?.total.total ?? 0 }));
+  // one row per tier, so a narrow card turns the table into one card per tier instead of clipping it
+  const columns: Array<Column<(typeof totals)[number]>> = [
+    {
+      id: "tier",
+      header: "Tier",
+      cell: (r) => (
+        <div className="cell-stack">
+          <strong>{r.tier}</strong>
+          {behind.has(r.tier) ? <span className="cell-sub">{behind.get(r.tier)}</span> : null}
+        </div>
+      ),
+    },
+    ...used.map(
+      (c): Column<(typeof totals)[number]> => ({
+        id: c,
+        header: COMPONENT_LABELS[c],
+        align: "end",
+        cell: (r) => formatUsd(r[c]),
+      }),
+    ),
+    {
+      id: "total",
+      header: "Total per month",
+      align: "end",
+      cell: (r) => <strong>{formatUsd(r.total)}</strong>,
+    },
+    {
+      id: "overall",
+      header: `Total over ${report.months} months`,
+      align: "end",
+      cell: (r) => formatUsd(r.overall),
+    },
+  ];
   return (
     <>
       <figure
@@ -48,50 +82,12 @@ export function BreakdownSection({ report }: { report: Report }) {
           </ResponsiveContainer>
         </div>
       </figure>
-      <div className="ui-table-wrap">
-        <table className="ui-table planner-table">
-          <caption className="visually-hidden">Monthly cost per tier and component, USD</caption>
-          <thead>
-            <tr>
-              <th scope="col">USD per month</th>
-              {rows.map((r) => (
-                <th key={r.tier} scope="col" className="num">
-                  {r.tier}
-                  {behind.has(r.tier) ? <span className="cell-sub">{behind.get(r.tier)}</span> : null}
-                </th>
-              ))}
-            </tr>
-          </thead>
-          <tbody>
-            {COMPONENTS.map((c) => (
-              <tr key={c}>
-                <th scope="row">{COMPONENT_LABELS[c]}</th>
-                {rows.map((r) => (
-                  <td key={r.tier} className="num">
-                    {formatUsd(r[c])}
-                  </td>
-                ))}
-              </tr>
-            ))}
-            <tr className="planner-table__total">
-              <th scope="row">Total per month</th>
-              {rows.map((r) => (
-                <td key={r.tier} className="num" data-tier={r.tier}>
-                  {formatUsd(r.total)}
-                </td>
-              ))}
-            </tr>
-            <tr>
-              <th scope="row">Total over {report.months} months</th>
-              {report.tiers.map((t) => (
-                <td key={t.tier} className="num">
-                  {formatUsd(t.total.total)}
-                </td>
-              ))}
-            </tr>
-          </tbody>
-        </table>
-      </div>
+      <Table
+        caption="Monthly cost per tier and component, USD"
+        columns={columns}
+        rows={totals}
+        rowKey={(r) => r.tier}
+      />
     </>
   );
 }

@@ -5,7 +5,7 @@ import { Button } from "./Button";
 import { ConfirmDialog } from "./ConfirmDialog";
 import { Input } from "./Field";
 import { ProgressBar } from "./ProgressBar";
-import { Table } from "./Table";
+import { chooseLayout, Table } from "./Table";
 
 describe("ProgressBar", () => {
   it("exposes value, range and a spoken value", () => {
@@ -62,6 +62,29 @@ describe("Table", () => {
     );
     expect(screen.queryByRole("table")).not.toBeInTheDocument();
     expect(screen.getByText("Nothing")).toBeInTheDocument();
+  });
+
+  it("names each cell by its column for the card layout, a hidden header by its label", () => {
+    const columns = [
+      { id: "n", header: "Name", cell: (r: { n: string }) => r.n },
+      {
+        id: "x",
+        header: <span className="visually-hidden">Actions</span>,
+        label: "Actions",
+        cell: () => "Edit",
+      },
+      { id: "y", header: <span />, cell: () => "—" },
+    ];
+    render(<Table caption="Things" columns={columns} rows={[{ n: "a" }]} rowKey={(r) => r.n} />);
+    const cells = screen.getAllByRole("cell");
+    expect(cells.map((c) => c.getAttribute("data-label"))).toEqual(["Name", "Actions", null]);
+  });
+
+  it("turns into cards only when the columns do not fit their container", () => {
+    expect(chooseLayout(800, 640)).toBe("table");
+    expect(chooseLayout(800, 801)).toBe("table");
+    expect(chooseLayout(800, 855)).toBe("cards");
+    expect(chooseLayout(308, 735)).toBe("cards");
   });
 });
 

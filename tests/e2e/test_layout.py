@@ -1,0 +1,157 @@
+"""Every page of the navigation (and the main dialogs) at 1280 and 390 px: nothing wider than the screen,
+no table overflowing its box without the card layout, no overlapping axis labels, a silent console.
+
+The pages come from frontend/src/components/layout/nav-items.ts, so a page added to the navigation is
+checked without touching this file. Screenshots: tests/e2e/artifacts/layout-<width>-<page>.png.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import ConsoleMessage, Error, Page, expect
+
+from tests.e2e.conftest import ROOT, NewContext, Product
+from tests.e2e.helpers import DESKTOP, NARROW, sign_in
+
+pytestmark = pytest.mark.e2e
+
+NAV_ITEMS = ROOT / "frontend" / "src" / "components" / "layout" / "nav-items.ts"
+# The main dialogs: (page, the button that opens it, the dialog's accessible name).
+DIALOGS = [
+    ("/restores", "New restore", re.compile("restore", re.I)),
+    ("/browser", "New bucket", re.compile("bucket", re.I)),
+    ("/settings", "Add tier", re.compile("tier", re.I)),
+]
+
+# Runs in the page: a list of human-readable layout faults; [] when the page is sound.
+LAYOUT_FAULTS_JS = """
+() => {
+  const faults = [];
+  const vw = window.innerWidth;
+  const name = (el) => {
+    const id = el.id ? '#' + el.id : '';
+    const cls = typeof el.className === 'string' && el.className ? '.' + el.className.trim().split(/\\s+/).join('.') : '';
+    const text = (el.textContent || '').trim().replace(/\\s+/g, ' ').slice(0, 40);
+    return `<${el.tagName.toLowerCase()}${id}${cls}> "${text}"`;
+  };
+  const clippedByAncestor = (el) => {
+    for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
+      const s = getComputedStyle(a);
+      if (s.overflowX !== 'visible' || s.clipPath !== 'none' || s.clip !== 'auto') return true;
+    }
+    return false;
+  };
+  if (document.documentElement.scrollWidth > vw + 1) {
+    faults.push(`the page is ${document.documentElement.scrollWidth - vw}px wider than the screen`);
+  }
+  for (const el of document.body.querySelectorAll('*')) {
+    const r = el.getBoundingClientRect();
+    if (r.width <= 1 || r.height <= 1) continue;  // visually hidden or not rendered
+    if ((r.right > vw + 1 || r.left < -1) && !clippedByAncestor(el)) {
+      const s = getComputedStyle(el);
+      if (s.position === 'fixed' && s.visibility === 'hidden') continue;
+      faults.push(`${name(el)} spans ${Math.round(r.left)}..${Math.round(r.right)}px of a ${vw}px screen`);
+    }
+  }
+  for (const table of document.querySelectorAll('table')) {
+    if (table.getBoundingClientRect().width <= 1) continue;
+    let box = table.parentElement;
+    while (box && getComputedStyle(box).overflowX === 'visible') box = box.parentElement;
+    if (!box) continue;
+    const responsive = table.closest('[data-layout="cards"]');
+    if (table.scrollWidth > box.clientWidth + 1 && !responsive) {
+      faults.push(`table "${table.caption ? table.caption.textContent : name(table)}" is ${table.scrollWidth}px in a ${box.clientWidth}px box without the card layout`);
+    }
+  }
+  // axis labels (recharts ticks and the reservation timeline's) must not run together
+  const axes = [...document.querySelectorAll('.recharts-cartesian-axis-ticks, [data-axis]')];
+  for (const axis of axes) {
+    const boxes = [...axis.querySelectorAll('text')]
+      .map((t) => ({ t: (t.textContent || '').trim(), r: t.getBoundingClientRect() }))
+      .filter((b) => b.t && b.r.width > 0);
+    for (let i = 0; i < boxes.length; i++) {
+      for (let j = i + 1; j < boxes.length; j++) {
+        const a = boxes[i].r, b = boxes[j].r;
+        const overlap = a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+        if (overlap) faults.push(`axis labels "${boxes[i].t}" and "${boxes[j].t}" overlap`);
+      }
+    }
+  }
+  return faults;
+}
+"""
+
+
+def nav_pages() -> list[tuple[str, str]]:
+    """(path, label) of every page in the navigation, in its order."""
+    text = NAV_ITEMS.read_text()
+    pages = re.findall(r'\{\s*to:\s*"([^"]+)",\s*label:\s*"([^"]+)"', text)
+    assert pages, f"no pages found in {NAV_ITEMS}"
+    return pages
+
+
+def _slug(path: str) -> str:
+    return "overview" if path == "/" else re.sub(r"[^a-z0-9]+", "-", path.lower()).strip("-")
+
+
+def _settle(page: Page) -> None:
+    page.wait_for_load_state("networkidle")
+    # charts and the tables' layout choice run after the first paint
+    page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+
+def _check(page: Page, what: str, artifacts: Path, shot: str, faults: list[str]) -> None:
+    _settle(page)
+    page.screenshot(path=str(artifacts / f"{shot}.png"), full_page=True, animations="disabled")
+    faults.extend(f"{what}: {f}" for f in page.evaluate(LAYOUT_FAULTS_JS))
+
+
+def test_nav_items_are_discovered() -> None:
+    pages = nav_pages()
+    assert ("/", "Overview") in pages
+    assert len(pages) == len(set(pages)) >= 8
+
+
+@pytest.mark.parametrize(("size", "viewport"), [("1280", DESKTOP), ("390", NARROW)])
+def test_every_page_and_dialog_fits_the_screen_with_a_silent_console(
+    new_context: NewContext, product: Product, artifacts: Path, size: str, viewport: dict[str, int]
+) -> None:
+    page = new_context(viewport).new_page()
+    console: list[str] = []
+
+    def on_console(msg: ConsoleMessage) -> None:
+        if msg.type in ("error", "warning"):
+            console.append(f"{page.url}: console {msg.type}: {msg.text}")
+
+    def on_error(err: Error) -> None:
+        console.append(f"{page.url}: uncaught {err}")
+
+    page.on("console", on_console)
+    page.on("pageerror", on_error)
+    faults: list[str] = []
+
+    page.goto("/login")
+    expect(page.get_by_role("heading", level=1, name="Sign in")).to_be_visible()
+    _check(page, "/login", artifacts, f"layout-{size}-login", faults)
+    sign_in(page, product.admin_user, product.admin_password)
+
+    for path, label in nav_pages():
+        page.goto(path)
+        expect(page.get_by_role("heading", level=1, name=label).first).to_be_visible()
+        _check(page, path, artifacts, f"layout-{size}-{_slug(path)}", faults)
+
+    for path, button, dialog_name in DIALOGS:
+        page.goto(path)
+        page.get_by_role("button", name=button, exact=True).first.click()
+        dialog = page.get_by_role("dialog", name=dialog_name)
+        expect(dialog).to_be_visible()
+        _check(page, f"{path} dialog {button!r}", artifacts, f"layout-{size}-{_slug(path)}-dialog", faults)
+        page.keyboard.press("Escape")
+        expect(dialog).to_be_hidden()
+
+    problems: list[Any] = faults + console
+    assert not problems, "\n".join(problems)
