@@ -2,7 +2,7 @@
 
 from tierpilot.audit.models import AuditEvent
 from tierpilot.auth.models import AccessKey, ApiToken, User
-from tierpilot.catalog.models import Bucket, MultipartUpload, Object, UploadPart
+from tierpilot.catalog.models import Bucket, MultipartUpload, Object, ObjectVersion, UploadPart
 from tierpilot.kit.counters import SharedCounter
 from tierpilot.kit.db import Base
 from tierpilot.lifecycle.models import LifecycleConfiguration, LifecycleMeter, LifecycleMove
@@ -17,4 +17,5 @@ __all__ = ["AccessKey", "ApiToken", "AuditEvent", "Base", "Bucket", "CapacityPoo
            "LifecycleMeter", "LifecycleMove", "MultipartUpload", "Notification", "Object", "PriceCatalog",
            "Reservation", "ReservationSample", "RestoreBatch", "RestoreBatchTier", "RestoreItem", "RestoreSchedule",
            "Scenario", "SharedCounter", "Tier", "UploadPart", "User"]
+__all__ += ["ObjectVersion"]
 __all__ += ["RequestTrace"]

@@ -32,6 +32,14 @@ class AccessDenied(CatalogError, Forbidden):
     s3_code, s3_status = "AccessDenied", 403
 
 
+class ObjectLocked(AccessDenied):
+    """A delete or overwrite of a version that object lock (retention or legal hold) protects."""
+
+
+class NoSuchVersion(CatalogError, NotFound):
+    s3_code, s3_status = "NoSuchVersion", 404
+
+
 class BucketAlreadyExists(CatalogError, Conflict):
     s3_code, s3_status = "BucketAlreadyExists", 409
 

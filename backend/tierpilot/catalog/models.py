@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String, UniqueConstraint
+from sqlalchemy import BigInteger, Boolean, ForeignKey, Index, Integer, String, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from tierpilot.kit.db import Base, KeyString, utcnow
@@ -26,10 +26,17 @@ class Bucket(Base):
     object_count: Mapped[int] = mapped_column(BigInteger, default=0)
     used_bytes: Mapped[int] = mapped_column(BigInteger, default=0)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # None (never enabled) | "Enabled" | "Suspended"; object lock needs (and keeps) it enabled
+    versioning: Mapped[str | None] = mapped_column(String(16), default=None)
+    object_lock: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    lock_default_mode: Mapped[str | None] = mapped_column(String(16), default=None)
+    lock_default_days: Mapped[int | None] = mapped_column(Integer, default=None)
+    lock_default_years: Mapped[int | None] = mapped_column(Integer, default=None)
+    tags: Mapped[dict[str, Any] | None] = mapped_column(default=None)  # None: no tag set (NoSuchTagSet)
 
 
 class Object(Base):
-    """One object (the `null` version: buckets are unversioned)."""
+    """The current version of a key (older versions and delete markers are ``ObjectVersion`` rows)."""
 
     __tablename__ = "objects"
     __table_args__ = (
@@ -63,6 +70,58 @@ class Object(Base):
     restore_state: Mapped[str | None] = mapped_column(String(16), default=None)
     restore_speed: Mapped[str | None] = mapped_column(String(16), default=None)
     restore_expiry: Mapped[datetime | None] = mapped_column(default=None)
+    # "null" for a version written while the bucket's versioning was off or suspended
+    version_id: Mapped[str] = mapped_column(String(64), default="null", server_default="null")
+    # object lock: retention (GOVERNANCE | COMPLIANCE until lock_until) and legal hold
+    lock_mode: Mapped[str | None] = mapped_column(String(16), default=None)
+    lock_until: Mapped[datetime | None] = mapped_column(default=None)
+    legal_hold: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+
+
+class ObjectVersion(Base):
+    """A noncurrent version or a delete marker; a key's versions are ordered by id (newest: largest)."""
+
+    __tablename__ = "object_versions"
+    __table_args__ = (
+        Index("ix_object_versions_bucket_key_id", "bucket_id", "key", "id"),
+        Index("ix_object_versions_tier_id", "tier_id"),
+        {"sqlite_autoincrement": True},
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    bucket_id: Mapped[int] = mapped_column(ForeignKey("buckets.id"))
+    key: Mapped[str] = mapped_column(KeyString)
+    delete_marker: Mapped[bool] = mapped_column(Boolean, default=False)
+    size: Mapped[int] = mapped_column(BigInteger, default=0)
+    etag: Mapped[str] = mapped_column(String(80), default="")
+    checksum_algorithm: Mapped[str | None] = mapped_column(String(16), default=None)
+    checksum_value: Mapped[str | None] = mapped_column(String(128), default=None)
+    content_type: Mapped[str] = mapped_column(String(255), default="binary/octet-stream")
+    user_metadata: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    headers: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    tags: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    tier_id: Mapped[int | None] = mapped_column(ForeignKey("tiers.id"), default=None)  # None: a delete marker
+    storage_class: Mapped[str] = mapped_column(String(32), default="STANDARD")
+    locator: Mapped[str] = mapped_column(String(2048), default="")
+    parts_count: Mapped[int | None] = mapped_column(Integer, default=None)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    last_modified: Mapped[datetime] = mapped_column(default=utcnow)
+    restore_state: Mapped[str | None] = mapped_column(String(16), default=None)
+    restore_speed: Mapped[str | None] = mapped_column(String(16), default=None)
+    restore_expiry: Mapped[datetime | None] = mapped_column(default=None)
+    # when a newer version replaced it (NoncurrentDays of lifecycle rules count from here)
+    noncurrent_since: Mapped[datetime] = mapped_column(default=utcnow)
+    version_id: Mapped[str] = mapped_column(String(64), default="null", server_default="null")
+    lock_mode: Mapped[str | None] = mapped_column(String(16), default=None)
+    lock_until: Mapped[datetime | None] = mapped_column(default=None)
+    legal_hold: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+
+
+# what a version carries from the current row to object_versions and back
+VERSION_FIELDS = ("size", "etag", "checksum_algorithm", "checksum_value", "content_type", "user_metadata",
+                  "headers", "tags", "tier_id", "storage_class", "locator", "parts_count", "created_at",
+                  "last_modified", "restore_state", "restore_speed", "restore_expiry", "version_id", "lock_mode",
+                  "lock_until", "legal_hold")
 
 
 class MultipartUpload(Base):

@@ -24,7 +24,8 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 
 from tierpilot.auth import repository as auth_repository
-from tierpilot.catalog.models import Bucket, MultipartUpload, Object, UploadPart
+from tierpilot.catalog.models import Bucket, MultipartUpload, Object, ObjectVersion, UploadPart
+from tierpilot.kit.db import utcnow
 
 OBJECTS = cast(Table, Object.__table__)
 
@@ -143,7 +144,10 @@ def bucket_usage(session: Session, owner_id: int | None) -> list[tuple[str, int,
 
 
 def bucket_has_objects(session: Session, bucket_id: int) -> bool:
-    return session.scalar(select(Object.id).where(Object.bucket_id == bucket_id).limit(1)) is not None
+    """Whether the bucket holds an object, a noncurrent version or a delete marker."""
+    if session.scalar(select(Object.id).where(Object.bucket_id == bucket_id).limit(1)) is not None:
+        return True
+    return bucket_has_versions(session, bucket_id)
 
 
 def delete_bucket_row(session: Session, bucket_id: int) -> None:
@@ -242,8 +246,11 @@ def switch_object(session: Session, object_id: int, old_locator: str, old_etag: 
 
 
 def delete_object(session: Session, object_id: int, old_locator: str) -> bool:
-    """Delete an object only while it still is the version at ``old_locator`` (totals are the caller's)."""
-    result = session.execute(delete(Object).where(Object.id == object_id, Object.locator == old_locator)
+    """Delete an object only while it still is the version at ``old_locator`` and no object lock (retention or
+    legal hold) protects it (totals are the caller's)."""
+    unlocked = and_(Object.legal_hold.is_(False),
+                    (Object.lock_until.is_(None)) | (Object.lock_until <= utcnow()))
+    result = session.execute(delete(Object).where(Object.id == object_id, Object.locator == old_locator, unlocked)
                              .execution_options(synchronize_session=False))
     return result.rowcount == 1  # type: ignore[attr-defined]
 
@@ -267,10 +274,11 @@ def has_object_at(session: Session, tier_id: int, locator: str, bucket: str | No
                   key: str | None = None) -> bool:
     """Whether an object points at this blob; with its bucket name and key, checked by one index lookup."""
     if bucket is None or key is None:
-        return session.scalar(select(Object.id).where(Object.tier_id == tier_id, Object.locator == locator)
-                              .limit(1)) is not None
-    return session.scalar(select(Object.id).join(Bucket, Bucket.id == Object.bucket_id).where(
-        Bucket.name == bucket, Object.key == key, Object.tier_id == tier_id, Object.locator == locator)) is not None
+        return any(session.scalar(select(m.id).where(m.tier_id == tier_id, m.locator == locator).limit(1)) is not None
+                   for m in (Object, ObjectVersion))
+    return any(session.scalar(select(m.id).join(Bucket, Bucket.id == m.bucket_id).where(
+        Bucket.name == bucket, m.key == key, m.tier_id == tier_id, m.locator == locator).limit(1)) is not None
+        for m in (Object, ObjectVersion))
 
 
 # restore candidates: what a restore batch needs of an object
@@ -507,3 +515,122 @@ def iter_object_stats(session: Session, bucket_ids: Sequence[int]) -> Iterator[t
             .where(Object.bucket_id.in_(list(bucket_ids))).execution_options(yield_per=10_000))
     for size, created, accessed in session.execute(stmt):
         yield int(size), created, accessed
+
+
+# versions (noncurrent versions and delete markers) ---------------------------------------------------
+
+
+BucketVersioning = tuple[str | None, bool, str | None, int | None, int | None]
+
+
+def bucket_versioning(session: Session, bucket_id: int) -> BucketVersioning | None:
+    """(versioning, object_lock, lock_default_mode, lock_default_days, lock_default_years) of a bucket."""
+    row = session.execute(select(Bucket.versioning, Bucket.object_lock, Bucket.lock_default_mode,
+                                  Bucket.lock_default_days, Bucket.lock_default_years)
+                          .where(Bucket.id == bucket_id)).first()
+    return None if row is None else (row[0], bool(row[1]), row[2], row[3], row[4])
+
+
+def versions_of_key(session: Session, bucket_id: int, key: str, for_update: bool = False) -> list[ObjectVersion]:
+    """A key's noncurrent versions and delete markers, newest first."""
+    q = (select(ObjectVersion).where(ObjectVersion.bucket_id == bucket_id, ObjectVersion.key == key)
+         .order_by(ObjectVersion.id.desc()))
+    return list(session.scalars(q.with_for_update() if for_update else q))
+
+
+def get_version(session: Session, bucket_id: int, key: str, version_id: str) -> ObjectVersion | None:
+    return session.scalar(select(ObjectVersion).where(ObjectVersion.bucket_id == bucket_id, ObjectVersion.key == key,
+                                                      ObjectVersion.version_id == version_id)
+                          .order_by(ObjectVersion.id.desc()).limit(1))
+
+
+def add_version(session: Session, version: ObjectVersion) -> None:
+    session.add(version)
+    session.flush()
+
+
+def delete_version_row(session: Session, version_pk: int) -> None:
+    session.execute(delete(ObjectVersion).where(ObjectVersion.id == version_pk)
+                    .execution_options(synchronize_session=False))
+
+
+def bucket_has_versions(session: Session, bucket_id: int) -> bool:
+    return session.scalar(select(ObjectVersion.id).where(ObjectVersion.bucket_id == bucket_id).limit(1)) is not None
+
+
+def _key_range(column: Any, lower: str | None, inclusive: bool, upper: str | None) -> list[ColumnElement[bool]]:
+    conds: list[ColumnElement[bool]] = []
+    if lower is not None:
+        conds.append(column >= lower if inclusive else column > lower)
+    if upper is not None:
+        conds.append(column < upper)
+    return conds
+
+
+def scan_current(session: Session, bucket_id: int, lower: str | None, inclusive: bool, upper: str | None,
+                 limit: int) -> list[Object]:
+    """Current versions with lower <(=) key < upper, in key order (one range of the (bucket_id, key) index)."""
+    q = select(Object).where(Object.bucket_id == bucket_id, *_key_range(Object.key, lower, inclusive, upper))
+    return list(session.scalars(q.order_by(Object.key).limit(limit)))
+
+
+def scan_versions(session: Session, bucket_id: int, lower: str | None, inclusive: bool, upper: str | None,
+                  limit: int, below_id: int | None = None) -> list[ObjectVersion]:
+    """Noncurrent versions by (key, newest first) from ``lower``; ``below_id`` resumes inside the key ``lower``
+    (versions of it older than that id), one range of the (bucket_id, key, id) index."""
+    t = ObjectVersion
+    q = select(t).where(t.bucket_id == bucket_id)
+    if below_id is not None and lower is not None:
+        q = q.where((t.key > lower) | ((t.key == lower) & (t.id < below_id)))
+        q = q.where(*_key_range(t.key, None, True, upper))
+    else:
+        q = q.where(*_key_range(t.key, lower, inclusive, upper))
+    return list(session.scalars(q.order_by(t.key, t.id.desc()).limit(limit)))
+
+
+def iter_tier_versions(session: Session, tier_id: int, batch: int = 5000) -> Iterator[tuple[int, int, str, str, int]]:
+    """(id, bucket_id, key, locator, size) of every noncurrent version on a tier, in id order."""
+    last = 0
+    while True:
+        rows = session.execute(select(ObjectVersion.id, ObjectVersion.bucket_id, ObjectVersion.key,
+                                      ObjectVersion.locator, ObjectVersion.size)
+                               .where(ObjectVersion.tier_id == tier_id, ObjectVersion.id > last)
+                               .order_by(ObjectVersion.id).limit(batch)).all()
+        if not rows:
+            return
+        for r in rows:
+            yield int(r[0]), int(r[1]), str(r[2]), str(r[3]), int(r[4])
+        last = int(rows[-1][0])
+
+
+def set_version_lock(session: Session, table: str, row_id: int, **values: Any) -> None:
+    """Set retention or legal hold of a current (``objects``) or noncurrent (``versions``) version."""
+    model = Object if table == "objects" else ObjectVersion
+    session.execute(update(model).where(model.id == row_id).values(**values)
+                    .execution_options(synchronize_session=False))
+
+
+def set_bucket_settings(session: Session, bucket_id: int, **values: Any) -> None:
+    """Versioning, object lock and tag settings of a bucket."""
+    session.execute(update(Bucket).where(Bucket.id == bucket_id).values(**values)
+                    .execution_options(synchronize_session=False))
+
+
+def adopt_objects(session: Session, bucket_id: int, rows: Sequence[dict[str, Any]]) -> tuple[int, int]:
+    """Add objects found in place on a tier (``tiers adopt``) whose keys the bucket lacks, in one executemany.
+
+    ``rows`` hold Object columns but ``bucket_id``; keys already in the catalog keep their rows (a re-scan adds
+    only what is new). Returns the (objects, bytes) added, which the bucket's totals include.
+    """
+    keys = [row["key"] for row in rows]
+    have: set[str] = set()
+    for i in range(0, len(keys), 500):
+        have.update(session.scalars(select(Object.key).where(Object.bucket_id == bucket_id,
+                                                             Object.key.in_(keys[i:i + 500]))))
+    new = [dict(row, bucket_id=bucket_id) for row in rows if row["key"] not in have]
+    if not new:
+        return 0, 0
+    nbytes = sum(int(row["size"]) for row in new)
+    session.execute(cast(Table, Object.__table__).insert(), new)
+    add_usage(session, bucket_id, len(new), nbytes)
+    return len(new), nbytes

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from tierpilot.catalog import repository
+from tierpilot.catalog import repository, versions
 from tierpilot.catalog.errors import (
     AccessDenied,
     BucketAlreadyExists,
@@ -37,6 +37,7 @@ from tierpilot.catalog.errors import (
     invalid_storage_class,
 )
 from tierpilot.catalog.models import Bucket, MultipartUpload, Object, UploadPart
+from tierpilot.catalog.versions import Blob
 from tierpilot.drivers import registry
 from tierpilot.drivers.registry import TierLike
 from tierpilot.kit.db import utcnow
@@ -50,14 +51,6 @@ _BUCKET_NAME = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
 # S3's general purpose bucket naming rules reserve these for punycode, its own services and access points
 RESERVED_BUCKET_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-")
 RESERVED_BUCKET_SUFFIXES = ("-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3")
-
-
-@dataclass(frozen=True)
-class Blob:
-    """Bytes on a tier that the catalog no longer points at: delete them after the commit."""
-
-    tier_id: int
-    locator: str
 
 
 @dataclass
@@ -291,10 +284,22 @@ def record_object(
     if_match: str | None = None,
     if_none_match: str | None = None,
     now: datetime | None = None,
+    lock_mode: str | None = None,
+    lock_until: datetime | None = None,
+    legal_hold: bool = False,
 ) -> tuple[Object, Blob | None]:
     """Make a new object version visible (insert or overwrite) and keep the bucket's totals and space
-    reservation; returns the row and the old blob to delete once committed."""
+    reservation; returns the row and the old blob to delete once committed.
+
+    In a versioned bucket the replaced version is kept as a noncurrent one (no blob to delete); a suspended
+    bucket's write replaces the key's "null" version. A bucket's default retention applies unless the write
+    names its own.
+    """
     now = now or utcnow()
+    settings = repository.bucket_versioning(session, bucket_id)
+    state = settings[0] if settings is not None else None
+    if settings is not None and lock_mode is None and lock_until is None:
+        lock_mode, lock_until = versions.default_retention(settings, now)
     old = repository.get_object(session, bucket_id, key, for_update=True)
     if if_none_match is not None and old is not None and _etag_matches(old.etag, if_none_match):
         raise PreconditionFailed("At least one of the pre-conditions you specified did not hold",
@@ -305,8 +310,21 @@ def record_object(
             raise NoSuchKey("The specified key does not exist.", Key=key)
         raise PreconditionFailed("At least one of the pre-conditions you specified did not hold",
                                  Condition="If-Match")
-    delta = size - (old.size if old is not None else 0)
-    totals = repository.add_usage(session, bucket_id, 0 if old is not None else 1, delta)
+    version_id = versions.new_version_id() if state == "Enabled" else "null"
+    dropped: list[Blob] = []
+    if state == "Suspended":
+        dropped = versions.drop_null_version(session, bucket_id, key, now)
+    if old is not None and state is not None and not (old.version_id == "null" and version_id == "null"):
+        versions.archive(session, old, now)  # the replaced version stays, as a noncurrent one
+        old_size = 0
+        kept_old = True
+    else:
+        if old is not None:
+            versions.refuse_locked(old, now)
+        old_size = old.size if old is not None else 0
+        kept_old = False
+    delta = size - old_size
+    totals = repository.add_usage(session, bucket_id, 1 if old is None or kept_old else 0, delta)
     if totals is None:
         raise NoSuchBucket("The specified bucket does not exist")
     _count, used, space_bytes, space_start, space_end = totals
@@ -319,10 +337,13 @@ def record_object(
         content_type=content_type or "binary/octet-stream", user_metadata=user_metadata or {},
         headers=headers or {}, checksum_algorithm=checksum_algorithm, checksum_value=checksum_value,
         parts_count=parts_count, tags=tags or {}, created_at=now, last_modified=now, last_access_at=None,
-        restore_state=None, restore_speed=None, restore_expiry=None,
+        restore_state=None, restore_speed=None, restore_expiry=None, version_id=version_id, lock_mode=lock_mode,
+        lock_until=lock_until, legal_hold=legal_hold,
     )
     if old is not None:
-        replaced = Blob(old.tier_id, old.locator)
+        replaced = None if kept_old else Blob(old.tier_id, old.locator)
+        if dropped:
+            replaced = dropped[0]
         for name, value in values.items():
             setattr(old, name, value)
         session.flush()
@@ -332,7 +353,7 @@ def record_object(
         # the write transaction holds SQLite's one write lock: no concurrent insert can race this one
         session.add(obj)
         session.flush()
-        return obj, None
+        return obj, dropped[0] if dropped else None
     try:
         with session.begin_nested():
             session.add(obj)
@@ -348,7 +369,7 @@ def record_object(
             setattr(raced, name, value)
         session.flush()
         return raced, replaced
-    return obj, None
+    return obj, dropped[0] if dropped else None
 
 
 def find_object(session: Session, bucket_id: int, key: str) -> Object:

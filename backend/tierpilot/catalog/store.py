@@ -17,8 +17,8 @@ from datetime import datetime
 from typing import Any
 
 from tierpilot.audit import service as audit
-from tierpilot.catalog import repository, service
-from tierpilot.catalog.errors import InvalidObjectState, NoSuchBucket, NoSuchKey
+from tierpilot.catalog import repository, service, versions
+from tierpilot.catalog.errors import CatalogError, InvalidObjectState, NoSuchBucket, NoSuchKey
 from tierpilot.catalog.models import Bucket, MultipartUpload, Object, UploadPart
 from tierpilot.catalog.service import Blob, RequestedPart
 from tierpilot.drivers import readahead
@@ -78,6 +78,9 @@ class NewObject:
     headers: dict[str, Any] | None = None
     tags: dict[str, Any] | None = None
     checksum_algorithm: ChecksumAlgorithm | None = None
+    lock_mode: str | None = None
+    lock_until: datetime | None = None
+    legal_hold: bool = False
 
 
 def _record(bucket: Bucket, key: str, spec: NewObject, locator: str, *, size: int, etag: str,
@@ -93,6 +96,7 @@ def _record(bucket: Bucket, key: str, spec: NewObject, locator: str, *, size: in
             locator=locator, content_type=spec.content_type, user_metadata=spec.user_metadata,
             headers=spec.headers, checksum_algorithm=checksum_algorithm, checksum_value=checksum_value,
             parts_count=parts_count, tags=spec.tags, if_match=if_match, if_none_match=if_none_match,
+            lock_mode=spec.lock_mode, lock_until=spec.lock_until, legal_hold=spec.legal_hold,
         )
     if replaced is not None:
         discard([replaced])
@@ -143,6 +147,25 @@ def delete_objects(bucket: Bucket, keys: Sequence[str]) -> None:
     with transaction(write=True) as session:
         blobs = service.remove_objects(session, bucket.id, keys)
     discard(blobs)
+
+
+def delete_versions(bucket: Bucket, entries: Sequence[tuple[str, str | None]], bypass_governance: bool = False
+                    ) -> list[versions.Deleted | CatalogError]:
+    """DeleteObject(s) by key and optional version id, in any versioning state: one transaction, each entry
+    in a savepoint (one refused by object lock leaves the others done); then the freed blobs go."""
+    out: list[versions.Deleted | CatalogError] = []
+    with transaction(write=True) as session:
+        for key, version_id in entries:
+            try:
+                with session.begin_nested():
+                    out.append(versions.delete_key(session, bucket.id, key, version_id,
+                                                   bypass_governance=bypass_governance))
+            except NoSuchBucket:
+                raise
+            except CatalogError as exc:
+                out.append(exc)
+    discard([b for d in out if isinstance(d, versions.Deleted) for b in d.blobs])
+    return out
 
 
 def copy_object(src: Object, bucket: Bucket, key: str, spec: NewObject, *, if_match: str | None = None,

@@ -1,0 +1,270 @@
+"""Versioning and object lock rules: which version a write replaces or keeps, deletes and delete markers.
+
+``objects`` holds each key's current version; older versions and delete markers are ``object_versions``
+rows (newest: largest id). A key whose newest version is a delete marker has no ``objects`` row, so
+listings and lifecycle scans never see it. A bucket's totals count every stored version (not markers).
+Like every service, these functions flush and never commit.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from tierpilot.catalog import repository
+from tierpilot.catalog.errors import InvalidInput, NoSuchBucket, ObjectLocked
+from tierpilot.catalog.models import VERSION_FIELDS, Object, ObjectVersion
+from tierpilot.kit.db import utcnow
+
+LOCK_MODES = ("GOVERNANCE", "COMPLIANCE")
+VERSIONING_STATES = ("Enabled", "Suspended")
+
+
+@dataclass(frozen=True)
+class Blob:
+    """Bytes on a tier that the catalog no longer points at: delete them after the commit."""
+
+    tier_id: int
+    locator: str
+
+
+@dataclass
+class Deleted:
+    """What one delete did: the version removed or the delete marker made, and blobs to delete after commit."""
+
+    key: str
+    version_id: str | None = None
+    delete_marker: bool = False
+    marker_version_id: str | None = None
+    blobs: list[Blob] = field(default_factory=list)
+
+
+def new_version_id() -> str:
+    """An opaque, unique version id (time first, so ids of one key also sort by age for a human)."""
+    return f"{time.time_ns():x}{secrets.token_hex(8)}"
+
+
+def lock_reason(row: Object | ObjectVersion, now: datetime, bypass_governance: bool = False) -> str | None:
+    """Why object lock refuses to delete or overwrite this version, or None."""
+    if row.legal_hold:
+        return "a legal hold"
+    if (row.lock_until is not None and row.lock_until > now
+            and (row.lock_mode == "COMPLIANCE" or not bypass_governance)):
+        return f"{(row.lock_mode or 'GOVERNANCE').lower()} retention until {row.lock_until.isoformat()}"
+    return None
+
+
+def refuse_locked(row: Object | ObjectVersion, now: datetime, bypass_governance: bool = False) -> None:
+    reason = lock_reason(row, now, bypass_governance)
+    if reason is not None:
+        raise ObjectLocked(f"Access Denied because object protected by object lock ({reason})",
+                           VersionId=row.version_id)
+
+
+def default_retention(settings: Any, now: datetime) -> tuple[str | None, datetime | None]:
+    """The (mode, until) a new version gets from its bucket's default retention (settings: bucket_versioning row)."""
+    _versioning, lock, mode, days, years = settings
+    if not lock or mode is None or not (days or years):
+        return None, None
+    return mode, now + timedelta(days=(days or 0) + 365 * (years or 0))
+
+
+def _values(row: Object | ObjectVersion) -> dict[str, Any]:
+    return {name: getattr(row, name) for name in VERSION_FIELDS}
+
+
+def archive(session: Session, current: Object, now: datetime) -> ObjectVersion:
+    """Keep the current version as a noncurrent one (the caller then overwrites or deletes the current row)."""
+    version = ObjectVersion(bucket_id=current.bucket_id, key=current.key, delete_marker=False,
+                            noncurrent_since=now, **_values(current))
+    repository.add_version(session, version)
+    return version
+
+
+def add_marker(session: Session, bucket_id: int, key: str, version_id: str, now: datetime) -> ObjectVersion:
+    marker = ObjectVersion(bucket_id=bucket_id, key=key, delete_marker=True, size=0, etag="", tier_id=None,
+                           locator="", created_at=now, last_modified=now, noncurrent_since=now,
+                           version_id=version_id, user_metadata={}, headers={}, tags={})
+    repository.add_version(session, marker)
+    return marker
+
+
+def drop_null_version(session: Session, bucket_id: int, key: str, now: datetime) -> list[Blob]:
+    """A suspended bucket's write replaces the key's "null" version wherever it is kept."""
+    blobs: list[Blob] = []
+    for v in repository.versions_of_key(session, bucket_id, key, for_update=True):
+        if v.version_id != "null":
+            continue
+        if not v.delete_marker:
+            refuse_locked(v, now)
+            repository.add_usage(session, bucket_id, -1, -v.size)
+            if v.tier_id is not None:
+                blobs.append(Blob(v.tier_id, v.locator))
+        repository.delete_version_row(session, v.id)
+    return blobs
+
+
+def promote_newest(session: Session, bucket_id: int, key: str) -> None:
+    """After the current version was deleted, the newest noncurrent version (unless a marker) becomes current."""
+    versions = repository.versions_of_key(session, bucket_id, key, for_update=True)
+    if not versions or versions[0].delete_marker:
+        return
+    newest = versions[0]
+    repository.delete_version_row(session, newest.id)
+    session.add(Object(bucket_id=bucket_id, key=key, **_values(newest)))
+    session.flush()
+
+
+def delete_key(session: Session, bucket_id: int, key: str, version_id: str | None, *,
+               bypass_governance: bool = False, now: datetime | None = None) -> Deleted:
+    """S3's DeleteObject on a bucket of any versioning state; totals follow."""
+    now = now or utcnow()
+    settings = repository.bucket_versioning(session, bucket_id)
+    if settings is None:
+        raise NoSuchBucket("The specified bucket does not exist")
+    state = settings[0]
+    out = Deleted(key)
+    current = repository.get_object(session, bucket_id, key, for_update=True)
+    if version_id is None:
+        if state is None:  # unversioned: the object goes
+            if current is not None:
+                _delete_current(session, current, out, now, bypass_governance, promote=False)
+            return out
+        marker_id = new_version_id() if state == "Enabled" else "null"
+        if state == "Suspended":
+            out.blobs += drop_null_version(session, bucket_id, key, now)
+        if current is not None:
+            if current.version_id == "null" and state == "Suspended":
+                _delete_current(session, current, out, now, bypass_governance, promote=False)
+            else:
+                archive(session, current, now)
+                session.delete(current)
+                session.flush()
+        add_marker(session, bucket_id, key, marker_id, now)
+        out.delete_marker, out.marker_version_id, out.version_id = True, marker_id, marker_id
+        return out
+    validate_version_id(version_id)
+    out.version_id = version_id
+    if current is not None and current.version_id == version_id:
+        _delete_current(session, current, out, now, bypass_governance, promote=True)
+        return out
+    version = repository.get_version(session, bucket_id, key, version_id)
+    if version is None:
+        if state is None and version_id == "null":
+            return out
+        if version_id != "null" and state is None:
+            raise InvalidInput("Invalid version id specified", "InvalidArgument", ArgumentName="versionId",
+                               ArgumentValue=version_id)
+        return out  # S3 answers 204 for a version that is not (or no longer) there
+    if version.delete_marker:
+        out.delete_marker = True
+    else:
+        refuse_locked(version, now, bypass_governance)
+        repository.add_usage(session, bucket_id, -1, -version.size)
+        if version.tier_id is not None:
+            out.blobs.append(Blob(version.tier_id, version.locator))
+    repository.delete_version_row(session, version.id)
+    return out
+
+
+def _delete_current(session: Session, current: Object, out: Deleted, now: datetime, bypass: bool,
+                    promote: bool) -> None:
+    refuse_locked(current, now, bypass)
+    bucket_id, key = current.bucket_id, current.key
+    repository.delete_object_rows(session, [current.id])
+    repository.add_usage(session, bucket_id, -1, -current.size)
+    out.blobs.append(Blob(current.tier_id, current.locator))
+    session.expunge(current)
+    if promote:
+        promote_newest(session, bucket_id, key)
+
+
+def validate_version_id(version_id: str) -> None:
+    if not version_id or len(version_id) > 64 or not version_id.isascii() or not version_id.isprintable():
+        raise InvalidInput("Invalid version id specified", "InvalidArgument", ArgumentName="versionId",
+                           ArgumentValue=version_id[:64])
+
+
+def find_version(session: Session, bucket_id: int, key: str, version_id: str) -> Object | ObjectVersion | None:
+    """A version by id: the current row or a noncurrent one (or a delete marker)."""
+    validate_version_id(version_id)
+    current = repository.get_object(session, bucket_id, key)
+    if current is not None and current.version_id == version_id:
+        return current
+    return repository.get_version(session, bucket_id, key, version_id)
+
+
+def as_object(version: ObjectVersion) -> Object:
+    """A noncurrent version as a detached ``Object`` (no id): reads, copies and headers treat both alike."""
+    return Object(bucket_id=version.bucket_id, key=version.key, **_values(version))
+
+
+def latest_is_marker(session: Session, bucket_id: int, key: str) -> ObjectVersion | None:
+    """The delete marker that hides a key (no current row, newest version a marker), or None."""
+    versions = repository.versions_of_key(session, bucket_id, key)
+    return versions[0] if versions and versions[0].delete_marker else None
+
+
+def set_versioning(session: Session, bucket_id: int, state: str) -> None:
+    """PutBucketVersioning; a bucket with object lock stays enabled."""
+    if state not in VERSIONING_STATES:
+        raise InvalidInput("The versioning status must be Enabled or Suspended", "MalformedXML")
+    settings = repository.bucket_versioning(session, bucket_id)
+    if settings is None:
+        raise NoSuchBucket("The specified bucket does not exist")
+    if settings[1] and state != "Enabled":
+        raise InvalidInput("An Object Lock configuration is present on this bucket, so the versioning state "
+                           "cannot be changed.", "InvalidBucketState")
+    repository.set_bucket_settings(session, bucket_id, versioning=state)
+
+
+def set_lock_configuration(session: Session, bucket_id: int, mode: str | None, days: int | None,
+                           years: int | None) -> None:
+    """PutObjectLockConfiguration: the default retention of a bucket created with object lock."""
+    settings = repository.bucket_versioning(session, bucket_id)
+    if settings is None:
+        raise NoSuchBucket("The specified bucket does not exist")
+    if not settings[1] and settings[0] != "Enabled":
+        raise InvalidInput("Object Lock configuration cannot be enabled on existing buckets", "InvalidBucketState")
+    validate_default_retention(mode, days, years)
+    repository.set_bucket_settings(session, bucket_id, object_lock=True, versioning="Enabled",
+                                   lock_default_mode=mode, lock_default_days=days, lock_default_years=years)
+
+
+def validate_default_retention(mode: str | None, days: int | None, years: int | None) -> None:
+    if mode is None and days is None and years is None:
+        return
+    if mode not in LOCK_MODES:
+        raise InvalidInput("Unknown retention mode", "MalformedXML")
+    if (days is None) == (years is None):
+        raise InvalidInput("A default retention needs exactly one of Days and Years", "MalformedXML")
+    if (days is not None and not 0 < days <= 36500) or (years is not None and not 0 < years <= 100):
+        raise InvalidInput("Default retention period must be a positive integer value", "InvalidRetentionPeriod")
+
+
+def set_retention(session: Session, row: Object | ObjectVersion, mode: str | None, until: datetime | None, *,
+                  bypass_governance: bool = False, now: datetime | None = None) -> None:
+    """PutObjectRetention: COMPLIANCE is never shortened or removed; GOVERNANCE only with the bypass."""
+    now = now or utcnow()
+    if mode is not None and mode not in LOCK_MODES:
+        raise InvalidInput("Unknown wormMode directive.", "MalformedXML")
+    if until is not None and until <= now:
+        raise InvalidInput("The retain until date must be in the future!", "InvalidArgument")
+    protected = row.lock_until is not None and row.lock_until > now
+    if protected:
+        weaker = (until is None or row.lock_until is None or until < row.lock_until
+                  or (row.lock_mode == "COMPLIANCE" and mode != "COMPLIANCE"))
+        if weaker and (row.lock_mode == "COMPLIANCE" or not bypass_governance):
+            raise ObjectLocked("Access Denied because object protected by object lock.")
+    table = "objects" if isinstance(row, Object) else "versions"
+    repository.set_version_lock(session, table, row.id, lock_mode=mode, lock_until=until)
+
+
+def set_legal_hold(session: Session, row: Object | ObjectVersion, on: bool) -> None:
+    table = "objects" if isinstance(row, Object) else "versions"
+    repository.set_version_lock(session, table, row.id, legal_hold=on)
