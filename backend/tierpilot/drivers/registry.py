@@ -77,6 +77,15 @@ def secret_of(config: Mapping[str, Any]) -> str | None:
     return str(secret) if secret else None
 
 
+def plain_secrets(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A tier config with every ``<name>_enc`` secret decrypted into ``<name>`` (Azure and GCS tiers)."""
+    plain = {k: v for k, v in config.items() if not k.endswith("_enc")}
+    for key, value in config.items():
+        if key.endswith("_enc") and value:
+            plain[key[: -len("_enc")]] = decrypt(str(value))
+    return plain
+
+
 def build_driver(tier: TierLike) -> TierDriver:
     """A new driver for a tier (no caching; see ``driver_for``)."""
     config = dict(tier.config or {})
@@ -95,6 +104,14 @@ def build_driver(tier: TierLike) -> TierDriver:
         config["secret_access_key"] = secret_of(config)
         config.pop("secret_access_key_enc", None)
         return S3Driver.from_config(tier.name, config, offline=tier.offline)
+    if tier.driver == "azure":
+        from tierpilot.drivers.azure import AzureBlobDriver
+
+        return AzureBlobDriver.from_config(tier.name, plain_secrets(config), offline=tier.offline)
+    if tier.driver == "gcs":
+        from tierpilot.drivers.gcs import GCSDriver
+
+        return GCSDriver.from_config(tier.name, plain_secrets(config))
     raise ValueError(f"unknown tier driver {tier.driver!r}")
 
 
