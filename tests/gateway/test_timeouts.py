@@ -1,6 +1,7 @@
-"""A real gateway process with test-sized time-outs, driven over raw sockets: a body that stops is
-answered RequestTimeout, half-sent header sections are closed (the oldest at once past the cap, the rest
-at their deadline), and boto3 is served all along."""
+"""A real gateway process with test-sized time-outs, driven over raw sockets: a body that stops, or dribbles
+slower than the minimum rate, is answered RequestTimeout; a download its client stopped reading is cut and
+its stream ended; half-sent header sections are closed (the oldest at once past the cap, the rest at their
+deadline); and boto3 is served all along."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import httpx
 import pytest
 
 from tests.gateway import rawclient as raw
@@ -21,6 +23,9 @@ from tests.gateway.conftest import Gateway, start_gateway, stop
 BODY_TIMEOUT_S = 1.0
 HEADER_TIMEOUT_S = 2.0
 MAX_PENDING = 50
+SEND_TIMEOUT_S = 1.0
+MIN_RATE_BPS = 1000
+RATE_WINDOW_S = 2.0
 
 
 @dataclass
@@ -33,12 +38,16 @@ class Slow:
 @pytest.fixture(scope="module")
 def slow(gateway: Gateway, db_url: str, data_dir: Path) -> Iterator[Slow]:
     """A second gateway on the suite's data with short time-outs (the package's gateway keeps the defaults)."""
-    url, proc = start_gateway(db_url, data_dir / f"gateway-timeouts-{uuid.uuid4().hex[:6]}.log", {
+    log = data_dir / f"gateway-timeouts-{uuid.uuid4().hex[:6]}.log"
+    url, proc = start_gateway(db_url, log, {
         "TIERPILOT_GATEWAY_BODY_TIMEOUT_S": str(BODY_TIMEOUT_S),
         "TIERPILOT_GATEWAY_HEADER_TIMEOUT_S": str(HEADER_TIMEOUT_S),
-        "TIERPILOT_GATEWAY_MAX_PENDING_CONNECTIONS": str(MAX_PENDING)})
+        "TIERPILOT_GATEWAY_MAX_PENDING_CONNECTIONS": str(MAX_PENDING),
+        "TIERPILOT_GATEWAY_SEND_TIMEOUT_S": str(SEND_TIMEOUT_S),
+        "TIERPILOT_GATEWAY_BODY_MIN_RATE_BPS": str(MIN_RATE_BPS),
+        "TIERPILOT_GATEWAY_BODY_RATE_WINDOW_S": str(RATE_WINDOW_S)})
     parts = urlsplit(url)
-    gw = Gateway(url=url, proc=proc, log=gateway.log, users=gateway.users, tier_dirs=gateway.tier_dirs)
+    gw = Gateway(url=url, proc=proc, log=log, users=gateway.users, tier_dirs=gateway.tier_dirs)
     yield Slow(gw, parts.hostname or "127.0.0.1", parts.port or 80)
     stop(proc)
 
@@ -130,3 +139,84 @@ def test_half_sent_header_sections_are_closed_and_boto3_is_served_meanwhile(slow
         for sock in socks:
             sock.close()
     assert s3.get_object(Bucket=bucket, Key="served")["Body"].read() == b"meanwhile"
+
+
+def test_a_body_dribbling_slower_than_the_minimum_rate_gets_request_timeout(slow: Slow) -> None:
+    """One byte every 0.4 s never trips the 1 s idle time-out, but stays far under 1000 bytes/s: after the
+    2 s window it is answered RequestTimeout (before the minimum rate, it was held for the whole body)."""
+    s3 = slow.gateway.client("alice")
+    bucket = f"t-{uuid.uuid4().hex[:12]}"
+    s3.create_bucket(Bucket=bucket)
+    user = slow.gateway.users["alice"]
+    url = raw.url_for(slow.gateway.url, bucket, "dribble")
+    signed = raw.sign("PUT", url, {"content-length": "1000"}, "UNSIGNED-PAYLOAD", user.access_key_id,
+                      user.secret_access_key)
+    head = "".join(f"{k}: {v}\r\n" for k, v in signed.headers.items())
+    answer = b""
+    with socket.create_connection((slow.host, slow.port)) as sock:
+        started = time.monotonic()
+        sock.sendall(f"PUT /{bucket}/dribble HTTP/1.1\r\n{head}\r\n".encode())
+        while time.monotonic() < started + RATE_WINDOW_S + 8:
+            try:
+                sock.sendall(b"x")
+            except OSError:
+                break
+            ready, _, _ = select.select([sock], [], [], BODY_TIMEOUT_S * 0.4)
+            if ready:
+                answer = _read_all(sock, time.monotonic() + 2)
+                break
+        elapsed = time.monotonic() - started
+        # meanwhile, and after, the gateway serves others
+        s3.put_object(Bucket=bucket, Key="whole", Body=b"0123456789")
+    status, _, rest = answer.partition(b"\r\n")
+    assert status == b"HTTP/1.1 400 Bad Request", answer[:300]
+    assert b"<Code>RequestTimeout</Code>" in rest and b"connection: close" in rest.lower()
+    assert RATE_WINDOW_S * 0.9 <= elapsed < RATE_WINDOW_S + 4
+    assert [o["Key"] for o in s3.list_objects_v2(Bucket=bucket).get("Contents", [])] == ["whole"]
+
+
+def _flows(gateway: Gateway) -> tuple[int, int]:
+    """(requests with an open flow, bytes read through flows so far) from the gateway's health."""
+    health = httpx.get(f"{gateway.url}/_tierpilot/health").json()["reservations"]
+    return health["open_flows"], health["moved_bytes"]["read"]
+
+
+def test_a_download_its_client_stopped_reading_is_cut_and_its_stream_ended(slow: Slow) -> None:
+    """A GET of 32 MiB whose client reads the headers and then nothing: once the socket's buffers are full
+    the gateway waits SEND_TIMEOUT_S, then drops the connection and ends the request: its flow closes, and
+    no more of the object is read and paid for. Before the send time-out both were held for ever."""
+    s3 = slow.gateway.client("bob")
+    bucket = f"t-{uuid.uuid4().hex[:12]}"
+    s3.create_bucket(Bucket=bucket)
+    size = 32 * 1024 * 1024
+    s3.put_object(Bucket=bucket, Key="big", Body=b"b" * size)
+    url = s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "big"})
+    parts = urlsplit(url)
+    _, read_before = _flows(slow.gateway)
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 * 1024)
+    try:
+        sock.connect((slow.host, slow.port))
+        sock.sendall(f"GET {parts.path}?{parts.query} HTTP/1.1\r\nHost: {parts.netloc}\r\n\r\n".encode())
+        first = sock.recv(4096)
+        assert first.startswith(b"HTTP/1.1 200"), first[:200]
+        stalled = time.monotonic()
+        # the client reads nothing more; others are served meanwhile
+        time.sleep(SEND_TIMEOUT_S * 0.5)
+        assert s3.get_object(Bucket=bucket, Key="big", Range="bytes=0-9")["Body"].read() == b"b" * 10
+        assert _flows(slow.gateway)[0] == 1  # the stalled GET
+        deadline = stalled + SEND_TIMEOUT_S + 15
+        while _flows(slow.gateway)[0] and time.monotonic() < deadline:
+            time.sleep(0.1)
+        open_flows, read_after = _flows(slow.gateway)
+        assert open_flows == 0, "the stalled download is still held"
+        assert time.monotonic() - stalled >= SEND_TIMEOUT_S * 0.9
+        time.sleep(0.5)
+        assert _flows(slow.gateway)[1] == read_after  # nothing more read for the dropped connection
+        assert 0 < read_after - read_before < size
+        # the connection is gone: what the kernel buffered, then the end (a reset, or EOF)
+        got = len(first) + len(_read_all(sock, time.monotonic() + 10))
+        assert got < size
+    finally:
+        sock.close()
+    assert s3.head_object(Bucket=bucket, Key="big")["ContentLength"] == size

@@ -14,7 +14,9 @@ from tierpilot.gateway.errors import S3Error
 from tierpilot.gateway.sigv4 import SignedRequest
 from tierpilot.gateway.xmlio import error_document
 from tierpilot.kit.flow import Flow
-from tierpilot.kit.streaming import IdleReceive, Receive, ReceiveTimeout, Send
+from tierpilot.kit.httpserver import lost
+from tierpilot.kit.settings import get_settings
+from tierpilot.kit.streaming import ClientDisconnected, IdleReceive, Receive, ReceiveTimeout, Send
 
 Headers = list[tuple[bytes, bytes]]
 
@@ -42,7 +44,14 @@ class Request:
     bytes_out: int = 0
     body_consumed: bool = False
     _receive_raw: Receive | None = None
+    _send_raw: Send | None = None
     _body_timer: IdleReceive | None = None
+    # the minimum body rate: bytes a body must bring in each ``_rate_window_s`` of the time it keeps the
+    # gateway waiting (time the gateway spends elsewhere, e.g. throttling the flow, is not the client's)
+    _rate_window_s: float = 0.0
+    _rate_min_bytes: float = 0.0
+    _waited_s: float = 0.0
+    _window_bytes: int = 0
 
     @property
     def user(self) -> Credential:
@@ -53,21 +62,41 @@ class Request:
         if self.body_consumed or self._body_timer is None:  # past the body only a disconnect can come
             assert self._receive_raw is not None
             return await self._receive_raw()
+        began = time.monotonic()
         try:
             message = await self._body_timer()
         except ReceiveTimeout:
-            raise S3Error("RequestTimeout", "Your socket connection to the server was not read from or written to "
-                          "within the timeout period. Idle connections will be closed.", 400) from None
+            raise request_timeout() from None
         if message["type"] != "http.request" or not message.get("more_body", False):
             self.body_consumed = True
+        elif self._rate_window_s:
+            self._waited_s += time.monotonic() - began
+            self._window_bytes += len(message.get("body", b""))
+            if self._waited_s >= self._rate_window_s:
+                if self._window_bytes < self._rate_min_bytes * self._waited_s / self._rate_window_s:
+                    raise request_timeout()
+                self._waited_s, self._window_bytes = 0.0, 0
         return message
 
+    async def _send_checked(self, message: MutableMapping[str, Any]) -> None:
+        assert self._send_raw is not None
+        await self._send_raw(message)
+        if lost(self.scope):  # cut by the send time-out (kit/httpserver.py): stop reading and paying for the rest
+            raise ClientDisconnected("the client stopped reading the response")
+
     def track_body(self, idle_timeout_s: float) -> None:
-        """Note when the request body has been read to its end (see ``start``), and answer RequestTimeout when
-        it sends nothing for ``idle_timeout_s``."""
+        """Note when the request body has been read to its end (see ``start``), answer RequestTimeout when it
+        sends nothing for ``idle_timeout_s`` or less than the minimum rate, and end the request when the server
+        dropped its connection (a client that stopped reading the response)."""
         self._receive_raw = self.receive
         self._body_timer = IdleReceive(self.receive, idle_timeout_s)
         self.receive = self._receive_tracked
+        self._send_raw = self.send
+        self.send = self._send_checked
+        settings = get_settings()
+        if settings.gateway_body_min_rate_bps:
+            self._rate_window_s = settings.gateway_body_rate_window_s
+            self._rate_min_bytes = settings.gateway_body_min_rate_bps * settings.gateway_body_rate_window_s
 
     def close(self) -> None:
         """The request is over: release its body timer."""
@@ -118,6 +147,11 @@ class Request:
     async def respond_error(self, err: S3Error) -> None:
         body = b"" if self.method == "HEAD" else error_document(err, self.resource, self.request_id)
         await self.respond(err.status, body, err.headers)
+
+
+def request_timeout() -> S3Error:
+    return S3Error("RequestTimeout", "Your socket connection to the server was not read from or written to "
+                   "within the timeout period. Idle connections will be closed.", 400)
 
 
 def http_date(moment: datetime) -> str:

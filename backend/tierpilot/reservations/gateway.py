@@ -308,7 +308,7 @@ class ReservationFlow:
         policy.recent.add(direction, reserved, nbytes, now)
 
     async def close(self) -> None:
-        return None
+        self._policy.open_flows -= 1
 
 
 class ReservationPolicy:
@@ -322,6 +322,7 @@ class ReservationPolicy:
         self.scheduler = Scheduler(self.buckets, self._pool_rate, POOL_BURST)
         self.meter = metering.Meter()
         self.moved = {"read": 0, "write": 0}
+        self.open_flows = 0  # requests whose flow is not closed yet: a stalled one shows here
         self.recent = Recent()
         # the contended period (``Rates.since``) whose savings this process drained, per direction
         self.drained = {"read": 0.0, "write": 0.0}
@@ -446,6 +447,11 @@ class ReservationPolicy:
             raise
 
     async def open(self, request: FlowRequest) -> Flow:
+        flow = await self._open(request)
+        self.open_flows += 1
+        return flow
+
+    async def _open(self, request: FlowRequest) -> ReservationFlow:
         await self.start()
         rid = request.reservation_id
         if not rid:
@@ -480,6 +486,7 @@ class ReservationPolicy:
             "snapshot_error": self.directory.error or None,
             "changes": self.changes_status,
             "moved_bytes": dict(self.moved),
+            "open_flows": self.open_flows,
             "recent_bytes": self.recent.report(time.time()),
             "classes": {f"{d}:{k}": {"guaranteed_bytes": b.guaranteed, "spare_bytes": b.spare,
                                      "waited_s": round(b.waited_s, 3)}
