@@ -12,7 +12,7 @@ TEST_DEBS := initdb=postgresql chromium=chromium aws=awscli s3cmd=s3cmd rclone=r
 export TIERPILOT_TEST_POSTGRES_URL
 export TIERPILOT_TEST_REDIS_URL
 
-.PHONY: help setup setup-run debs-run debs-test venv frontend test-tools run test test-imports test-backend test-sqlite test-postgresql test-frontend test-e2e lint bench api-types clean
+.PHONY: help setup setup-run debs-run debs-test venv venv-dev frontend test-tools run test test-imports test-backend test-sqlite test-postgresql test-frontend test-e2e lint bench api-types clean
 
 help:
 	@echo "make run    - install what is missing and start tierpilot (http://127.0.0.1:8000)"
@@ -20,7 +20,7 @@ help:
 	@echo "make lint   - ruff, mypy, import contracts, biome, tsc"
 	@echo "make bench  - run the benchmarks in bench/"
 
-setup: setup-run debs-test test-tools
+setup: setup-run debs-test venv-dev test-tools
 setup-run: debs-run venv frontend
 
 # Debian packages, installed only when their binary is missing; apt waits up to 10 min for a dpkg lock
@@ -30,10 +30,15 @@ debs-run:
 debs-test:
 	@scripts/install-debs $(TEST_DEBS)
 
+# the venv in two steps: what running needs (`make run`), then the test and lint tools (`make setup`)
 venv: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -e .
+	@touch $@
+venv-dev: $(VENV)/.installed-dev
+$(VENV)/.installed-dev: $(VENV)/.installed
 	$(PIP) install -q -e '.[dev]'
 	@touch $@
 
@@ -83,7 +88,7 @@ lint: setup
 bench: setup
 	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
-api-types: venv
+api-types: venv-dev
 	cd frontend && npm run gen:api
 
 clean:

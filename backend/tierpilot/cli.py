@@ -79,14 +79,13 @@ def api(host: str | None = None, port: int | None = None, workers: int = 1) -> N
     import uvicorn
 
     from tierpilot.bootstrap import bootstrap_admin
-    from tierpilot.kit.httpserver import ApiHttpToolsProtocol
 
     s = get_settings()
     bootstrap_admin()
     # uvicorn's own proxy headers would believe X-Forwarded-For from 127.0.0.1: the app reads it only from
-    # TIERPILOT_TRUSTED_PROXIES (kit/proxies.py); the protocol closes half-open connections (kit/httpserver.py)
+    # TIERPILOT_TRUSTED_PROXIES (kit/proxies.py)
     uvicorn.run("tierpilot.api:app", host=host or s.api_host, port=port or s.api_port, workers=workers,
-                log_level="info", proxy_headers=False, http=ApiHttpToolsProtocol)
+                log_level=s.log_level, proxy_headers=False)
 
 
 @app.command("worker", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
@@ -94,7 +93,9 @@ def worker(ctx: typer.Context, concurrency: int = 2) -> None:
     """Run a Celery worker (extra arguments go to `celery worker`)."""
     from worker.app import celery_app
 
-    celery_app.worker_main(["worker", "--loglevel=INFO", f"--concurrency={concurrency}", *ctx.args])
+    level = get_settings().log_level
+    celery_app.worker_main([*_celery_quiet(level), "worker", f"--loglevel={level.upper()}",
+                            f"--concurrency={concurrency}", *ctx.args])
 
 
 @app.command("beat")
@@ -104,7 +105,14 @@ def beat() -> None:
 
     s = get_settings()
     s.data_dir.mkdir(parents=True, exist_ok=True)
-    celery_app.start(["beat", "--loglevel=INFO", f"--schedule={(s.data_dir / 'celerybeat-schedule').resolve()}"])
+    schedule = (s.data_dir / "celerybeat-schedule").resolve()
+    celery_app.start([*_celery_quiet(s.log_level), "beat", f"--loglevel={s.log_level.upper()}",
+                      f"--schedule={schedule}"])
+
+
+def _celery_quiet(level: str) -> list[str]:
+    """Celery's start-up banner is not a warning: shown only from the info level down."""
+    return [] if level in ("debug", "info") else ["--quiet"]
 
 
 @app.command("cp")

@@ -264,8 +264,10 @@ def run_all() -> int:
         users = has_users()
 
         exe = [sys.executable, "-m", "tierpilot.cli"]
+        # the gateway's own --log-level; the others read TIERPILOT_LOG_LEVEL (warnings and errors by default)
+        extra_args = {"gateway": ["--log-level", settings.log_level]}
         for name in ("api", "gateway", "worker", "beat"):
-            c = child(name, [*exe, name])
+            c = child(name, [*exe, name, *extra_args.get(name, [])])
             c.start(env, time.monotonic())
             children.append(c)
         supervisor.write_status()
