@@ -41,6 +41,25 @@ def pytest_report_header(config: pytest.Config) -> str:
     return f"tierpilot test database: {TEST_DB}"
 
 
+# fixtures through which a test reaches the database under test
+_DATABASE_FIXTURES = frozenset({"db_url", "postgres_server"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On the PostgreSQL run, leave out the tests that never reach the database under test: they ran, with
+    the same result, on the SQLite run (CI runs both). TIERPILOT_TEST_ALL=1 keeps them."""
+    if TEST_DB != "postgresql" or os.environ.get("TIERPILOT_TEST_ALL") == "1":
+        return
+    kept: list[pytest.Item] = []
+    left_out: list[pytest.Item] = []
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        (kept if fixtures & _DATABASE_FIXTURES else left_out).append(item)
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = kept
+
+
 @pytest.fixture(scope="session")
 def data_dir() -> Iterator[Path]:
     yield _DATA_DIR
