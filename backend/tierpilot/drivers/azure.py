@@ -511,16 +511,27 @@ class AzureBlobDriver(TierDriver):
                     self._blob(self._copy_name(name)).set_blob_metadata(
                         {**(copy.metadata or {}), _EXPIRY_META: expiry.isoformat()})
                 return RestoreStatus(ongoing=False, restored=True, expiry=expiry, accepted=False)
-        with _mapped_errors(locator):
-            reply = self._blob(self._copy_name(name)).start_copy_from_url(
-                self._source_url(name), metadata={_DAYS_META: str(days), _SPEED_META: speed},
-                standard_blob_tier=StandardBlobTier(ACCESS_TIERS[self.rehydrate_tier]),
-                rehydrate_priority=PRIORITY[speed])
+        try:
+            reply = self._start_rehydration(name, locator, days, speed)
+        except (NotRestored, TierError) as exc:
+            cause = exc.__cause__
+            if isinstance(cause, HttpResponseError) and _code(cause) in ("BlobArchived", "CannotVerifyCopySource"):
+                # Azurite (and a service without archive copies) refuses to copy an archived blob
+                raise TierError(f"{locator}: the service cannot rehydrate an archived blob into a copy; "
+                                "set the tier's rehydrate to in_place") from exc
+            raise
         if reply.get("copy_status") == "success":  # the service had it at once (not Azure's Archive tier)
             now = self.clock()
             return RestoreStatus(ongoing=False, restored=True, expiry=restore_expiry(now, days), speed=speed,
                                  ready_at=now, accepted=True)
         return RestoreStatus(ongoing=True, restored=False, speed=speed, accepted=True)
+
+    def _start_rehydration(self, name: str, locator: str, days: int, speed: RestoreSpeed) -> dict[str, Any]:
+        with _mapped_errors(locator):
+            return self._blob(self._copy_name(name)).start_copy_from_url(
+                self._source_url(name), metadata={_DAYS_META: str(days), _SPEED_META: speed},
+                standard_blob_tier=StandardBlobTier(ACCESS_TIERS[self.rehydrate_tier]),
+                rehydrate_priority=PRIORITY[speed])
 
     def _upgrade(self, name: str, locator: str, props: BlobProperties, speed: RestoreSpeed) -> RestoreStatus:
         """A pending rehydration asked again: High priority upgrades a Standard one, anything else waits."""
