@@ -19,7 +19,11 @@ BUCKET = "e2e-reserved"
 def test_book_through_the_timeline_see_availability_update_and_cancel(page: Page, product: Product,
                                                                       artifacts: Path) -> None:
     sign_in(page, product.admin_user, product.admin_password)
-    page.get_by_role("link", name="Reservations").click()
+    # the form offers only buckets that exist
+    csrf = {"X-CSRF-Token": next(c["value"] for c in page.context.cookies() if c["name"] == "tierpilot_csrf")}
+    created = page.request.post("/api/buckets", headers=csrf, data={"name": BUCKET})
+    assert created.status == 201, created.text()
+    page.goto("/reservations")  # a fresh load, so the bucket list includes it
     expect(page.get_by_role("heading", level=1, name="Reservations")).to_be_visible()
 
     capacity = page.get_by_role("form", name="Gateway capacity")
@@ -41,7 +45,7 @@ def test_book_through_the_timeline_see_availability_update_and_cancel(page: Page
     expect(start_field).not_to_have_value(before)
     picked = start_field.input_value()
 
-    form.get_by_label("Bucket").fill(BUCKET)
+    form.get_by_label("Bucket").select_option(BUCKET)
     form.get_by_label("Rate (MB/s)").fill("200")
     availability = page.get_by_test_id("availability")
     expect(availability).to_contain_text("Fits.")
@@ -60,6 +64,9 @@ def test_book_through_the_timeline_see_availability_update_and_cancel(page: Page
     expect(availability).to_contain_text("Does not fit.")
     expect(availability.get_by_test_id("max-rate")).to_have_text("70 MB/s")
     expect(availability.get_by_role("button", name="Use that window")).to_be_visible()
+    # what cannot fit cannot be sent, and there is one way to the earliest window
+    expect(form.get_by_role("button", name="Book reservation")).to_be_disabled()
+    expect(form.get_by_role("button", name="Move to the earliest window", exact=False)).to_have_count(0)
     bar = page.get_by_role("button", name=f"Reservation {BUCKET} · 200 MB/s, booked")
     expect(bar).to_be_visible()
     row = page.get_by_role("row").filter(has_text=BUCKET)
@@ -93,7 +100,7 @@ def test_book_through_the_timeline_see_availability_update_and_cancel(page: Page
     expect(bar).to_have_count(0)
 
     # the window is free again
-    form.get_by_label("Bucket").fill(BUCKET)
+    form.get_by_label("Bucket").select_option(BUCKET)
     form.get_by_label("Rate (MB/s)").fill("200")
     form.get_by_label("Start (local time)").fill(picked)
     expect(availability).to_contain_text("Fits.")

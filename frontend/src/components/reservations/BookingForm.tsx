@@ -39,10 +39,13 @@ export function BookingForm({
   draft,
   onDraftChange,
   onBooked,
+  onSubmitted,
 }: {
   draft: BookingDraft;
   onDraftChange: (d: BookingDraft) => void;
   onBooked: (r: Reservation) => void;
+  /** A new attempt: an earlier confirmation no longer describes the form's outcome. */
+  onSubmitted?: () => void;
 }) {
   const overview = useQuery(overviewQueryOptions());
   const book = useBookReservation();
@@ -92,10 +95,11 @@ export function BookingForm({
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    if (windowError || rateError || !bucket) return;
+    if (windowError || rateError || !bucket || doesNotFit) return;
+    onSubmitted?.();
     book.mutate(
       {
-        bucket: bucket.trim(),
+        bucket,
         direction: draft.direction,
         rate_mbps: rateValue,
         start: new Date(start).toISOString(),
@@ -112,6 +116,8 @@ export function BookingForm({
   };
 
   const a = availability.data;
+  // the server checks again when booking; this only spares a request that cannot succeed
+  const doesNotFit = query != null && a?.fits === false && a.rate_mbps === query.rate_mbps;
   const conflict =
     book.error instanceof ApiError && isBookingConflict(book.error.body) ? book.error.body : null;
   const buckets = overview.data?.buckets.map((b) => b.name) ?? [];
@@ -119,20 +125,21 @@ export function BookingForm({
   return (
     <form className="res-form" aria-label="Book a reservation" onSubmit={submit} noValidate>
       <div className="res-form__grid">
-        <Input
+        <Select
           label="Bucket"
-          list="res-buckets"
           value={bucket}
           required
           onChange={(e) => setBucket(e.target.value)}
-          hint="the bucket the reserved requests go to"
-          autoComplete="off"
+          hint={
+            overview.isSuccess && buckets.length === 0
+              ? "You have no bucket yet: create one in the Browser first."
+              : "the bucket the reserved requests go to"
+          }
+          options={[
+            { value: "", label: overview.isPending ? "Loading buckets…" : "Choose a bucket", disabled: true },
+            ...buckets.map((b) => ({ value: b, label: b })),
+          ]}
         />
-        <datalist id="res-buckets">
-          {buckets.map((b) => (
-            <option key={b} value={b} />
-          ))}
-        </datalist>
         <Select
           label="Direction"
           value={draft.direction}
@@ -216,7 +223,7 @@ export function BookingForm({
       </output>
 
       {book.isError ? <ErrorBanner title="Not booked" error={book.error} /> : null}
-      {conflict?.earliest_start ? (
+      {conflict?.earliest_start && !(a?.fits === false && a.earliest_start) ? (
         <p>
           <Button
             size="sm"
@@ -234,7 +241,7 @@ export function BookingForm({
         <Button
           type="submit"
           variant="primary"
-          disabled={book.isPending || !bucket || !!windowError || !!rateError}
+          disabled={book.isPending || !bucket || !!windowError || !!rateError || doesNotFit}
         >
           {book.isPending ? "Booking…" : "Book reservation"}
         </Button>

@@ -13,6 +13,7 @@ import {
   DAY,
   formatRate,
   type LoadStep,
+  labelEvery,
   loadAt,
   parseSteps,
   stepAreaPath,
@@ -182,6 +183,9 @@ function Lane({
   const barsTop = LOAD_HEIGHT + AXIS_HEIGHT;
   const height = barsTop + rows * (BAR_HEIGHT + BAR_GAP) + 4;
   const fmt = tickFormat(zoom);
+  const marks = ticks(start, end, zoom.tick);
+  const longest = marks.reduce((a, t) => Math.max(a, fmt.format(t).length), 0);
+  const every = labelEvery((inner * zoom.tick) / (end - start), "0".repeat(longest));
   const timeAt = (clientX: number, svg: SVGSVGElement) => {
     const box = svg.getBoundingClientRect();
     return start + ((clientX - box.left - LEFT) / inner) * (end - start);
@@ -217,14 +221,18 @@ function Lane({
         data-testid={`timeline-${load.direction}`}
         className="res-lane__svg"
       >
-        {ticks(start, end, zoom.tick).map((t) => (
-          <g key={t}>
-            <line x1={x(t)} x2={x(t)} y1={0} y2={height} className="res-grid" />
-            <text x={x(t) + 3} y={LOAD_HEIGHT + 15} className="res-tick">
-              {fmt.format(t)}
-            </text>
-          </g>
-        ))}
+        <g data-axis="time">
+          {marks.map((t, i) => (
+            <g key={t}>
+              <line x1={x(t)} x2={x(t)} y1={0} y2={height} className="res-grid" />
+              {i % every === 0 ? (
+                <text x={x(t) + 3} y={LOAD_HEIGHT + 15} className="res-tick">
+                  {fmt.format(t)}
+                </text>
+              ) : null}
+            </g>
+          ))}
+        </g>
         <path d={stepAreaPath(steps, start, end, x, y)} className="res-load" />
         <line
           x1={LEFT}

@@ -35,7 +35,12 @@ export function ReservationsPage({ isAdmin }: { isAdmin: boolean }) {
         />
       </Card>
       <Card id="book" title="Book a reservation">
-        <BookingForm draft={draft} onDraftChange={setDraft} onBooked={setBooked} />
+        <BookingForm
+          draft={draft}
+          onDraftChange={setDraft}
+          onBooked={setBooked}
+          onSubmitted={() => setBooked(null)}
+        />
         {booked ? (
           <section className="res-booked" aria-label="Booked">
             <h3>

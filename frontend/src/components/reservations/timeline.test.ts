@@ -5,6 +5,7 @@ import {
   formatRate,
   fromLocalInput,
   HOUR,
+  labelEvery,
   loadAt,
   peakLoad,
   stepAreaPath,
@@ -83,5 +84,14 @@ describe("time helpers", () => {
     expect(formatRate(12.345)).toBe("12.3 MB/s");
     expect(formatRate(0.25)).toBe("0.25 MB/s");
     expect(formatRate(null)).toBe("—");
+  });
+});
+
+describe("labelEvery", () => {
+  it("labels every tick when there is room and thins them on a narrow axis", () => {
+    expect(labelEvery(120, "03:00 PM")).toBe(1);
+    expect(labelEvery(40, "03:00 PM")).toBe(2);
+    expect(labelEvery(20, "Tue 24, 03 PM")).toBe(5);
+    expect(labelEvery(0, "x")).toBeGreaterThan(1);
   });
 });

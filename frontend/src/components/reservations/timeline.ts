@@ -117,6 +117,18 @@ export function ticks(start: number, end: number, step: number): number[] {
   return out;
 }
 
+/** Average advance of an 11 px label character, generous so estimates err towards fewer labels. */
+const TICK_CHAR_PX = 6.6;
+
+/**
+ * How many ticks one label spans: 1 labels every tick, 3 every third one. Labels `label`-long at
+ * `pxPerTick` spacing would otherwise run together on a narrow screen ("03:00 PM06:00 PM").
+ */
+export function labelEvery(pxPerTick: number, label: string, gapPx = 10): number {
+  const labelPx = label.length * TICK_CHAR_PX + gapPx;
+  return Math.max(1, Math.ceil(labelPx / Math.max(1, pxPerTick)));
+}
+
 function pad(n: number): string {
   return String(n).padStart(2, "0");
 }
