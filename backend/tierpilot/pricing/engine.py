@@ -30,6 +30,8 @@ from tierpilot.pricing.schemas import (
     EarlyDeletion,
     HybridPlan,
     Measured,
+    OneOff,
+    RawRequests,
     Restore,
     Scenario,
     Speed,
@@ -180,13 +182,36 @@ class Usage:
     egress: Destination = "internet"
     egress_share: Decimal = ONE
     restored_copy_days: Decimal = ONE
+    read_amplification: Decimal = ONE
+    raw_requests: RawRequests | None = None
 
 
 def scenario_usage(s: Scenario) -> Usage:
     return Usage(objects=scenario_objects(s), read_fraction=s.read_fraction,
                  get_part_bytes=s.get_part_size_mib * MIB if s.get_part_size_mib else None,
                  writes_per_month=s.writes_per_month, early_deletion=s.early_deletion, egress=s.egress,
-                 egress_share=s.egress_share, restored_copy_days=s.restored_copy_days)
+                 egress_share=s.egress_share, restored_copy_days=s.restored_copy_days,
+                 read_amplification=s.read_amplification, raw_requests=s.requests)
+
+
+def plan_days(s: Scenario) -> Decimal:
+    """Days the plan lasts: its dates, else its months."""
+    if s.plan_start is not None and s.plan_end is not None:
+        return Decimal((s.plan_end - s.plan_start).days + 1)
+    return s.months * DAYS_PER_MONTH
+
+
+@dataclass(frozen=True, slots=True)
+class OneOffCost:
+    """USD paid once, apart from the monthly costs."""
+
+    initial_upload: Decimal = ZERO
+    transitions: Decimal = ZERO
+    early_deletion: Decimal = ZERO
+
+    @property
+    def total(self) -> Decimal:
+        return self.initial_upload + self.transitions + self.early_deletion
 
 
 # ---------------------------------------------------------------------------- what it is priced at
@@ -339,8 +364,10 @@ class TierModel:
         objects = usage.objects
         p = usage.read_fraction
         self.read_gib = objects.volume_gib * p
-        self.egress_gib_per_read = self.read_gib * usage.egress_share
-        self.egress_bands = pricing.catalog.egress[usage.egress]
+        # a client that reads more bytes than it needs (read-ahead) pays transfer and retrieval on all of them
+        self.transfer_gib = self.read_gib * usage.read_amplification
+        self.egress_gib_per_read = self.transfer_gib * usage.egress_share
+        self.egress_bands = pricing.catalog.egress_bands(usage.egress)
 
         own_overhead = own_overhead_bytes(cls)
         self.billable_gib = objects.billable_gib(cls.min_billable_bytes, own_overhead)
@@ -362,13 +389,16 @@ class TierModel:
 
         count = objects.count
         self.writes = usage.writes_per_month * count * cls.requests.write_per_1k / THOUSAND
+        raw = usage.raw_requests
+        if raw is not None:
+            self.writes += (raw.writes * cls.requests.write_per_1k + raw.reads * cls.requests.read_per_1k) / THOUSAND
         self.monitoring = monitored.count * cls.monitoring_per_1k_objects / THOUSAND
         self.early_deletion = self._early_deletion(usage)
 
         restore = pricing.restore
         gets = objects.requests_per_read(usage.get_part_bytes) * p
         self.requests_per_read = gets * cls.requests.read_per_1k / THOUSAND
-        self.retrieval_per_read = self.read_gib * cls.retrieval_per_gib
+        self.retrieval_per_read = self.transfer_gib * cls.retrieval_per_gib
         self.restore_per_read = (self.read_gib * restore.per_gib + count * p * restore.per_1k_requests / THOUSAND
                                  if restore is not None else ZERO)
         self.copy_bands: Sequence[Band] | None = None
@@ -379,6 +409,17 @@ class TierModel:
             self.requests_per_read, self.retrieval_per_read, self.restore_per_read = m.requests, m.retrieval, m.restore
             self.copy_bands = None
         self._curve: Curve | None = None
+
+    def one_off(self, wanted: OneOff, days: Decimal) -> OneOffCost:
+        """What is paid once: the initial upload, moving the data into the class, deleting it at the plan's end."""
+        cls = self.pricing.cls
+        count = self.usage.objects.count
+        upload = count * cls.requests.write_per_1k / THOUSAND if wanted.initial_upload else ZERO
+        transitions = count * cls.transition_per_1k / THOUSAND if wanted.transition_in else ZERO
+        early = ZERO
+        if wanted.delete_at_end and cls.min_storage_days > days:
+            early = self.month_of_storage / DAYS_PER_MONTH * (Decimal(cls.min_storage_days) - days)
+        return OneOffCost(upload, transitions, early)
 
     def _early_deletion(self, usage: Usage) -> Decimal:
         """Storage still owed for the days short of the minimum duration, pro rata per day."""
@@ -670,6 +711,7 @@ class TierResult:
 class Evaluation:
     scenario: Scenario
     tiers: list[TierResult]
+    one_off: dict[str, OneOffCost]
     curves: list[Curve]
     break_even: list[BreakEven]
     dominance: list[Dominance]
@@ -685,9 +727,14 @@ def evaluate(s: Scenario, catalogs: Mapping[str, Catalog]) -> Evaluation:
     usage = scenario_usage(s)
     tiers: list[TierResult] = []
     notes: list[str] = []
+    one_off: dict[str, OneOffCost] = {}
+    days = plan_days(s)
     for pricing in resolve_tiers(s, catalogs):
         model = TierModel(pricing, usage)
         tiers.append(TierResult(pricing, model.at(s.reads_per_month), model))
+        one_off[pricing.label] = model.one_off(s.one_off, days)
+        if s.egress == "inter-region" and "inter-region" not in pricing.catalog.egress:
+            notes.append(f"{pricing.label}: {pricing.catalog.id} lists no inter-region rate; priced at internet egress")
         given = next(t.restore_speed for t in s.tiers if t.label == pricing.label)
         asked = given or s.restore_speed
         if given is not None and pricing.speed is None:
@@ -699,6 +746,6 @@ def evaluate(s: Scenario, catalogs: Mapping[str, Catalog]) -> Evaluation:
     r = s.frequency_range
     frequencies = log_frequencies(r.min, r.max, r.points)
     hybrids = [evaluate_hybrid(plan, s, catalogs, usage) for plan in s.hybrid]
-    return Evaluation(scenario=s, tiers=tiers, curves=curves, break_even=crossings, dominance=dominance,
-                      cheapest=cheapest_bands(curves, crossings), frequencies=frequencies,
+    return Evaluation(scenario=s, tiers=tiers, one_off=one_off, curves=curves, break_even=crossings,
+                      dominance=dominance, cheapest=cheapest_bands(curves, crossings), frequencies=frequencies,
                       sweep=sweep(curves, frequencies), hybrid=hybrids, notes=notes)

@@ -198,7 +198,7 @@ class Simulator:
                 cat = st.pricing.catalog.id
                 egress_gib[cat] = egress_gib.get(cat, ZERO) + reads[j] * self.egress_share
             catalogs = {st.pricing.catalog.id: st.pricing.catalog for st in stages}
-            pooled = sum((band_cost(catalogs[c].egress[self.egress], gib) for c, gib in egress_gib.items()), ZERO)
+            pooled = sum((band_cost(catalogs[c].egress_bands(self.egress), gib) for c, gib in egress_gib.items()), ZERO)
             out.append(Month(m, stored, replace(cost, egress=cost.egress + pooled)))
         return out
 

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from tierpilot.pricing.engine import Breakdown, Evaluation, evaluate, scenario_usage
+from tierpilot.pricing.engine import Breakdown, Evaluation, OneOffCost, evaluate, scenario_usage
 from tierpilot.pricing.lifecycle import LifecycleResult, Simulation, simulate
 from tierpilot.pricing.schemas import COMPONENTS, Catalog, Scenario
 
@@ -25,6 +25,11 @@ def freq(x: Decimal) -> float:
 
 def _breakdown(b: Breakdown) -> dict[str, float]:
     return {k: money(v) for k, v in b.as_dict().items()}
+
+
+def _one_off(c: OneOffCost) -> dict[str, float]:
+    return {"initial_upload": money(c.initial_upload), "transitions": money(c.transitions),
+            "early_deletion": money(c.early_deletion), "total": money(c.total)}
 
 
 def _simulation(sim: Simulation) -> dict[str, Any]:
@@ -74,6 +79,8 @@ def report_json(ev: Evaluation, lifecycle: LifecycleResult | None) -> dict[str, 
             "monthly": _breakdown(t.monthly),
             "total": _breakdown(t.monthly.scaled(Decimal(s.months))),
             "annual": money(t.monthly.total * 12),
+            "one_off": _one_off(ev.one_off[p.label]),
+            "tco": money(t.monthly.total * s.months + ev.one_off[p.label].total),
         })
     return {
         "scenario": s.model_dump(mode="json", exclude_none=True),
@@ -113,7 +120,7 @@ def report_csv(report: Mapping[str, Any]) -> str:
     w.writerow(["catalog", "provider", "region", "currency", "valid_from", "has_estimates", "source"])
     for c in report["catalogs"]:
         w.writerow([c["id"], c["provider"], c["region"], c["currency"], c["valid_from"], c["has_estimates"],
-                    " | ".join(c["source"])])
+                    f"{' | '.join(c['source'])} (prices valid from {c['valid_from']})"])
     w.writerow([])
     w.writerow(["input", "value"])
     for key, value in report["scenario"].items():
@@ -124,6 +131,12 @@ def report_csv(report: Mapping[str, Any]) -> str:
         for t in report["tiers"]:
             w.writerow([t["tier"], t["catalog"], t["storage_class"], t["restore_speed"] or "",
                         *(t[section][k] for k in (*COMPONENTS, "total"))])
+    w.writerow([])
+    w.writerow(["one-off (USD)", "initial_upload", "transitions", "early_deletion", "total",
+                f"total cost of ownership over {report['months']} months"])
+    for t in report["tiers"]:
+        o = t["one_off"]
+        w.writerow([t["tier"], o["initial_upload"], o["transitions"], o["early_deletion"], o["total"], t["tco"]])
     w.writerow([])
     w.writerow(["break_even: cheaper_below", "cheaper_above", "reads_per_month"])
     for b in report["break_even"]:

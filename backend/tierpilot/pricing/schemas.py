@@ -15,9 +15,11 @@ from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, field_valida
 
 Speed = Literal["expedited", "standard", "bulk"]
 ImportFormat = Literal["aws-price-list", "azure-retail-prices"]
-Destination = Literal["internet", "research-network", "same-region"]
+Destination = Literal["internet", "research-network", "same-region", "inter-region", "other-cloud"]
 SPEEDS: tuple[Speed, ...] = ("expedited", "standard", "bulk")
+# every catalog prices these; "inter-region" is optional (else internet rates), "other-cloud" is internet egress
 DESTINATIONS: tuple[Destination, ...] = ("internet", "research-network", "same-region")
+OPTIONAL_DESTINATIONS: tuple[Destination, ...] = ("inter-region",)
 COMPONENTS = ("storage", "requests", "retrieval", "restore", "restored_copy", "egress", "early_deletion",
               "monitoring", "fixed")
 
@@ -199,6 +201,11 @@ class Catalog(_Strict):
             if head not in {"egress", "classes"} and head not in Catalog.model_fields:
                 raise ValueError(f"estimated names unknown field {path!r}")
         return self
+
+    def egress_bands(self, destination: Destination) -> list[Band]:
+        """Transfer prices to a destination: a transfer to another cloud, or between regions where the
+        catalog lists no such rate, leaves over the internet."""
+        return self.egress.get(destination) or self.egress["internet"]
 
     def storage_class(self, class_id: str) -> StorageClass:
         for c in self.classes:
@@ -404,6 +411,49 @@ class HybridPlan(_Strict):
         return self
 
 
+class RawRequests(_Strict):
+    """Request counts on top of the reads and writes of whole objects (a catalogue checker's HEADs, listings),
+    per month, day or hour. PUT, COPY, POST and LIST are priced as writes, GET and HEAD as reads."""
+
+    per: Literal["month", "day", "hour"] = "month"
+    put: NonNeg = Field(Decimal(0), le=10**15)
+    copy_: NonNeg = Field(Decimal(0), le=10**15, alias="copy")
+    post: NonNeg = Field(Decimal(0), le=10**15)
+    list_: NonNeg = Field(Decimal(0), le=10**15, alias="list")
+    get: NonNeg = Field(Decimal(0), le=10**15)
+    head: NonNeg = Field(Decimal(0), le=10**15)
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, serialize_by_alias=True)
+
+    @model_validator(mode="after")
+    def _whole(self) -> RawRequests:
+        for name in ("put", "copy_", "post", "list_", "get", "head"):
+            value: Decimal = getattr(self, name)
+            if value != value.to_integral_value():
+                raise ValueError(f"requests.{name.rstrip('_')} must be a whole number, not {value}")
+        return self
+
+    @property
+    def per_month(self) -> Decimal:
+        return {"month": Decimal(1), "day": Decimal(365) / 12, "hour": Decimal(365) * 24 / 12}[self.per]
+
+    @property
+    def writes(self) -> Decimal:
+        return (self.put + self.copy_ + self.post + self.list_) * self.per_month
+
+    @property
+    def reads(self) -> Decimal:
+        return (self.get + self.head) * self.per_month
+
+
+class OneOff(_Strict):
+    """Costs paid once and shown apart from the monthly ones."""
+
+    initial_upload: bool = Field(True, description="one PUT per object to put the data set in place")
+    transition_in: bool = Field(False, description="a lifecycle transition fee per object moved into the class")
+    delete_at_end: bool = Field(False, description="the data is deleted when the plan ends (early deletion fees)")
+
+
 class Scenario(_Strict):
     """A what-if input: the same schema for `tierpilot plan FILE`, the API and saved scenarios."""
 
@@ -418,6 +468,12 @@ class Scenario(_Strict):
     read_fraction: Fraction = Field(
         Decimal(1), description="share of the data set one read touches")
     get_part_size_mib: Positive | None = Field(None, description="ranged GET size; omitted = one GET per object")
+    read_amplification: Annotated[Decimal, Field(ge=1, le=1000), _AsNumber] = Field(
+        Decimal(1), description="bytes a client transfers per byte it needs (a FUSE client's read-ahead: > 1)")
+    requests: RawRequests | None = Field(None, description="request counts besides whole-object reads and writes")
+    one_off: OneOff = OneOff()
+    plan_start: date | None = Field(None, description="first day of the plan (with plan_end)")
+    plan_end: date | None = Field(None, description="last day of the plan: the total covers start to end")
     writes_per_month: NonNeg = Field(Decimal(0), le=10**6, description="full overwrites of the data set per month")
     early_deletion: EarlyDeletion | None = None
     egress: Destination = "internet"
@@ -451,6 +507,17 @@ class Scenario(_Strict):
         if self.size_histogram is not None and any(b.count != b.count.to_integral_value()
                                                    for b in self.size_histogram):
             raise ValueError("size_histogram counts must be whole numbers")
+        if self.plan_end is not None or self.plan_start is not None:
+            if self.plan_end is None or self.plan_start is None:
+                raise ValueError("plan_start and plan_end go together")
+            if self.plan_end <= self.plan_start:
+                raise ValueError("plan_end must come after plan_start")
+            if "months" in self.model_fields_set:
+                raise ValueError("give months or plan_start/plan_end, not both")
+            days = (self.plan_end - self.plan_start).days + 1
+            if days > 1200 * 31:
+                raise ValueError("plan_end: a plan lasts at most 100 years")
+            object.__setattr__(self, "months", max(1, round(days * 12 / 365)))
         for key in list(self.price_overrides) + list(self.measured):
             if key not in labels:
                 raise ValueError(f"override for {key!r}, which is not one of the tiers ({', '.join(labels)})")
@@ -515,6 +582,15 @@ class RestoreHoursOut(BaseModel):
     max: float
 
 
+class OneOffOut(BaseModel):
+    """USD paid once: the initial upload's PUTs, transition fees into the class, early deletion at the plan's end."""
+
+    initial_upload: float
+    transitions: float
+    early_deletion: float
+    total: float
+
+
 class TierReportOut(BaseModel):
     tier: str
     installation_tier: str | None = Field(None, description="the installation tier priced here, if any")
@@ -531,6 +607,8 @@ class TierReportOut(BaseModel):
     monthly: BreakdownOut
     total: BreakdownOut
     annual: float
+    one_off: OneOffOut
+    tco: float = Field(description="monthly total over the plan's months plus the one-off costs")
 
 
 class CatalogRefOut(BaseModel):
