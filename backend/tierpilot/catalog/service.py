@@ -188,8 +188,9 @@ def list_buckets(session: Session, user_id: int, is_admin: bool) -> list[Bucket]
 
 def create_bucket(session: Session, *, owner_id: int, name: str, tier_name: str | None = None,
                   region: str | None = None, space_bytes: int | None = None, space_start: datetime | None = None,
-                  space_end: datetime | None = None) -> Bucket:
-    """A bucket on a tier (default from settings), optionally with a space reservation."""
+                  space_end: datetime | None = None, object_lock: bool = False) -> Bucket:
+    """A bucket on a tier (default from settings), optionally with a space reservation; a bucket created with
+    object lock has versioning enabled for good."""
     validate_bucket_name(name)
     existing = repository.get_bucket_by_name(session, name)
     if existing is not None:
@@ -210,7 +211,8 @@ def create_bucket(session: Session, *, owner_id: int, name: str, tier_name: str 
         raise InvalidInput("a space window needs x-tierpilot-space-bytes", "InvalidArgument")
     bucket = Bucket(name=name, owner_id=owner_id, tier_id=tier.id, region=region or get_settings().gateway_region,
                     space_bytes=space_bytes, space_start=space_start, space_end=space_end,
-                    object_count=0, used_bytes=0)
+                    object_count=0, used_bytes=0, object_lock=object_lock,
+                    versioning="Enabled" if object_lock else None)
     session.add(bucket)
     try:
         with session.begin_nested():

@@ -169,6 +169,8 @@ def delete_key(session: Session, bucket_id: int, key: str, version_id: str | Non
         if version.tier_id is not None:
             out.blobs.append(Blob(version.tier_id, version.locator))
     repository.delete_version_row(session, version.id)
+    if current is None:  # the marker that hid the key may be gone: the newest version left becomes current
+        promote_newest(session, bucket_id, key)
     return out
 
 
@@ -268,3 +270,105 @@ def set_retention(session: Session, row: Object | ObjectVersion, mode: str | Non
 def set_legal_hold(session: Session, row: Object | ObjectVersion, on: bool) -> None:
     table = "objects" if isinstance(row, Object) else "versions"
     repository.set_version_lock(session, table, row.id, legal_hold=on)
+
+
+# ListObjectVersions ----------------------------------------------------------------------------------
+
+_ALL_VERSIONS = 2**62  # "below this id": every noncurrent version of a key
+
+
+@dataclass
+class VersionListing:
+    """One page of ListObjectVersions: (version, is latest) in key order, newest first within a key."""
+
+    entries: list[tuple[Object | ObjectVersion, bool]] = field(default_factory=list)
+    prefixes: list[str] = field(default_factory=list)
+    truncated: bool = False
+    next_key_marker: str | None = None
+    next_version_id_marker: str | None = None
+
+
+@dataclass
+class _Position:
+    key: str | None
+    inclusive: bool = True
+    below_id: int | None = None  # inside ``key``: its noncurrent versions older than this id (not its current)
+
+
+def _start(session: Session, bucket_id: int, prefix: str, delimiter: str, key_marker: str,
+           version_id_marker: str) -> _Position | None:
+    if not key_marker:
+        return _Position(prefix or None)
+    if delimiter and key_marker.startswith(prefix):
+        cut = key_marker.find(delimiter, len(prefix))
+        if cut >= 0:  # a common prefix returned already: past it
+            end = repository.prefix_end(key_marker[: cut + len(delimiter)])
+            return None if end is None else _Position(end)
+    if version_id_marker:
+        current = repository.get_object(session, bucket_id, key_marker)
+        if current is not None and current.version_id == version_id_marker:
+            return _Position(key_marker, False, _ALL_VERSIONS)
+        version = repository.get_version(session, bucket_id, key_marker, version_id_marker)
+        if version is not None:
+            return _Position(key_marker, False, version.id)
+    pos = _Position(key_marker, False)
+    if prefix and prefix > key_marker:
+        pos = _Position(prefix)
+    return pos
+
+
+def list_versions(session: Session, bucket_id: int, prefix: str = "", delimiter: str = "", key_marker: str = "",
+                  version_id_marker: str = "", max_keys: int = 1000) -> VersionListing:
+    """Versions and delete markers after the markers: two ranges (current rows, noncurrent rows) read in
+    batches and merged in S3's order; a common prefix is skipped with one seek past it."""
+    out = VersionListing()
+    pos = _start(session, bucket_id, prefix, delimiter, key_marker, version_id_marker)
+    upper = repository.prefix_end(prefix) if prefix else None
+    prev_key: str | None = key_marker if pos is not None and pos.below_id is not None else None
+    batch = min(max_keys + 1, 1001)
+    while pos is not None:
+        within = pos.below_id is not None
+        current = repository.scan_current(session, bucket_id, pos.key, pos.inclusive and not within, upper, batch)
+        older = repository.scan_versions(session, bucket_id, pos.key, pos.inclusive and not within, upper, batch,
+                                         below_id=pos.below_id)
+        merged: list[tuple[tuple[str, int, int], Object | ObjectVersion]] = (
+            [((o.key, 0, 0), o) for o in current] + [((v.key, 1, -v.id), v) for v in older])
+        merged.sort(key=lambda e: e[0])
+        cutoffs = []
+        if len(current) == batch:
+            cutoffs.append((current[-1].key, 0, 0))
+        if len(older) == batch:
+            cutoffs.append((older[-1].key, 1, -older[-1].id))
+        limit = min(cutoffs) if cutoffs else None
+        next_pos: _Position | None = None
+        common: str | None = None
+        for sort_key, row in merged:
+            if limit is not None and sort_key > limit:
+                break
+            key = row.key
+            common = None
+            if delimiter:
+                cut = key.find(delimiter, len(prefix))
+                if cut >= 0:
+                    common = key[: cut + len(delimiter)]
+            if len(out.entries) + len(out.prefixes) >= max_keys:
+                out.truncated = True
+                return out
+            if common is not None:
+                out.prefixes.append(common)
+                out.next_key_marker, out.next_version_id_marker = common, None
+                end = repository.prefix_end(common)
+                next_pos = None if end is None else _Position(end)
+                prev_key = None
+                break
+            is_latest = isinstance(row, Object) or key != prev_key
+            out.entries.append((row, is_latest))
+            out.next_key_marker, out.next_version_id_marker = key, row.version_id
+            prev_key = key
+            next_pos = _Position(key, False, _ALL_VERSIONS if isinstance(row, Object) else row.id)
+        if limit is None and common is None:
+            break  # both ranges read to their end
+        pos = next_pos
+    if not out.entries and not out.prefixes and repository.bucket_versioning(session, bucket_id) is None:
+        raise NoSuchBucket("The specified bucket does not exist")
+    return out

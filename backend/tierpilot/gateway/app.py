@@ -24,6 +24,7 @@ from tierpilot.gateway import (  # noqa: F401  (importing the operation modules 
     ops_buckets,
     ops_multipart,
     ops_objects,
+    ops_versions,
 )
 from tierpilot.gateway.auth import authenticate, credentials, forget_bucket
 from tierpilot.gateway.errors import S3Error

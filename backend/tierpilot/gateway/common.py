@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote, unquote_plus
 
@@ -88,10 +89,11 @@ def tags_from_header(value: str | None) -> dict[str, Any] | None:
     return validate_tags(pairs)
 
 
-def validate_tags(pairs: list[tuple[str, str]]) -> dict[str, Any]:
-    """A tag set as S3 checks it (at most 10 tags, keys unique, 128/256 characters) as a dict."""
-    if len(pairs) > MAX_TAGS:
-        raise S3Error("BadRequest", f"Object tags cannot be greater than {MAX_TAGS}", 400)
+def validate_tags(pairs: list[tuple[str, str]], limit: int = MAX_TAGS) -> dict[str, Any]:
+    """A tag set as S3 checks it (at most 10 tags on an object, 50 on a bucket, keys unique, 128/256
+    characters) as a dict."""
+    if len(pairs) > limit:
+        raise S3Error("BadRequest", f"Object tags cannot be greater than {limit}", 400)
     tags: dict[str, Any] = {}
     for k, v in pairs:
         if not k or len(k) > 128 or len(v) > 256:
@@ -168,14 +170,75 @@ def object_headers(obj: Object, tier: TierSpec | None = None, live: RestoreStatu
     return out
 
 
+def copy_source_version(req: Request) -> str | None:
+    """The ``versionId`` of x-amz-copy-source, if it names one."""
+    query = (req.header("x-amz-copy-source") or "").partition("?")[2]
+    for pair in query.split("&"):
+        name, _, value = pair.partition("=")
+        if name == "versionId":
+            return unquote(value)
+    return None
+
+
+def version_headers(obj: Object, bucket: Bucket, lock: bool = True) -> Headers:
+    """x-amz-version-id (buckets that ever had versioning) and (``lock``) the version's object lock state."""
+    out: Headers = []
+    if bucket.versioning is not None or obj.version_id != "null":
+        out.append((b"x-amz-version-id", obj.version_id.encode()))
+    if not lock:
+        return out
+    if obj.lock_mode is not None and obj.lock_until is not None:
+        out.append((b"x-amz-object-lock-mode", obj.lock_mode.encode()))
+        out.append((b"x-amz-object-lock-retain-until-date", iso8601(obj.lock_until).encode()))
+    if obj.legal_hold:
+        out.append((b"x-amz-object-lock-legal-hold", b"ON"))
+    return out
+
+
+def iso8601(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def parse_iso8601(value: str, name: str) -> datetime:
+    """A timestamp of an object lock header or document (ISO 8601, with a zone; Z for UTC)."""
+    try:
+        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise invalid_argument(f"{name} must be an ISO 8601 timestamp", name, value[:64]) from None
+    if moment.tzinfo is None:
+        raise invalid_argument(f"{name} must carry a time zone", name, value[:64])
+    return moment.astimezone(UTC)
+
+
+def lock_from_headers(req: Request, bucket: Bucket) -> tuple[str | None, datetime | None, bool]:
+    """(mode, retain until, legal hold) a PUT, copy or multipart upload asks for."""
+    mode = req.header("x-amz-object-lock-mode")
+    until_raw = req.header("x-amz-object-lock-retain-until-date")
+    hold = req.header("x-amz-object-lock-legal-hold")
+    if mode is None and until_raw is None and hold is None:
+        return None, None, False
+    if not bucket.object_lock:
+        raise S3Error("InvalidRequest", "Bucket is missing ObjectLockConfiguration", 400)
+    if (mode is None) != (until_raw is None):
+        raise invalid_argument("x-amz-object-lock-retain-until-date and x-amz-object-lock-mode must both be "
+                               "supplied", "x-amz-object-lock-mode", mode or "")
+    if mode is not None and mode not in ("GOVERNANCE", "COMPLIANCE"):
+        raise invalid_argument("Unknown wormMode directive.", "x-amz-object-lock-mode", mode[:32])
+    until = parse_iso8601(until_raw, "x-amz-object-lock-retain-until-date") if until_raw is not None else None
+    if until is not None and until <= utcnow():
+        raise invalid_argument("The retain until date must be in the future!",
+                               "x-amz-object-lock-retain-until-date", until_raw or "")
+    if hold is not None and hold not in ("ON", "OFF"):
+        raise invalid_argument("Legal Hold must be either of 'ON' or 'OFF'", "x-amz-object-lock-legal-hold",
+                               hold[:16])
+    return mode, until, hold == "ON"
+
+
 def copy_source(req: Request) -> tuple[str, str]:
-    """(bucket, key) of x-amz-copy-source (``/bucket/key`` or ``bucket/key``, URL-encoded)."""
+    """(bucket, key) of x-amz-copy-source (``/bucket/key`` or ``bucket/key``, URL-encoded); the version it may
+    name is ``copy_source_version``."""
     raw = req.header("x-amz-copy-source") or ""
-    path, _, query = raw.partition("?")
-    if query:
-        version = query.partition("versionId=")[2].split("&")[0]
-        if version and version != "null":
-            raise S3Error("NoSuchVersion", "The specified version does not exist.", 404, VersionId=version)
+    path = raw.partition("?")[0]
     try:
         decoded = unquote(path, errors="strict").lstrip("/")
     except UnicodeDecodeError:

@@ -25,7 +25,7 @@ TIER_HEADER = "x-tierpilot-tier"
 MAX_KEYS = 1000
 
 
-def _owner(bucket: Bucket, req: Request) -> str:
+def owner_element(bucket: Bucket, req: Request) -> str:
     name = req.user.username if bucket.owner_id == req.user.user_id else str(bucket.owner_id)
     return f"<Owner>{xmlio.el('ID', bucket.owner_id)}{xmlio.el('DisplayName', name)}</Owner>"
 
@@ -63,9 +63,11 @@ def _space_time(req: Request, name: str) -> datetime | None:
     return moment
 
 
-def _create_bucket(owner_id: int, name: str, tier: str | None, region: str | None, space: dict[str, Any]) -> Bucket:
+def _create_bucket(owner_id: int, name: str, tier: str | None, region: str | None, space: dict[str, Any],
+                   object_lock: bool = False) -> Bucket:
     with transaction(write=True) as session:
-        return catalog.create_bucket(session, owner_id=owner_id, name=name, tier_name=tier, region=region, **space)
+        return catalog.create_bucket(session, owner_id=owner_id, name=name, tier_name=tier, region=region,
+                                     object_lock=object_lock, **space)
 
 
 @route("PUT", "bucket")
@@ -82,7 +84,8 @@ async def create_bucket(req: Request) -> None:
         raise invalid_argument("x-tierpilot-space-bytes must be a number of bytes", SPACE_HEADERS[0], raw_bytes)
     space = {"space_bytes": int(raw_bytes) if raw_bytes is not None else None,
              "space_start": _space_time(req, SPACE_HEADERS[1]), "space_end": _space_time(req, SPACE_HEADERS[2])}
-    bucket = await run(_create_bucket, req.user.user_id, req.bucket, req.header(TIER_HEADER), region, space)
+    lock = (req.header("x-amz-bucket-object-lock-enabled") or "").strip().lower() == "true"
+    bucket = await run(_create_bucket, req.user.user_id, req.bucket, req.header(TIER_HEADER), region, space, lock)
     auth.buckets.put(bucket.name, bucket)
     await req.respond(200, headers=[(b"location", f"/{bucket.name}".encode())], content_type=None)
 
@@ -112,12 +115,6 @@ async def get_bucket_location(req: Request) -> None:
                            "</LocationConstraint>".encode())
 
 
-@route("GET", "bucket", "versioning")
-async def get_bucket_versioning(req: Request) -> None:
-    await bucket_of(req, confirm=True)
-    await req.respond(200, xmlio.document("VersioningConfiguration", []))
-
-
 @route("GET", "bucket", "acl")
 async def get_bucket_acl(req: Request) -> None:
     bucket = await bucket_of(req, confirm=True)
@@ -137,10 +134,8 @@ async def put_bucket_acl(req: Request) -> None:
 _ABSENT = {
     "policy": ("NoSuchBucketPolicy", "The bucket policy does not exist"),
     "cors": ("NoSuchCORSConfiguration", "The CORS configuration does not exist"),
-    "tagging": ("NoSuchTagSet", "The TagSet does not exist"),
     "encryption": ("ServerSideEncryptionConfigurationNotFoundError",
                    "The server side encryption configuration was not found"),
-    "object-lock": ("ObjectLockConfigurationNotFoundError", "Object Lock configuration does not exist for this bucket"),
     "website": ("NoSuchWebsiteConfiguration", "The specified bucket does not have a website configuration"),
     "ownershipControls": ("OwnershipControlsNotFoundError", "The bucket ownership controls were not found"),
     "publicAccessBlock": ("NoSuchPublicAccessBlockConfiguration", "The public access block configuration was not "
@@ -228,7 +223,7 @@ async def list_objects(req: Request) -> None:
     head = [xmlio.el("Name", bucket.name), xmlio.el("Prefix", enc(prefix))]
     body: list[str]
     if v2:
-        owner = _owner(bucket, req) if q.get("fetch-owner") == "true" else None
+        owner = owner_element(bucket, req) if q.get("fetch-owner") == "true" else None
         head += [xmlio.el("KeyCount", len(listing.objects) + len(listing.prefixes)), xmlio.el("MaxKeys", max_keys)]
         if delimiter:
             head.append(xmlio.el("Delimiter", enc(delimiter)))
@@ -240,7 +235,7 @@ async def list_objects(req: Request) -> None:
         if "start-after" in q:
             head.append(xmlio.el("StartAfter", enc(q["start-after"])))
     else:
-        owner = _owner(bucket, req)
+        owner = owner_element(bucket, req)
         head += [xmlio.el("Marker", enc(marker)), xmlio.el("MaxKeys", max_keys)]
         if delimiter:
             head.append(xmlio.el("Delimiter", enc(delimiter)))
@@ -251,33 +246,3 @@ async def list_objects(req: Request) -> None:
         head.append(xmlio.el("EncodingType", "url"))
     body = head + [_contents(o, enc, owner) for o in listing.objects] + _prefixes(listing, enc)
     await req.respond(200, xmlio.document("ListBucketResult", body))
-
-
-@route("GET", "bucket", "versions")
-async def list_object_versions(req: Request) -> None:
-    """Buckets are unversioned: every object is its own latest ``null`` version."""
-    bucket = await bucket_of(req)
-    q = req.query
-    enc = encoder(req)
-    prefix, delimiter = q.get("prefix", ""), q.get("delimiter", "")
-    key_marker = q.get("key-marker", "")
-    max_keys = _max_keys(req)
-    listing = await run(_list, bucket.id, prefix, delimiter, key_marker, max_keys)
-    owner = _owner(bucket, req)
-    head = [xmlio.el("Name", bucket.name), xmlio.el("Prefix", enc(prefix)), xmlio.el("KeyMarker", enc(key_marker)),
-            xmlio.el("VersionIdMarker", q.get("version-id-marker", "")), xmlio.el("MaxKeys", max_keys)]
-    if delimiter:
-        head.append(xmlio.el("Delimiter", enc(delimiter)))
-    head.append(xmlio.el("IsTruncated", str(listing.truncated).lower()))
-    if listing.truncated and listing.next_marker is not None:
-        head += [xmlio.el("NextKeyMarker", enc(listing.next_marker)), xmlio.el("NextVersionIdMarker", "null")]
-    if "encoding-type" in q:
-        head.append(xmlio.el("EncodingType", "url"))
-    versions = [
-        f"<Version>{xmlio.el('Key', enc(o.key))}<VersionId>null</VersionId><IsLatest>true</IsLatest>"
-        f"{xmlio.el('LastModified', xmlio.iso(o.last_modified))}{xmlio.el('ETag', etag(o.etag))}"
-        f"{xmlio.el('Size', o.size)}{owner}{xmlio.el('StorageClass', o.storage_class)}</Version>"
-        for o in listing.objects
-    ]
-    await req.respond(200, xmlio.document("ListVersionsResult", head + versions + _prefixes(listing, enc)))
-

@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from tierpilot.catalog import repository, store
+from tierpilot.catalog import repository, store, versions
 from tierpilot.catalog import service as catalog
-from tierpilot.catalog.models import Bucket, Object
+from tierpilot.catalog.errors import CatalogError
+from tierpilot.catalog.models import Bucket, Object, ObjectVersion
 from tierpilot.drivers import registry
 from tierpilot.drivers.base import RestoreStatus, TierError
 from tierpilot.drivers.registry import TierSpec
@@ -22,7 +23,9 @@ from tierpilot.gateway.common import (
     check_acl,
     checksum_headers,
     copy_source,
+    copy_source_version,
     etag,
+    lock_from_headers,
     object_headers,
     open_flow,
     placement,
@@ -30,6 +33,7 @@ from tierpilot.gateway.common import (
     tags_from_header,
     user_metadata,
     validate_tags,
+    version_headers,
 )
 from tierpilot.gateway.errors import (
     S3Error,
@@ -39,7 +43,7 @@ from tierpilot.gateway.errors import (
     no_such_key,
     precondition_failed,
 )
-from tierpilot.gateway.http import Headers, Request, parse_http_date
+from tierpilot.gateway.http import Headers, Request, http_date, parse_http_date
 from tierpilot.gateway.payload import MAX_OBJECT_SIZE, Payload
 from tierpilot.gateway.routes import route
 from tierpilot.kit.db import transaction
@@ -54,9 +58,34 @@ RESPONSE_OVERRIDES = {
 }
 
 
-def _lookup(bucket_id: int, key: str) -> Object:
+def _lookup(bucket_id: int, key: str, version_id: str | None = None) -> Object:
+    """The current version, or the one named (a noncurrent one as a detached ``Object``); a delete marker
+    answers as S3 does: 404 NoSuchKey when it hides the key, 405 when named, both with x-amz-delete-marker."""
     with transaction() as session:
-        return catalog.find_object(session, bucket_id, key)
+        if version_id is None:
+            obj = repository.get_object(session, bucket_id, key)
+            if obj is not None:
+                return obj
+            catalog.require_bucket(session, bucket_id)
+            err = no_such_key(key)
+            marker = versions.latest_is_marker(session, bucket_id, key)
+            if marker is not None:
+                err.headers += [(b"x-amz-delete-marker", b"true"), (b"x-amz-version-id", marker.version_id.encode())]
+            raise err
+        row = versions.find_version(session, bucket_id, key, version_id)
+        if row is None:
+            catalog.require_bucket(session, bucket_id)
+            raise S3Error("NoSuchVersion", "The specified version does not exist.", 404, Key=key,
+                          VersionId=version_id)
+        if isinstance(row, ObjectVersion):
+            if row.delete_marker:
+                err = S3Error("MethodNotAllowed", "The specified method is not allowed against this resource.", 405,
+                              Method="GET", ResourceType="DeleteMarker")
+                err.headers += [(b"x-amz-delete-marker", b"true"), (b"x-amz-version-id", row.version_id.encode()),
+                                (b"last-modified", http_date(row.last_modified).encode())]
+                raise err
+            return versions.as_object(row)
+        return row
 
 
 # conditions and ranges -------------------------------------------------------------------------------
@@ -136,6 +165,7 @@ async def put_object(req: Request) -> None:
     bucket = await bucket_of(req)
     tier, storage_class = await placement(bucket, req.header("x-amz-storage-class"))
     meta, headers, tags = user_metadata(req), stored_headers(req), tags_from_header(req.header("x-amz-tagging"))
+    lock_mode, lock_until, legal_hold = lock_from_headers(req, bucket)
     flow = await open_flow(req, bucket, "write", None)
     inbound = Inbound(req.receive, flow)
     payload = Payload(req, inbound)
@@ -143,12 +173,14 @@ async def put_object(req: Request) -> None:
         await run(store.check_space, bucket, payload.expected_size, None, key)
     spec = store.NewObject(tier=tier, storage_class=storage_class, content_type=req.header("content-type"),
                            user_metadata=meta, headers=headers, tags=tags,
-                           checksum_algorithm=payload.algorithm)  # type: ignore[arg-type]
+                           checksum_algorithm=payload.algorithm,  # type: ignore[arg-type]
+                           lock_mode=lock_mode, lock_until=lock_until, legal_hold=legal_hold)
     obj = await inbound.drive(store.put_object, bucket, key, payload.chunks(), spec, verify=payload.verify,
                               if_match=req.header("if-match"), if_none_match=req.header("if-none-match"))
     req.bytes_in = obj.size
     out: Headers = [(b"etag", etag(obj.etag).encode())]
     out += checksum_headers(obj.checksum_algorithm, obj.checksum_value)
+    out += version_headers(obj, bucket, lock=False)
     await req.respond(200, headers=out)
 
 
@@ -168,9 +200,9 @@ class _Read:
 
 
 def _prepare_read(bucket_id: int, key: str, headers: dict[str, str], method: str, part: str | None,
-                  reader: int | None = None) -> _Read:
+                  reader: int | None = None, version_id: str | None = None) -> _Read:
     """One worker-thread visit: look the object up, check conditions and range, open and read the first block."""
-    obj = _lookup(bucket_id, key)
+    obj = _lookup(bucket_id, key, version_id)
     tier = registry.tiers.get(obj.tier_id)
     status = evaluate_conditions(obj, headers.get("if-match"), headers.get("if-none-match"),
                                  headers.get("if-modified-since"), headers.get("if-unmodified-since"))
@@ -200,11 +232,12 @@ async def get_object(req: Request) -> None:
     key = key_of(req)
     bucket = await bucket_of(req)
     read = await run(_prepare_read, bucket.id, key, req.headers, req.method, req.query.get("partNumber"),
-                     req.caller.user_id if req.caller else None)  # read-ahead follows each caller's pattern
+                     req.caller.user_id if req.caller else None,  # read-ahead follows each caller's pattern
+                     req.query.get("versionId"))
     obj = read.obj
     if read.status == 412:
         raise precondition_failed("If-Match" if req.header("if-match") else "If-Unmodified-Since")
-    headers = object_headers(obj, read.tier, read.live_restore)
+    headers = object_headers(obj, read.tier, read.live_restore) + version_headers(obj, bucket)
     if read.status == 304:
         await req.respond(304, headers=[h for h in headers if h[0] in (b"etag", b"last-modified")],
                           content_type=None)
@@ -223,7 +256,8 @@ async def get_object(req: Request) -> None:
         await req.start(read.status, headers, content_length=length)
         await req.send({"type": "http.response.body", "body": b""})
         return
-    store.access_log.note(obj.id)
+    if obj.id is not None:  # a noncurrent version is read through a detached row
+        store.access_log.note(obj.id)
     assert read.chunks is not None
     try:
         flow = await open_flow(req, bucket, "read", length)
@@ -238,12 +272,23 @@ async def get_object(req: Request) -> None:
 # DeleteObject / DeleteObjects ------------------------------------------------------------------------
 
 
+def _bypass(req: Request) -> bool:
+    return (req.header("x-amz-bypass-governance-retention") or "").strip().lower() == "true"
+
+
 @route("DELETE", "object")
 async def delete_object(req: Request) -> None:
     key = key_of(req)
     bucket = await bucket_of(req)
-    await run(store.delete_objects, bucket, [key])
-    await req.respond(204, content_type=None)
+    [result] = await run(store.delete_versions, bucket, [(key, req.query.get("versionId"))], _bypass(req))
+    if isinstance(result, CatalogError):
+        raise result
+    out: Headers = []
+    if result.version_id is not None:
+        out.append((b"x-amz-version-id", result.version_id.encode()))
+    if result.delete_marker:
+        out.append((b"x-amz-delete-marker", b"true"))
+    await req.respond(204, headers=out, content_type=None)
 
 
 @route("POST", "bucket", "delete")
@@ -259,25 +304,31 @@ async def delete_objects(req: Request) -> None:
         raise malformed_xml()
     deleted: list[str] = []
     errors: list[str] = []
-    keys: list[str] = []
+    wanted: list[tuple[str, str | None]] = []
     for entry in entries:
         key = xmlio.child_text(entry, "Key")
         if key is None:
             raise malformed_xml()
         version = xmlio.child_text(entry, "VersionId")
-        if version not in (None, "null"):
-            errors.append(_delete_error(key, "NoSuchVersion", "The specified version does not exist."))
-            continue
         try:
             catalog.validate_key(key)
         except catalog.InvalidInput as exc:
             errors.append(_delete_error(key, exc.s3_code, exc.message))
             continue
-        keys.append(key)
-        if not quiet:
-            deleted.append(f"<Deleted>{xmlio.el('Key', key)}</Deleted>")
-    if keys:
-        await run(store.delete_objects, bucket, keys)
+        wanted.append((key, version))
+    results = await run(store.delete_versions, bucket, wanted, _bypass(req)) if wanted else []
+    for (key, version), result in zip(wanted, results, strict=True):
+        if isinstance(result, CatalogError):
+            errors.append(_delete_error(key, result.s3_code, result.message))
+        elif not quiet:
+            parts = [xmlio.el("Key", key)]
+            if version is not None:
+                parts.append(xmlio.el("VersionId", version))
+            if result.delete_marker:
+                parts.append(xmlio.el("DeleteMarker", "true"))
+                if result.marker_version_id is not None:
+                    parts.append(xmlio.el("DeleteMarkerVersionId", result.marker_version_id))
+            deleted.append(f"<Deleted>{''.join(parts)}</Deleted>")
     await req.respond(200, xmlio.document("DeleteResult", deleted + errors))
 
 
@@ -300,7 +351,7 @@ def copy_conditions(req: Request, src: Object) -> None:
 async def source_object(req: Request) -> tuple[Bucket, Object]:
     src_bucket_name, src_key = copy_source(req)
     src_bucket = await bucket_of(req, src_bucket_name)
-    src = await run(_lookup, src_bucket.id, src_key)
+    src = await run(_lookup, src_bucket.id, src_key, copy_source_version(req))
     copy_conditions(req, src)
     return src_bucket, src
 
@@ -319,7 +370,7 @@ async def copy_object(req: Request) -> None:
         raise invalid_argument("Unknown metadata directive.", "x-amz-metadata-directive", directive)
     requested_class = req.header("x-amz-storage-class")
     tier, storage_class = await placement(bucket, requested_class)
-    if (src_bucket.id == bucket.id and src.key == key and directive == "COPY"
+    if (src_bucket.id == bucket.id and src.key == key and directive == "COPY" and src.id is not None
             and (requested_class is None or storage_class == src.storage_class)):
         raise invalid_request("This copy request is illegal because it is trying to copy an object to itself "
                               "without changing the object's metadata, storage class, website redirect location "
@@ -330,13 +381,18 @@ async def copy_object(req: Request) -> None:
     else:
         meta, headers, content_type = dict(src.user_metadata or {}), dict(src.headers or {}), src.content_type
     tags = tags_from_header(req.header("x-amz-tagging")) if tag_directive == "REPLACE" else dict(src.tags or {})
+    lock_mode, lock_until, legal_hold = lock_from_headers(req, bucket)
     spec = store.NewObject(tier=tier, storage_class=storage_class, content_type=content_type, user_metadata=meta,
-                           headers=headers, tags=tags)
+                           headers=headers, tags=tags, lock_mode=lock_mode, lock_until=lock_until,
+                           legal_hold=legal_hold)
     obj = await run(store.copy_object, src, bucket, key, spec, if_match=req.header("if-match"),
                     if_none_match=req.header("if-none-match"))
     body = xmlio.document("CopyObjectResult", [xmlio.el("LastModified", xmlio.iso(obj.last_modified)),
                                                xmlio.el("ETag", etag(obj.etag))])
-    await req.respond(200, body, checksum_headers(obj.checksum_algorithm, obj.checksum_value))
+    out = checksum_headers(obj.checksum_algorithm, obj.checksum_value) + version_headers(obj, bucket, lock=False)
+    if src.version_id != "null" or src_bucket.versioning is not None:
+        out.append((b"x-amz-copy-source-version-id", src.version_id.encode()))
+    await req.respond(200, body, out)
 
 
 # tagging and ACLs ------------------------------------------------------------------------------------
