@@ -12,6 +12,7 @@ from tierpilot.gateway.cli import gateway_app
 from tierpilot.kit.settings import get_settings
 from tierpilot.lifecycle.cli import fsck, lifecycle_app
 from tierpilot.pricing.cli import plan
+from tierpilot.tiers.cli import tiers_app
 
 app = typer.Typer(help="tierpilot: dashboard, S3 gateway and cost planner for tiered cold storage.",
                   no_args_is_help=True, add_completion=False)
@@ -21,6 +22,7 @@ app.add_typer(db_app, name="db")
 app.add_typer(users_app, name="users")
 app.add_typer(gateway_app, name="gateway")
 app.add_typer(lifecycle_app, name="lifecycle")
+app.add_typer(tiers_app, name="tiers")
 app.command("fsck")(fsck)
 app.command("plan")(plan)
 

@@ -54,6 +54,7 @@ _PARTS = "%p/"
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f%]")
 _ESCAPE = re.compile(r"%([0-9A-F]{2})")
 _PART_NAME = re.compile(r"^\d{5}\.[0-9a-f]{32}$")
+ADOPTED = "%a/"  # locators of adopted objects: "%a/<bucket>/<key>"
 _RESTORE = re.compile(r'ongoing-request="(true|false)"(?:,\s*expiry-date="([^"]+)")?')
 _T = TypeVar("_T")
 
@@ -73,6 +74,14 @@ def encode_key(locator: str) -> str:
 
 def decode_key(key: str) -> str:
     return "/".join("" if s == "%" else _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), s) for s in key.split("/"))
+
+
+def adopted_locator(bucket: str, key: str) -> str:
+    """The locator of an object adopted in place (``tiers adopt``): its own bucket and key, never rewritten.
+
+    Catalog locators begin with a bucket name, which has no ``%``: the two kinds cannot meet.
+    """
+    return f"{ADOPTED}{bucket}/{key}"
 
 
 def parse_restore_header(value: str | None) -> tuple[bool, datetime | None] | None:
@@ -211,6 +220,15 @@ class S3Driver(TierDriver):
         digest = hashlib.sha256(raw).hexdigest()
         return f"{self.prefix}{_HASHED}{digest}", {_LOCATOR_META: base64.urlsafe_b64encode(raw).decode()}
 
+    def where(self, locator: str) -> tuple[str, str]:
+        """(bucket, key) of a locator: an adopted object (``adopted_locator``) stays where it was found."""
+        if locator.startswith(ADOPTED):
+            bucket, _, key = locator[len(ADOPTED):].partition("/")
+            if not bucket or not key:
+                raise ValueError("adopted locator without bucket or key")
+            return bucket, key
+        return self.bucket, self.key_of(locator)[0]
+
     def _upload_prefix(self, upload_locator: str) -> str:
         if not upload_locator:
             raise ValueError("empty upload locator")
@@ -330,8 +348,8 @@ class S3Driver(TierDriver):
             raise ValueError("negative range start")
         if end is not None and end < start:
             return BodyReader(None)
-        key, _ = self.key_of(locator)
-        args: dict[str, Any] = {"Bucket": self.bucket, "Key": key}
+        bucket, key = self.where(locator)
+        args: dict[str, Any] = {"Bucket": bucket, "Key": key}
         if start or end is not None:
             args["Range"] = f"bytes={start}-{'' if end is None else end}"
         try:
@@ -345,17 +363,17 @@ class S3Driver(TierDriver):
         return BodyReader(reply["Body"])
 
     def head(self, locator: str) -> BlobInfo:
-        key, _ = self.key_of(locator)
+        bucket, key = self.where(locator)
         with _mapped_errors(locator):
-            reply = self.client.head_object(Bucket=self.bucket, Key=key)
+            reply = self.client.head_object(Bucket=bucket, Key=key)
         return BlobInfo(locator=locator, size=int(reply["ContentLength"]), modified=reply["LastModified"],
                         storage_class=reply.get("StorageClass") or "STANDARD")
 
     def delete(self, locator: str) -> None:
         """Remove a blob; deleting a missing blob is not an error (idempotent)."""
-        key, _ = self.key_of(locator)
+        bucket, key = self.where(locator)
         with _mapped_errors(locator), contextlib.suppress(BlobNotFound):
-            self.client.delete_object(Bucket=self.bucket, Key=key)
+            self.client.delete_object(Bucket=bucket, Key=key)
 
     def list(self, prefix: str = "") -> Iterator[BlobInfo]:
         """Every blob whose locator starts with ``prefix`` (fsck and tests)."""
@@ -400,12 +418,12 @@ class S3Driver(TierDriver):
         """Copy a blob from any tier; on the same endpoint the server copies (S3 CopyObject)."""
         if not (isinstance(source, S3Driver) and self.same_endpoint(source)):
             return super().copy_from(source, src_locator, dst_locator, storage_class)
-        src_key, _ = source.key_of(src_locator)
+        src_bucket, src_key = source.where(src_locator)
         key, metadata = self.key_of(dst_locator)
         extra = {"Metadata": metadata, **self._class_args(storage_class)}
         with _mapped_errors(src_locator):
-            size = int(self.client.head_object(Bucket=source.bucket, Key=src_key)["ContentLength"])
-            copy_source = {"Bucket": source.bucket, "Key": src_key}
+            size = int(self.client.head_object(Bucket=src_bucket, Key=src_key)["ContentLength"])
+            copy_source = {"Bucket": src_bucket, "Key": src_key}
             if size <= MAX_COPY:
                 reply = self.client.copy_object(Bucket=self.bucket, Key=key, CopySource=copy_source,
                                                 MetadataDirective="REPLACE", **extra)
@@ -502,11 +520,11 @@ class S3Driver(TierDriver):
             raise ValueError("restore speed must be expedited, standard or bulk")
         if days < 1:
             raise ValueError("restore days must be at least 1")
-        key, _ = self.key_of(locator)
+        bucket, key = self.where(locator)
         request = {"Days": days, "GlacierJobParameters": {"Tier": speed.capitalize()}}
         try:
             with _mapped_errors(locator):
-                reply = self.client.restore_object(Bucket=self.bucket, Key=key, RestoreRequest=request)
+                reply = self.client.restore_object(Bucket=bucket, Key=key, RestoreRequest=request)
         except NotRestored as exc:  # InvalidObjectState on RestoreObject: not in an archive class
             raise NotArchived(locator) from exc
         if reply.get("ResponseMetadata", {}).get("HTTPStatusCode") == 200:  # already restored: expiry moved
@@ -516,9 +534,9 @@ class S3Driver(TierDriver):
 
     def restore_status(self, locator: str) -> RestoreStatus:
         """Current restore state from HeadObject's x-amz-restore (BlobNotFound for a missing blob)."""
-        key, _ = self.key_of(locator)
+        bucket, key = self.where(locator)
         with _mapped_errors(locator):
-            reply = self.client.head_object(Bucket=self.bucket, Key=key)
+            reply = self.client.head_object(Bucket=bucket, Key=key)
         parsed = parse_restore_header(reply.get("Restore"))
         if parsed is None:
             archived = (reply.get("StorageClass") or "STANDARD") in ARCHIVE_CLASSES

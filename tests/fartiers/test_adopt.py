@@ -1,0 +1,124 @@
+"""Adopting a remote bucket: every key, size and ETag in the catalog, no byte copied, a re-scan adds the new."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import boto3
+import pytest
+from sqlalchemy import select
+from typer.testing import CliRunner
+
+from tests.conftest import make_user
+from tests.netem import NetemProxy
+from tierpilot.catalog import store
+from tierpilot.catalog.models import Bucket, Object
+from tierpilot.cli import app
+from tierpilot.drivers import registry
+from tierpilot.kit.db import transaction
+from tierpilot.tiers.adopt import CUTS, Progress, adopt
+
+# keys at every edge of the listing's cuts: the prefix itself, cut characters, just past them, deep, unicode
+EDGE_KEYS = ["top.txt", "z", "d0/", "d0/0", "d0/1zzz", "d0/2", "d0/~", "d0/z", "d0/zz/deeper/x", "d1/é-ünï",
+             "d1/" + "a" * 300, "d1/%41 percent", "d1/sp ace", "d1/./dot", "d2/"] + [f"d3/{c}" for c in CUTS[1:]]
+
+
+@pytest.fixture
+def remote(db: str, moto_far: tuple[str, NetemProxy]) -> Iterator[dict[str, Any]]:
+    """An s3 tier on moto (reached through the 10 ms proxy) and a bucket beside the tier's own one."""
+    from tierpilot.tiers import service as tiers
+    from tierpilot.tiers.schemas import TierCreate
+
+    moto_url, proxy = moto_far
+    tag = uuid.uuid4().hex[:8]
+    # set-up writes go to moto directly; the adoption goes through the proxy
+    client = boto3.client("s3", endpoint_url=moto_url, aws_access_key_id="AKIDTEST",
+                          aws_secret_access_key="secret", region_name="us-east-1")
+    client.create_bucket(Bucket=f"tier-{tag}")
+    client.create_bucket(Bucket=f"old-{tag}")
+    with transaction(write=True) as s:
+        tiers.create(s, TierCreate(name=f"cloud-{tag}", driver="s3", storage_classes=["STANDARD"], config={
+            "endpoint_url": proxy.url, "bucket": f"tier-{tag}", "access_key_id": "AKIDTEST",
+            "secret_access_key": "secret"}))
+    registry.tiers.invalidate()
+    owner = make_user(f"owner-{tag}", "owner-password-1", is_admin=True)
+    yield {"client": client, "tier": f"cloud-{tag}", "bucket": f"old-{tag}", "owner": owner, "tag": tag}
+
+
+def _put_many(client: Any, bucket: str, keys: list[str]) -> dict[str, tuple[int, str]]:
+    """Upload ``keys`` (distinct small bodies); key -> (size, ETag)."""
+    bodies = {key: f"{key}:{i}".encode() * (1 + i % 7) for i, key in enumerate(keys)}
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda kv: client.put_object(Bucket=bucket, Key=kv[0], Body=kv[1]), bodies.items()))
+    return {key: (len(body), hashlib.md5(body).hexdigest()) for key, body in bodies.items()}
+
+
+def _catalog(bucket: str) -> dict[str, tuple[int, str]]:
+    with transaction() as s:
+        bucket_id = s.scalar(select(Bucket.id).where(Bucket.name == bucket))
+        return {k: (size, etag) for k, size, etag in s.execute(
+            select(Object.key, Object.size, Object.etag).where(Object.bucket_id == bucket_id))}
+
+
+def _owner_id(remote: dict[str, Any]) -> int:
+    from tierpilot.auth.models import User
+
+    with transaction() as s:
+        return int(s.scalar(select(User.id).where(User.username == f"owner-{remote['tag']}")) or 0)
+
+
+def test_adoption_lists_every_key_size_and_etag_in_parallel(remote: dict[str, Any]) -> None:
+    client, bucket = remote["client"], remote["bucket"]
+    keys = EDGE_KEYS + [f"p{i % 3}/k{i:05d}" for i in range(500)]
+    expected = _put_many(client, bucket, keys)
+    progress = adopt(remote["tier"], bucket, owner_id=_owner_id(remote), workers=8, page_size=40)
+    assert _catalog(bucket) == expected
+    assert progress.objects == progress.added == len(keys)
+    # prefixes of more than a page were cut into ranges listed at once
+    assert progress.ranges_done == progress.ranges_total > 3 * 10
+    with transaction() as s:
+        row = s.scalars(select(Bucket).where(Bucket.name == bucket)).one()
+        assert (row.object_count, row.used_bytes) == (len(keys), sum(size for size, _ in expected.values()))
+    # nothing was copied: the tier's own bucket stays empty, reads go to the adopted key
+    assert client.list_objects_v2(Bucket=f"tier-{remote['tag']}").get("KeyCount", 0) == 0
+    with transaction() as s:
+        obj = s.scalars(select(Object).where(Object.key == "d1/é-ünï")).one()
+    assert b"".join(store.open_object(obj)) == client.get_object(Bucket=bucket, Key="d1/é-ünï")["Body"].read()
+
+
+def test_a_second_run_adds_only_new_keys_and_keeps_the_rows_it_has(remote: dict[str, Any]) -> None:
+    client, bucket = remote["client"], remote["bucket"]
+    first = _put_many(client, bucket, [f"a/{i}" for i in range(30)])
+    adopt(remote["tier"], bucket, into=f"mine-{remote['tag']}", owner_id=_owner_id(remote), workers=4)
+    later = _put_many(client, bucket, [f"b/{i}" for i in range(20)])
+    progress = adopt(remote["tier"], bucket, into=f"mine-{remote['tag']}", owner_id=_owner_id(remote), workers=4)
+    assert (progress.objects, progress.added) == (50, 20)
+    assert _catalog(f"mine-{remote['tag']}") == first | later
+
+
+def test_cli_adopts_with_a_progress_line_and_refuses_unknown_tiers(remote: dict[str, Any]) -> None:
+    client, bucket = remote["client"], remote["bucket"]
+    expected = _put_many(client, bucket, [f"c/{i}" for i in range(25)])
+    runner = CliRunner()
+    result = runner.invoke(app, ["tiers", "adopt", remote["tier"], "--bucket", bucket, "--owner",
+                                 f"owner-{remote['tag']}", "--workers", "4"])
+    assert result.exit_code == 0, result.output
+    assert "25 objects listed, 25 added" in result.output
+    assert _catalog(bucket) == expected
+    bad = runner.invoke(app, ["tiers", "adopt", "no-such-tier", "--bucket", bucket])
+    assert bad.exit_code == 2 and "no tier named" in bad.output
+
+
+def test_progress_counts_requests(remote: dict[str, Any]) -> None:
+    seen: list[int] = []
+    _put_many(remote["client"], remote["bucket"], ["x"])
+
+    def note(p: Progress) -> None:
+        seen.append(p.objects)
+
+    adopt(remote["tier"], remote["bucket"], owner_id=_owner_id(remote), on_progress=note)
+    assert seen[-1] == 1
