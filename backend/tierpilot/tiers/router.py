@@ -8,7 +8,7 @@ from tierpilot.audit import service as audit
 from tierpilot.auth.deps import AdminUser, CurrentUser, SessionDep, client_of
 from tierpilot.kit.inputs import RowId
 from tierpilot.tiers import service
-from tierpilot.tiers.schemas import TierCreate, TierOut, TierUpdate
+from tierpilot.tiers.schemas import TierCheck, TierCheckOut, TierCreate, TierOut, TierUpdate
 
 router = APIRouter(prefix="/tiers", tags=["tiers"])
 
@@ -42,6 +42,12 @@ def create_tier(body: TierCreate, request: Request, session: SessionDep, admin: 
     audit.record(session, "tier.created", audit.Actor(admin.id, admin.username, client_of(request)),
                  f"tier:{tier.name}", tier_id=tier.id, driver=tier.driver)
     return _out(service.TierUsage(tier, 0, 0, 0), admin=True)
+
+
+@router.post("/check", response_model=TierCheckOut)
+def check_tier(body: TierCheck, session: SessionDep, admin: AdminUser) -> TierCheckOut:
+    """Connection test of the tier form: the settings reach their location with their credentials."""
+    return service.check(session, body)
 
 
 @router.patch("/{tier_id}", response_model=TierOut)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime
 from typing import Any, Literal
@@ -51,18 +52,133 @@ class S3Config(BaseModel):
     @field_validator("prefix")
     @classmethod
     def _prefix_is_a_folder(cls, value: str) -> str:
-        if value and not value.endswith("/"):
-            value += "/"
-        if value.startswith("/") or "//" in value:
-            raise ValueError("prefix must not start with '/' or contain '//'")
+        return folder_prefix(value)
+
+
+def folder_prefix(value: str) -> str:
+    """A name prefix as a folder: ends with '/', never starts with '/' or holds '//'."""
+    if value and not value.endswith("/"):
+        value += "/"
+    if value.startswith("/") or "//" in value:
+        raise ValueError("prefix must not start with '/' or contain '//'")
+    return value
+
+
+AZURE_SECRETS = ("account_key", "sas_token", "connection_string")
+AZURE_ARCHIVE_TIERS = frozenset({"ARCHIVE"})
+GCS_SECRETS = ("service_account_key",)
+
+
+class AzureConfig(BaseModel):
+    """An Azure Blob container: the account by URL with a shared key or SAS, or by connection string."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    account_url: str | None = Field(None, max_length=512, pattern=r"^https?://[^\s/?#]+(/[^\s?#]*)?$",
+                                    description="e.g. https://myaccount.blob.core.windows.net; "
+                                                "taken from the connection string when omitted")
+    container: str = Field(min_length=3, max_length=63, pattern=r"^[a-z0-9]([a-z0-9]|-[a-z0-9]){1,62}$")
+    prefix: str = Field("", max_length=256, description="name prefix of every blob in the container")
+    account_name: str | None = Field(None, min_length=3, max_length=64, pattern=r"^[a-z0-9]+$",
+                                     description="with account_key when the URL does not name the account")
+    account_key: str | None = Field(None, max_length=256, pattern=r"^[A-Za-z0-9+/=]+$",
+                                    description="shared key; write-only, stored encrypted")
+    sas_token: str | None = Field(None, max_length=2048, pattern=r"^\??[A-Za-z0-9%&=:._+/-]+$",
+                                  description="SAS token; write-only, stored encrypted")
+    connection_string: str | None = Field(None, max_length=2048, description="write-only, stored encrypted")
+    access_tier: Literal["HOT", "COOL", "COLD", "ARCHIVE"] = Field(
+        "HOT", description="access tier of new blobs unless a PUT asks for another; ARCHIVE makes the tier offline")
+    rehydrate: Literal["copy", "in_place"] = Field(
+        "copy", description="restores rehydrate into a copy that expires, or change the blob's tier for good")
+    rehydrate_tier: Literal["HOT", "COOL", "COLD"] = Field("HOT", description="access tier a rehydration reaches")
+    block_size: int = Field(8 << 20, ge=1 << 20, le=256 << 20, description="block size of large uploads, bytes")
+    max_concurrency: int = Field(4, ge=1, le=32, description="blocks in flight per upload")
+    max_pool_connections: int = Field(32, ge=1, le=1024)
+
+    @field_validator("prefix")
+    @classmethod
+    def _prefix_is_a_folder(cls, value: str) -> str:
+        return folder_prefix(value)
+
+    @field_validator("connection_string")
+    @classmethod
+    def _connection_string(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        fields = dict(part.split("=", 1) for part in value.strip(";").split(";") if "=" in part)
+        if not fields.get("AccountName") and not fields.get("BlobEndpoint"):
+            raise ValueError("connection string needs AccountName or BlobEndpoint")
         return value
+
+
+def azure_account_url(connection_string: str) -> str:
+    """The blob endpoint a connection string names."""
+    fields = dict(part.split("=", 1) for part in connection_string.strip(";").split(";") if "=" in part)
+    if fields.get("BlobEndpoint"):
+        return fields["BlobEndpoint"].rstrip("/")
+    protocol = fields.get("DefaultEndpointsProtocol", "https")
+    return f"{protocol}://{fields['AccountName']}.blob.{fields.get('EndpointSuffix', 'core.windows.net')}"
+
+
+class GCSConfig(BaseModel):
+    """A Google Cloud Storage bucket, reached with a service-account key (or anonymously on an emulator)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    bucket: str = Field(min_length=3, max_length=63, pattern=r"^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$")
+    prefix: str = Field("", max_length=256, description="name prefix of every object in the bucket")
+    project: str | None = Field(None, max_length=64, pattern=r"^[a-z][a-z0-9-]{4,62}[a-z0-9]$")
+    endpoint_url: str | None = Field(None, max_length=512, pattern=r"^https?://[^\s/?#]+(/[^\s?#]*)?$",
+                                     description="only for emulators or private endpoints; "
+                                                 "default https://storage.googleapis.com")
+    service_account_key: str | None = Field(None, max_length=16384,
+                                            description="service-account key JSON; write-only, stored encrypted")
+    storage_class: Literal["STANDARD", "NEARLINE", "COLDLINE", "ARCHIVE"] = Field(
+        "STANDARD", description="class of new objects unless a PUT asks for another (all online)")
+    chunk_size: int = Field(16 << 20, ge=256 << 10, le=256 << 20, multiple_of=256 << 10,
+                            description="resumable upload chunk, a multiple of 256 KiB")
+    max_pool_connections: int = Field(32, ge=1, le=1024)
+
+    @field_validator("prefix")
+    @classmethod
+    def _prefix_is_a_folder(cls, value: str) -> str:
+        return folder_prefix(value)
+
+    @field_validator("service_account_key")
+    @classmethod
+    def _key_is_a_service_account(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        try:
+            info = json.loads(value)
+        except ValueError:
+            raise ValueError("service_account_key is not JSON") from None
+        if not isinstance(info, dict) or info.get("type") != "service_account" or not all(
+                isinstance(info.get(k), str) and info.get(k) for k in ("client_email", "private_key")):
+            raise ValueError("service_account_key must be a service-account key (type, client_email, private_key)")
+        return value
+
+
+class TierCheck(BaseModel):
+    """Driver settings to try before saving; ``tier_id`` fills in the secrets the form leaves out."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    driver: Literal["posix", "s3", "azure", "gcs"]
+    config: dict[str, Any]
+    tier_id: int | None = Field(None, ge=1, le=2**31 - 1)
+
+
+class TierCheckOut(BaseModel):
+    ok: bool
+    message: str
 
 
 class TierCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-    driver: Literal["posix", "s3"]
+    driver: Literal["posix", "s3", "azure", "gcs"]
     config: dict[str, Any]
     storage_classes: list[str] = Field(default_factory=lambda: ["STANDARD"], min_length=1, max_length=16)
     offline: bool = Field(False, description="archive semantics: reads need a restore first")

@@ -5,20 +5,25 @@ Services flush; the caller commits.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import ValidationError
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
 from tierpilot.catalog import repository as catalog_repository
 from tierpilot.drivers import registry
+from tierpilot.drivers.base import BlobNotFound, TierError
+from tierpilot.drivers.s3 import S3Driver
 from tierpilot.kit.crypto import encrypt
 from tierpilot.kit.db import utcnow
 from tierpilot.kit.errors import Conflict, DomainError, Invalid, NotFound
@@ -27,17 +32,28 @@ from tierpilot.pricing import service as pricing
 from tierpilot.tiers import repository
 from tierpilot.tiers.models import Tier
 from tierpilot.tiers.schemas import (
+    AZURE_ARCHIVE_TIERS,
+    AZURE_SECRETS,
+    GCS_SECRETS,
     S3_ARCHIVE_CLASSES,
+    AzureConfig,
+    GCSConfig,
     PosixConfig,
     RestoreDelays,
     S3Config,
+    TierCheck,
+    TierCheckOut,
     TierCreate,
     TierUpdate,
+    azure_account_url,
 )
 
 log = logging.getLogger(__name__)
 _SECRET = "secret_access_key"
 _SECRET_ENC = "secret_access_key_enc"
+_CLOUD_SECRETS = {"azure": AZURE_SECRETS, "gcs": GCS_SECRETS}
+_ALL_SECRETS = frozenset({_SECRET, _SECRET_ENC, *(f"{name}{suffix}" for names in _CLOUD_SECRETS.values()
+                                                  for name in names for suffix in ("", "_enc"))})
 
 
 @dataclass(frozen=True)
@@ -74,18 +90,24 @@ def get_with_usage(session: Session, tier_id: int) -> TierUsage:
 
 def public_config(tier: Tier) -> dict[str, Any]:
     """Driver settings without secrets."""
-    return {k: v for k, v in (tier.config or {}).items() if k not in (_SECRET, _SECRET_ENC)}
+    return {k: v for k, v in (tier.config or {}).items() if k not in _ALL_SECRETS}
 
 
 def has_secret(tier: Tier) -> bool:
     config = tier.config or {}
-    return bool(config.get(_SECRET_ENC) or config.get(_SECRET))
+    return any(config.get(k) for k in _ALL_SECRETS)
 
 
 def location(tier: Tier) -> str:
     config = tier.config or {}
     if tier.driver == "posix":
         return str(config.get("path", ""))
+    if tier.driver == "azure":
+        account = str(config.get("account_url", "")).rstrip("/")
+        return f"{account}/{config.get('container', '')}/{config.get('prefix', '')}"
+    if tier.driver == "gcs":
+        endpoint = str(config.get("endpoint_url") or "https://storage.googleapis.com").rstrip("/")
+        return f"{endpoint}/{config.get('bucket', '')}/{config.get('prefix', '')}"
     endpoint = str(config.get("endpoint_url", "")).rstrip("/")
     return f"{endpoint}/{config.get('bucket', '')}/{config.get('prefix', '')}"
 
@@ -93,6 +115,10 @@ def location(tier: Tier) -> str:
 def _location_key(driver: str, config: dict[str, Any]) -> tuple[str, ...]:
     if driver == "posix":
         return (driver, str(config.get("path")))
+    if driver == "azure":
+        return (driver, str(config.get("account_url")), str(config.get("container")), str(config.get("prefix", "")))
+    if driver == "gcs":
+        return (driver, str(config.get("endpoint_url")), str(config.get("bucket")), str(config.get("prefix", "")))
     return (driver, str(config.get("endpoint_url")), str(config.get("bucket")), str(config.get("prefix", "")))
 
 
@@ -161,6 +187,8 @@ def _normalized_config(session: Session, driver: str, config: dict[str, Any],
         except ValidationError as exc:
             raise Invalid(_validation_message(exc)) from None
         return {"path": _posix_path(session, posix.path, tier_id)}
+    if driver in _CLOUD_SECRETS:
+        return _cloud_config(driver, config, previous)
     try:
         s3 = S3Config.model_validate(config)
     except ValidationError as exc:
@@ -175,9 +203,37 @@ def _normalized_config(session: Session, driver: str, config: dict[str, Any],
     return stored
 
 
+def _cloud_config(driver: str, config: dict[str, Any], previous: dict[str, Any] | None) -> dict[str, Any]:
+    """Azure or GCS settings as stored: secrets encrypted (``<name>_enc``); an update that names no secret
+    keeps the stored ones, one that names a secret replaces them all."""
+    secrets = _CLOUD_SECRETS[driver]
+    try:
+        parsed: AzureConfig | GCSConfig = (AzureConfig if driver == "azure" else GCSConfig).model_validate(config)
+    except ValidationError as exc:
+        raise Invalid(_validation_message(exc)) from None
+    stored = parsed.model_dump(exclude=set(secrets), exclude_none=True)
+    given = {name: getattr(parsed, name) for name in secrets if getattr(parsed, name)}
+    if given:
+        stored.update({f"{name}_enc": encrypt(value) for name, value in given.items()})
+    elif previous and not any(name in config for name in secrets):
+        stored.update({f"{name}_enc": previous[f"{name}_enc"] for name in secrets if previous.get(f"{name}_enc")})
+    kinds = [name for name in secrets if f"{name}_enc" in stored]
+    if driver == "azure":
+        if len(kinds) > 1:
+            raise Invalid("config: give one of account_key, sas_token or connection_string")
+        if isinstance(parsed, AzureConfig) and parsed.connection_string and not parsed.account_url:
+            stored["account_url"] = azure_account_url(parsed.connection_string)
+        if not stored.get("account_url"):
+            raise Invalid("config.account_url: required without a connection_string")
+    elif not kinds and not stored.get("endpoint_url"):
+        raise Invalid("config.service_account_key: required unless endpoint_url names an emulator")
+    return stored
+
+
 def _offline_for(driver: str, config: dict[str, Any], offline: bool) -> bool:
-    # an S3 archive class cannot be read without a restore, whatever the form said
-    return offline or (driver == "s3" and config.get("storage_class") in S3_ARCHIVE_CLASSES)
+    # an archive class cannot be read without a restore, whatever the form said
+    return offline or (driver == "s3" and config.get("storage_class") in S3_ARCHIVE_CLASSES) or (
+        driver == "azure" and config.get("access_tier") in AZURE_ARCHIVE_TIERS)
 
 
 def _delays(offline: bool, delays: RestoreDelays | None, previous: dict[str, Any]) -> dict[str, Any]:
@@ -270,6 +326,31 @@ def delete(session: Session, tier_id: int) -> None:
     session.delete(tier)
     session.flush()
     registry.forget(tier_id)
+
+
+def check(session: Session, data: TierCheck) -> TierCheckOut:
+    """Try driver settings (a saved tier's secrets filled in): reach the location with its credentials."""
+    previous = get(session, data.tier_id) if data.tier_id is not None else None
+    if previous is not None and previous.driver != data.driver:
+        raise Invalid(f"driver: tier {previous.name!r} uses the {previous.driver} driver")
+    merged = {**(public_config(previous) if previous is not None else {}), **data.config}
+    config = _normalized_config(session, data.driver, merged, previous.config if previous is not None else None,
+                                data.tier_id)
+    spec = registry.TierSpec(id=0, name=previous.name if previous is not None else "check", driver=data.driver,
+                             config=config, offline=_offline_for(data.driver, config, False))
+    try:
+        driver = registry.build_driver(spec)
+        probe = getattr(driver, "check", None)
+        if probe is not None:
+            probe()
+        elif isinstance(driver, S3Driver):
+            driver.client.head_bucket(Bucket=driver.bucket)
+        else:  # a blob no one wrote: "not found" proves the location answers with these credentials
+            with contextlib.suppress(BlobNotFound):
+                driver.head(f"tierpilot-check/{uuid.uuid4().hex}")
+    except (TierError, ValueError, OSError, BotoCoreError, ClientError) as exc:
+        return TierCheckOut(ok=False, message=str(exc).splitlines()[0][:500] or type(exc).__name__)
+    return TierCheckOut(ok=True, message=f"{location(Tier(driver=data.driver, config=config))} answers")
 
 
 STALE_UPLOAD_AGE = timedelta(days=7)
