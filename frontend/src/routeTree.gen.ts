@@ -20,6 +20,7 @@ import { Route as AppReservationsRouteImport } from './routes/_app/reservations'
 import { Route as AppRestoresRouteImport } from './routes/_app/restores'
 import { Route as AppSettingsRouteImport } from './routes/_app/settings'
 import { Route as AppReservationsReservationIdRouteImport } from './routes/_app/reservations_.$reservationId'
+import { Route as AppSettingsAuditRouteImport } from './routes/_app/settings_.audit'
 
 const AppRoute = AppRouteImport.update({
   id: '/_app',
@@ -76,6 +77,11 @@ const AppReservationsReservationIdRoute =
     path: '/reservations/$reservationId',
     getParentRoute: () => AppRoute,
   } as any)
+const AppSettingsAuditRoute = AppSettingsAuditRouteImport.update({
+  id: '/settings_/audit',
+  path: '/settings/audit',
+  getParentRoute: () => AppRoute,
+} as any)
 
 export interface FileRoutesByFullPath {
   '/': typeof AppIndexRoute
@@ -88,6 +94,7 @@ export interface FileRoutesByFullPath {
   '/restores': typeof AppRestoresRoute
   '/settings': typeof AppSettingsRoute
   '/reservations/$reservationId': typeof AppReservationsReservationIdRoute
+  '/settings/audit': typeof AppSettingsAuditRoute
 }
 export interface FileRoutesByTo {
   '/login': typeof LoginRoute
@@ -100,6 +107,7 @@ export interface FileRoutesByTo {
   '/settings': typeof AppSettingsRoute
   '/': typeof AppIndexRoute
   '/reservations/$reservationId': typeof AppReservationsReservationIdRoute
+  '/settings/audit': typeof AppSettingsAuditRoute
 }
 export interface FileRoutesById {
   __root__: typeof rootRouteImport
@@ -114,6 +122,7 @@ export interface FileRoutesById {
   '/_app/settings': typeof AppSettingsRoute
   '/_app/': typeof AppIndexRoute
   '/_app/reservations_/$reservationId': typeof AppReservationsReservationIdRoute
+  '/_app/settings_/audit': typeof AppSettingsAuditRoute
 }
 export interface FileRouteTypes {
   fileRoutesByFullPath: FileRoutesByFullPath
@@ -128,6 +137,7 @@ export interface FileRouteTypes {
     | '/restores'
     | '/settings'
     | '/reservations/$reservationId'
+    | '/settings/audit'
   fileRoutesByTo: FileRoutesByTo
   to:
     | '/login'
@@ -140,6 +150,7 @@ export interface FileRouteTypes {
     | '/settings'
     | '/'
     | '/reservations/$reservationId'
+    | '/settings/audit'
   id:
     | '__root__'
     | '/_app'
@@ -153,6 +164,7 @@ export interface FileRouteTypes {
     | '/_app/settings'
     | '/_app/'
     | '/_app/reservations_/$reservationId'
+    | '/_app/settings_/audit'
   fileRoutesById: FileRoutesById
 }
 export interface RootRouteChildren {
@@ -239,6 +251,13 @@ declare module '@tanstack/react-router' {
       preLoaderRoute: typeof AppReservationsReservationIdRouteImport
       parentRoute: typeof AppRoute
     }
+    '/_app/settings_/audit': {
+      id: '/_app/settings_/audit'
+      path: '/settings/audit'
+      fullPath: '/settings/audit'
+      preLoaderRoute: typeof AppSettingsAuditRouteImport
+      parentRoute: typeof AppRoute
+    }
   }
 }
 
@@ -252,6 +271,7 @@ interface AppRouteChildren {
   AppSettingsRoute: typeof AppSettingsRoute
   AppIndexRoute: typeof AppIndexRoute
   AppReservationsReservationIdRoute: typeof AppReservationsReservationIdRoute
+  AppSettingsAuditRoute: typeof AppSettingsAuditRoute
 }
 
 const AppRouteChildren: AppRouteChildren = {
@@ -264,6 +284,7 @@ const AppRouteChildren: AppRouteChildren = {
   AppSettingsRoute: AppSettingsRoute,
   AppIndexRoute: AppIndexRoute,
   AppReservationsReservationIdRoute: AppReservationsReservationIdRoute,
+  AppSettingsAuditRoute: AppSettingsAuditRoute,
 }
 
 const AppRouteWithChildren = AppRoute._addFileChildren(AppRouteChildren)

@@ -18,7 +18,7 @@ from tierpilot.audit import service as audit
 from tierpilot.auth import repository, service
 from tierpilot.auth.models import ApiToken, User
 from tierpilot.kit.db import utcnow
-from tierpilot.kit.errors import Conflict, Forbidden, Invalid, NotFound, Unauthorized
+from tierpilot.kit.errors import Conflict, Forbidden, Invalid, NotFound
 
 MAX_TOKENS_PER_USER = 100
 MAX_TOKEN_DAYS = 366
@@ -94,7 +94,8 @@ def change_password(session: Session, user: User, current: str, new: str, keep_s
                     client: str = "") -> None:
     """The user's own change: the current password proves it is them; their other sessions end."""
     if not service.password_matches(user, current):
-        raise Unauthorized("current password is wrong", field="current_password")
+        # 403, not 401: the session is fine, and the dashboard treats any 401 as "signed out"
+        raise Forbidden("current password is wrong", field="current_password")
     service.validate_password(new)
     if current == new:
         raise Invalid("the new password must differ from the current one", field="new_password")

@@ -1,8 +1,10 @@
-import { createFileRoute } from "@tanstack/react-router";
+import { createFileRoute, Link } from "@tanstack/react-router";
 import { accessKeysQueryOptions } from "@/api/keys";
+import { UsersSection } from "@/components/admin/UsersSection";
 import { AccessKeysSection } from "@/components/settings/AccessKeysSection";
+import { ApiTokensSection } from "@/components/settings/ApiTokensSection";
+import { ChangePasswordSection } from "@/components/settings/ChangePasswordSection";
 import { TiersSection } from "@/components/settings/TiersSection";
-import { UsersSection } from "@/components/settings/UsersSection";
 import { PageHeader } from "@/components/ui";
 
 export const Route = createFileRoute("/_app/settings")({
@@ -21,22 +23,29 @@ function SettingsPage() {
         title="Settings"
         description={
           user.is_admin
-            ? "Your S3 access keys, the storage tiers and the users of this installation."
-            : "Your S3 access keys."
+            ? "Your S3 access keys, API tokens and password; the storage tiers, users and audit log of this installation."
+            : "Your S3 access keys, API tokens and password."
         }
       />
-      {user.is_admin ? (
-        <nav aria-label="Settings sections" className="section-nav print-hide">
-          <a href="#access-keys">S3 access keys</a>
-          <a href="#tiers">Tiers</a>
-          <a href="#users">Users</a>
-        </nav>
-      ) : null}
+      <nav aria-label="Settings sections" className="section-nav print-hide">
+        <a href="#access-keys">S3 access keys</a>
+        <a href="#api-tokens">API tokens</a>
+        <a href="#password">Password</a>
+        {user.is_admin ? (
+          <>
+            <a href="#tiers">Tiers</a>
+            <a href="#users">Users</a>
+            <Link to="/settings/audit">Audit log</Link>
+          </>
+        ) : null}
+      </nav>
       <AccessKeysSection />
+      <ApiTokensSection />
+      <ChangePasswordSection />
       {user.is_admin ? (
         <>
           <TiersSection />
-          <UsersSection />
+          <UsersSection currentUserId={user.id} />
         </>
       ) : null}
     </>
