@@ -34,6 +34,7 @@ from tierpilot.planner.router import router as planner_router
 from tierpilot.pricing.router import router as pricing_router
 from tierpilot.reservations.router import router as reservations_router
 from tierpilot.restores.router import router as restores_router
+from tierpilot.spend.router import router as spend_router
 from tierpilot.tiers.router import router as tiers_router
 
 health_router = APIRouter(tags=["health"])
@@ -70,7 +71,7 @@ def health() -> JSONResponse:
 # every domain's API, mounted under /api
 ROUTERS = (health_router, auth_router, overview_router, benchmarks_router, tiers_router, catalog_router,
            pricing_router, planner_router, reservations_router, restores_router, notifications_router, lifecycle_router,
-           requests_router)
+           requests_router, spend_router)
 
 
 def metrics_endpoint(request: Request) -> Response:

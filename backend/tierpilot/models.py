@@ -11,6 +11,7 @@ from tierpilot.observability.models import RequestTrace
 from tierpilot.pricing.models import PriceCatalog, Scenario
 from tierpilot.reservations.models import CapacityPool, Reservation, ReservationSample
 from tierpilot.restores.models import RestoreBatch, RestoreBatchTier, RestoreItem, RestoreSchedule
+from tierpilot.spend.models import UsageMeter
 from tierpilot.tiers.models import Tier
 
 __all__ = ["AccessKey", "ApiToken", "AuditEvent", "Base", "Bucket", "CapacityPool", "LifecycleConfiguration",
@@ -19,3 +20,4 @@ __all__ = ["AccessKey", "ApiToken", "AuditEvent", "Base", "Bucket", "CapacityPoo
            "Scenario", "SharedCounter", "Tier", "UploadPart", "User"]
 __all__ += ["ObjectVersion"]
 __all__ += ["RequestTrace"]
+__all__ += ["UsageMeter"]
