@@ -92,7 +92,9 @@ def _seed_objects(buckets: list[Bucket], tiers: list[Tier]) -> None:
     for bucket, (_name, tier_index, storage_class, prefix, count, size) in zip(buckets, DEMO_BUCKETS, strict=True):
         spec = NewObject(tier=registry.tiers.get(tiers[tier_index].id), storage_class=storage_class,
                          content_type="application/octet-stream",
-                         user_metadata={"experiment": bucket.name.split("-")[0]})
+                         user_metadata={"experiment": bucket.name.split("-")[0]},
+                         # as `aws s3 cp --checksum-algorithm SHA256` would: the Browser shows what S3 clients see
+                         checksum_algorithm="SHA256")
         for i in range(count):
             data = rng.randbytes(size + rng.randrange(0, size))
             put_object(bucket, f"{prefix}{i:04d}.root", iter([data]), spec)

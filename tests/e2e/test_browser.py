@@ -28,8 +28,10 @@ def test_browse_demo_buckets_and_object_details(page: Page, product: Product, ar
     folder = page.get_by_role("table", name="Contents of belle2-raw/run-2026-11/")
     expect(folder.get_by_role("row")).to_have_count(13)  # header + 12 demo objects
     folder.get_by_role("button", name="detector-0003.root").click()
-    detail = page.get_by_role("region", name="Object")
+    detail = page.get_by_role("dialog", name="Object")
     expect(detail).to_contain_text("hot-disk")
+    # the demo seed writes checksums; the listing stays where it was behind the dialog
+    expect(detail).to_contain_text("SHA256")
     expect(detail).to_contain_text("STANDARD")
     expect(detail.get_by_text("s3://belle2-raw/run-2026-11/detector-0003.root")).to_be_visible()
     with page.expect_download() as download:
@@ -37,6 +39,10 @@ def test_browse_demo_buckets_and_object_details(page: Page, product: Product, ar
     saved = Path(download.value.path())
     assert saved.stat().st_size > 0
     shoot(page, artifacts, "browser-object-detail")
+    detail.get_by_role("button", name="Close").click()
+    expect(detail).to_be_hidden()
+    page.get_by_label("Filter this folder").fill("0003")
+    expect(folder.get_by_role("row")).to_have_count(2)
 
     # an archived object: not downloadable, and a restore can start from the selection
     buckets.get_by_role("button", name=re.compile("telescope-archive")).click()
@@ -70,28 +76,35 @@ def test_create_bucket_upload_download_delete(page: Page, product: Product, arti
     expect(uploads).to_contain_text("uploaded")
     table = page.get_by_role("table", name=f"Contents of {name}/")
     table.get_by_role("button", name="spectrum données.bin").click()
-    detail = page.get_by_role("region", name="Object")
+    detail = page.get_by_role("dialog", name="Object")
     expect(detail).to_contain_text(f"{len(data):,} bytes")
     shoot(page, artifacts, "browser-uploaded")
     with page.expect_download() as download:
         detail.get_by_role("link", name="Download").click()
     assert Path(download.value.path()).read_bytes() == data
+    detail.get_by_role("button", name="Close").click()
     buckets = page.get_by_role("list", name="Buckets")
     expect(buckets.get_by_role("button", name=re.compile(name))).to_contain_text("1 object ·")
 
     table.get_by_role("checkbox", name="Select spectrum données.bin").check()
-    page.get_by_role("button", name="Delete").click()
+    page.get_by_role("button", name="Delete", exact=True).click()
     confirm = page.get_by_role("alertdialog", name="Delete 1 object?")
     confirm.get_by_role("button", name="Delete").click()
     expect(page.get_by_text("This folder is empty")).to_be_visible()
     expect(buckets.get_by_role("button", name=re.compile(name))).to_contain_text("0 objects")
+
+    page.get_by_role("button", name="Delete bucket").click()
+    confirm = page.get_by_role("alertdialog", name=f"Delete the bucket {name}?")
+    confirm.get_by_role("button", name="Delete bucket").click()
+    expect(confirm).to_be_hidden()
+    expect(buckets.get_by_role("button", name=re.compile(name))).to_have_count(0)
 
 
 def test_browser_fits_a_phone(new_context: NewContext, product: Product, artifacts: Path) -> None:
     page = new_context(NARROW).new_page()
     sign_in(page, product.admin_user, product.admin_password)
     page.goto("/browser?bucket=belle2-raw&prefix=run-2026-11%2F&key=run-2026-11%2Fdetector-0001.root")
-    expect(page.get_by_role("region", name="Object")).to_contain_text("detector-0001.root")
+    expect(page.get_by_role("dialog", name="Object")).to_contain_text("detector-0001.root")
     overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 0, f"the Browser scrolls sideways by {overflow}px at 390px"
     shoot(page, artifacts, "browser-narrow")

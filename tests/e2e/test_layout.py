@@ -27,6 +27,12 @@ DIALOGS = [
     ("/settings", "Add tier", re.compile("tier", re.I)),
 ]
 
+# Views behind a page's first screen that hold the widest content: a demo folder, an object's details.
+DEEP_VIEWS = [
+    ("/browser?bucket=belle2-raw&prefix=run-2026-11%2F", "browser-folder"),
+    ("/browser?bucket=telescope-archive&prefix=survey-2019%2F&key=survey-2019%2Ffield-0000.root", "browser-object"),
+]
+
 # Runs in the page: a list of human-readable layout faults; [] when the page is sound.
 LAYOUT_FAULTS_JS = """
 () => {
@@ -143,6 +149,11 @@ def test_every_page_and_dialog_fits_the_screen_with_a_silent_console(
         page.goto(path)
         expect(page.get_by_role("heading", level=1, name=label).first).to_be_visible()
         _check(page, path, artifacts, f"layout-{size}-{_slug(path)}", faults)
+
+    for url, shot in DEEP_VIEWS:
+        page.goto(url)
+        expect(page.get_by_role("table").first).to_be_visible()
+        _check(page, url, artifacts, f"layout-{size}-{shot}", faults)
 
     for path, button, dialog_name in DIALOGS:
         page.goto(path)

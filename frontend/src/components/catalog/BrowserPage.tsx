@@ -11,8 +11,8 @@ export interface BrowserSearch {
   key?: string;
 }
 
-/** The Browser page: buckets, the chosen object's details (on top, so a click in a long folder shows it),
- * and a folder of the chosen bucket. */
+/** The Browser page: buckets, a folder of the chosen bucket, and the chosen object's details in a dialog
+ * over the folder (the listing is not pushed down). */
 export function BrowserPage({
   bucket,
   prefix = "",
@@ -48,6 +48,7 @@ export function BrowserPage({
               openFolder={(p) => go({ bucket, prefix: p || undefined })}
               openObject={(key) => go({ bucket, prefix: prefix || undefined, key })}
               onRestoreCreated={(id) => navigate({ to: "/restores", search: { batch: id } })}
+              onBucketDeleted={() => go({})}
             />
           ) : (
             <p className="muted">Choose a bucket to see its folders and objects.</p>

@@ -32,6 +32,7 @@ function renderFolder(props: Partial<Parameters<typeof FolderView>[0]> = {}) {
         openFolder={openFolder}
         openObject={openObject}
         onRestoreCreated={() => {}}
+        onBucketDeleted={() => {}}
         {...props}
       />
     </QueryClientProvider>,
@@ -115,5 +116,35 @@ describe("FolderView", () => {
     const confirm = await screen.findByRole("alertdialog", { name: "Delete 2 objects?" });
     await userEvent.click(within(confirm).getByRole("button", { name: "Delete" }));
     await vi.waitFor(() => expect(requests.filter((r) => r.method === "DELETE")).toHaveLength(2));
+  });
+
+  it("filters the folder by name and names the tier only when it differs from the class", async () => {
+    installFakeApi({
+      "GET /api/buckets/belle2/objects": () => ({
+        body: {
+          bucket: "belle2",
+          prefix: "runs/",
+          delimiter: "/",
+          folders: ["runs/2026/"],
+          objects: [
+            object("runs/a.root"),
+            object("runs/cold.root", { storage_class: "archive", tier: "archive", tier_offline: true }),
+          ],
+          truncated: false,
+          next_cursor: null,
+        },
+      }),
+    });
+    renderFolder();
+    const table = await screen.findByRole("table", { name: "Contents of belle2/runs/" });
+    expect(within(table).getAllByRole("row")[3]).not.toHaveTextContent("archive · archive");
+    expect(within(table).getAllByRole("row")[2]).toHaveTextContent("STANDARD · hot-disk");
+    await userEvent.type(screen.getByLabelText("Filter this folder"), "COLD");
+    const rows = within(screen.getByRole("table", { name: "Contents of belle2/runs/" })).getAllByRole("row");
+    expect(rows).toHaveLength(2);
+    expect(rows[1]).toHaveTextContent("cold.root");
+    await userEvent.clear(screen.getByLabelText("Filter this folder"));
+    await userEvent.type(screen.getByLabelText("Filter this folder"), "nothing-like-this");
+    expect(screen.getByText("Nothing matches")).toBeInTheDocument();
   });
 });

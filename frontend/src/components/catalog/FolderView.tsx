@@ -6,10 +6,12 @@ import {
   type ObjectSummary,
   type UploadProgress,
   uploadFile,
+  useDeleteBucket,
   useDeleteObjects,
   useUploadInvalidation,
 } from "@/api/catalog";
 import type { Selection } from "@/api/restores";
+import { icons } from "@/components/layout/icons";
 import { RestoreDialog } from "@/components/restores/RestoreDialog";
 import {
   Button,
@@ -18,6 +20,7 @@ import {
   EmptyState,
   ErrorBanner,
   errorText,
+  Input,
   LoadingState,
   ProgressBar,
   Table,
@@ -43,12 +46,14 @@ export function FolderView({
   openFolder,
   openObject,
   onRestoreCreated,
+  onBucketDeleted,
 }: {
   bucket: string;
   prefix: string;
   openFolder: (prefix: string) => void;
   openObject: (key: string) => void;
   onRestoreCreated: (batchId: number) => void;
+  onBucketDeleted: () => void;
 }) {
   const folder = useInfiniteQuery(folderQueryOptions(bucket, prefix));
   const [selectedKeys, setSelectedKeys] = useState<Set<string>>(new Set());
@@ -58,14 +63,19 @@ export function FolderView({
   const [uploads, setUploads] = useState<UploadState[]>([]);
   const fileInput = useRef<HTMLInputElement>(null);
   const remove = useDeleteObjects();
+  const removeBucket = useDeleteBucket();
+  const [confirmBucketDelete, setConfirmBucketDelete] = useState(false);
   const invalidate = useUploadInvalidation();
 
   const pages = folder.data?.pages ?? [];
   const folders = pages.flatMap((p) => p.folders);
   const objects = pages.flatMap((p) => p.objects);
+  const [filter, setFilter] = useState("");
+  const needle = filter.trim().toLowerCase();
+  const matches = (key: string) => !needle || leafName(prefix, key).toLowerCase().includes(needle);
   const rows: Row[] = [
-    ...folders.map((f): Row => ({ kind: "folder", prefix: f })),
-    ...objects.map((o): Row => ({ kind: "object", object: o })),
+    ...folders.filter(matches).map((f): Row => ({ kind: "folder", prefix: f })),
+    ...objects.filter((o) => matches(o.key)).map((o): Row => ({ kind: "object", object: o })),
   ];
   const selectedObjects = objects.filter((o) => selectedKeys.has(o.key));
   const archivedSelected = selectedObjects.some((o) => o.tier_offline) || selectedFolders.size > 0;
@@ -135,7 +145,7 @@ export function FolderView({
       cell: (row: Row) =>
         row.kind === "folder" ? (
           <button type="button" className="browser-link" onClick={() => openFolder(row.prefix)}>
-            <span aria-hidden="true">📁 </span>
+            <span className="browser-folder-icon">{icons.browser}</span>
             {leafName(prefix, row.prefix)}
           </button>
         ) : (
@@ -156,7 +166,10 @@ export function FolderView({
       cell: (row: Row) =>
         row.kind === "object" ? (
           <span>
-            {row.object.storage_class} <span className="muted">· {row.object.tier}</span>
+            {row.object.storage_class}
+            {row.object.tier.toLowerCase() !== row.object.storage_class.toLowerCase() ? (
+              <span className="muted"> · {row.object.tier}</span>
+            ) : null}
           </span>
         ) : (
           ""
@@ -216,6 +229,16 @@ export function FolderView({
           <Button size="sm" variant="primary" onClick={() => fileInput.current?.click()}>
             Upload files
           </Button>
+          {prefix === "" ? (
+            <Button
+              size="sm"
+              variant="ghost"
+              className="button-danger-text"
+              onClick={() => setConfirmBucketDelete(true)}
+            >
+              Delete bucket
+            </Button>
+          ) : null}
         </div>
       }
     >
@@ -244,6 +267,20 @@ export function FolderView({
             ))}
           </ul>
         ) : null}
+        <div className="browser-filter">
+          <Input
+            label="Filter this folder"
+            type="search"
+            value={filter}
+            placeholder="part of a name"
+            onChange={(e) => setFilter(e.target.value)}
+            hint={
+              needle && folder.hasNextPage
+                ? "Filters the entries loaded so far; Show more loads the rest."
+                : undefined
+            }
+          />
+        </div>
         <div className="row browser-selection" aria-live="polite">
           <span className="muted">
             {selectionCount ? `${formatCount(selectionCount)} selected` : "Nothing selected"}
@@ -282,10 +319,17 @@ export function FolderView({
             rows={rows}
             rowKey={(row) => (row.kind === "folder" ? `f:${row.prefix}` : `o:${row.object.key}`)}
             empty={
-              <EmptyState
-                title="This folder is empty"
-                description="Upload files here, or write them with any S3 client."
-              />
+              needle ? (
+                <EmptyState
+                  title="Nothing matches"
+                  description={`No name here contains “${filter.trim()}”.`}
+                />
+              ) : (
+                <EmptyState
+                  title="This folder is empty"
+                  description="Upload files here, or write them with any S3 client."
+                />
+              )
             }
           />
         ) : null}
@@ -314,6 +358,19 @@ export function FolderView({
             },
           )
         }
+      />
+      <ConfirmDialog
+        open={confirmBucketDelete}
+        title={`Delete the bucket ${bucket}?`}
+        description="Only an empty bucket can be deleted: delete its objects first. Unfinished uploads go with it."
+        confirmLabel="Delete bucket"
+        pending={removeBucket.isPending}
+        error={removeBucket.error}
+        onCancel={() => {
+          setConfirmBucketDelete(false);
+          removeBucket.reset();
+        }}
+        onConfirm={() => removeBucket.mutate(bucket, { onSuccess: onBucketDeleted })}
       />
       {restoring ? (
         <RestoreDialog

@@ -1,10 +1,11 @@
 import { useQuery } from "@tanstack/react-query";
 import { downloadUrl, objectQueryOptions } from "@/api/catalog";
-import { Badge, Button, Card, CopyField, ErrorBanner, LoadingState } from "@/components/ui";
+import { Badge, CopyField, Dialog, ErrorBanner, LoadingState } from "@/components/ui";
 import { formatBytes, formatDateTime } from "@/lib/format";
 import { RestoreBadge } from "./RestoreBadge";
 
-/** Everything the catalog knows about one object, with its download. */
+/** Everything the catalog knows about one object, with its download, in a dialog over the listing
+ * (the folder keeps its place and selection behind it). */
 export function ObjectDetailCard({
   bucket,
   objectKey,
@@ -17,15 +18,7 @@ export function ObjectDetailCard({
   const detail = useQuery(objectQueryOptions(bucket, objectKey));
   const o = detail.data;
   return (
-    <Card
-      title="Object"
-      className="browser-detail"
-      actions={
-        <Button size="sm" variant="ghost" onClick={onClose} aria-label="Close object details">
-          Close
-        </Button>
-      }
-    >
+    <Dialog open title="Object" onClose={onClose} size="lg">
       {detail.isPending ? <LoadingState label="Loading the object…" /> : null}
       {detail.isError ? <ErrorBanner error={detail.error} onRetry={() => detail.refetch()} /> : null}
       {o ? (
@@ -38,7 +31,7 @@ export function ObjectDetailCard({
             </dd>
             <dt>Tier</dt>
             <dd>
-              {o.tier} {o.tier_offline ? <Badge tone="info">archive</Badge> : null}
+              {o.tier} {o.tier_offline ? <Badge tone="info">offline</Badge> : null}
             </dd>
             <dt>Storage class</dt>
             <dd>{o.storage_class}</dd>
@@ -88,7 +81,7 @@ export function ObjectDetailCard({
           )}
         </div>
       ) : null}
-    </Card>
+    </Dialog>
   );
 }
 
