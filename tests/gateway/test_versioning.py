@@ -153,3 +153,16 @@ def test_versioned_multipart_upload_keeps_the_previous_version(s3: BaseClient, b
     assert [v["Size"] for v in listed] == [1024, 5]
     assert listed[1]["VersionId"] == first
     assert s3.get_object(Bucket=bucket, Key="big", VersionId=first)["Body"].read() == b"small"
+
+
+def test_fsck_counts_noncurrent_versions_and_finds_no_orphans_among_them(s3: BaseClient, bucket: str) -> None:
+    from tierpilot.lifecycle.fsck import fsck
+
+    _versioned(s3, bucket)
+    for body in (b"1", b"22", b"333"):
+        s3.put_object(Bucket=bucket, Key="k", Body=body)
+    s3.delete_object(Bucket=bucket, Key="k")
+    report = fsck(min_age_s=0, tier_names=["hot-disk"])
+    mine = [f for f in report.findings if f.bucket == bucket]
+    assert mine == []
+    assert report.objects >= 3

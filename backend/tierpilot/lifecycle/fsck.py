@@ -84,7 +84,7 @@ def _split_locator(locator: str) -> tuple[str, str] | None:
 
 
 def _referenced(session: Session, tier_id: int, locator: str) -> bool:
-    """Whether any object points at this blob (checked by bucket and key: one index lookup)."""
+    """Whether any object or noncurrent version points at this blob (checked by bucket and key: index lookups)."""
     bucket, key = _split_locator(locator) or (None, None)
     return catalog_repository.has_object_at(session, tier_id, locator, bucket, key)
 
@@ -136,7 +136,10 @@ def _check_tier(tier: Tier, report: FsckReport, older_than: datetime, progress: 
             progress(f"listing {tier.name}", report.blobs)
     with transaction() as session:
         in_flight = repository.moves_of_object_locators(session, tier.id)
-        rows = list(catalog_repository.iter_tier_objects(session, tier.id))
+        rows: list[tuple[int | None, int, str, str, int]] = list(catalog_repository.iter_tier_objects(session,
+                                                                                                     tier.id))
+        # noncurrent versions keep their bytes too: their blobs are no orphans (ids None: no repoint)
+        rows += [(None, b, k, loc, n) for _i, b, k, loc, n in catalog_repository.iter_tier_versions(session, tier.id)]
         names = catalog_repository.bucket_names(session)
     for object_id, bucket_id, key, locator, size in rows:
         report.objects += 1
