@@ -11,6 +11,7 @@ import typer
 from tierpilot.gateway.cli import gateway_app
 from tierpilot.kit.settings import get_settings
 from tierpilot.lifecycle.cli import fsck, lifecycle_app
+from tierpilot.mount.cli import mount
 from tierpilot.pricing.cli import plan
 from tierpilot.tiers.cli import tiers_app
 
@@ -25,6 +26,7 @@ app.add_typer(lifecycle_app, name="lifecycle")
 app.add_typer(tiers_app, name="tiers")
 app.command("fsck")(fsck)
 app.command("plan")(plan)
+app.command("mount")(mount)
 
 
 @app.callback()

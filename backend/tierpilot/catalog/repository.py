@@ -634,3 +634,12 @@ def adopt_objects(session: Session, bucket_id: int, rows: Sequence[dict[str, Any
     session.execute(cast(Table, Object.__table__).insert(), new)
     add_usage(session, bucket_id, len(new), nbytes)
     return len(new), nbytes
+
+
+def tree_rows(session: Session, bucket_id: int, prefix: str) -> list[Any]:
+    """(key, size, last_modified, etag, storage_class, tier_id, restore_state) of every current object under
+    ``prefix``, in key order: the mount's snapshot, one range of the (bucket_id, key) index."""
+    return list(session.execute(
+        select(Object.key, Object.size, Object.last_modified, Object.etag, Object.storage_class, Object.tier_id,
+               Object.restore_state)
+        .where(Object.bucket_id == bucket_id, *starts_with(Object.key, prefix)).order_by(Object.key)).all())

@@ -16,7 +16,8 @@ cases, both served from bounded memory:
 
 Every block ahead takes its size from one process-wide budget (``total_bytes``); without room, reads
 go to the tier as asked. The gateway still meters what the client receives (its flow pays each chunk
-served). ``stats`` counts bytes prefetched, used (served to a client) and wasted (fetched, never served).
+served). ``stats`` counts bytes prefetched, used (served to a client) and wasted (fetched, never served);
+the same counts go to /metrics as ``tierpilot_gateway_readahead_bytes_total{kind}``.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from dataclasses import dataclass, field
 
 from tierpilot.drivers.base import TierDriver, TierError
 from tierpilot.drivers.stride import StrideDetector
+from tierpilot.kit.metrics import READAHEAD_BYTES
 
 BLOCK = 8 << 20  # bytes per ranged request ahead
 SLICE = 1 << 20  # bytes handed to the caller at a time
@@ -47,6 +49,9 @@ class ReadAheadStats:
             self.prefetched += prefetched
             self.used += used
             self.wasted += wasted
+        for kind, n in (("prefetched", prefetched), ("used", used), ("wasted", wasted)):
+            if n:
+                READAHEAD_BYTES.labels(kind).inc(n)
 
     def snapshot(self) -> dict[str, int]:
         with self.lock:

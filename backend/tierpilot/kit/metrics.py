@@ -157,6 +157,9 @@ LIMITER_WAIT = Histogram("tierpilot_limiter_wait_seconds",
                          "time a request waited on its flow's limiter (reservation or best effort), by operation",
                          ["operation"], buckets=_LATENCY_BUCKETS)
 TRACES_SAMPLED = Counter("tierpilot_gateway_traces_sampled_total", "request traces kept, by why", ["reason"])
+READAHEAD_BYTES = Counter("tierpilot_gateway_readahead_bytes_total", "bytes read ahead of remote tiers: "
+                          "prefetched (asked of the tier), used (served to a client), wasted (never served)",
+                          ["kind"])
 
 # -- the worker ---------------------------------------------------------------------------------------------
 

@@ -1,0 +1,87 @@
+"""`tierpilot mount BUCKET MOUNTPOINT`: the snapshot from the catalog, the user's keys from the environment."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+import typer
+
+from tierpilot.kit.settings import get_settings
+
+
+def mount(
+    bucket: str = typer.Argument(..., help="bucket to show"),
+    mountpoint: Path = typer.Argument(..., help="an empty directory"),
+    prefix: str = typer.Option("", "--prefix", help="show only keys under this prefix (as the root)"),
+    reservation: str | None = typer.Option(None, "--reservation", help="reservation id sent with every read"),
+    endpoint: str | None = typer.Option(None, "--endpoint", help="gateway URL (default: the configured gateway)"),
+    cache_mb: int = typer.Option(1024, "--cache-mb", min=8, help="on-disk block cache, MiB"),
+    block_mb: int = typer.Option(4, "--block-mb", min=1, max=64, help="bytes per ranged read, MiB"),
+    refresh_s: float = typer.Option(0.0, "--refresh-s", min=0, help="re-read the tree this often (0: only on "
+                                    "SIGUSR1)"),
+) -> None:
+    """Mount BUCKET read-only at MOUNTPOINT (credentials from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY);
+    Ctrl-C or `fusermount3 -u MOUNTPOINT` unmounts and removes the cache."""
+    import mfusepy
+
+    from tierpilot.mount.fs import BlockCache, TierpilotFS
+    from tierpilot.mount.snapshot import SnapshotError, snapshot
+    from tierpilot.mount.tree import Tree
+    from tierpilot.transfer.cp import make_client
+
+    key, secret = os.environ.get("AWS_ACCESS_KEY_ID", ""), os.environ.get("AWS_SECRET_ACCESS_KEY", "")
+    if not key or not secret:
+        typer.echo("error: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (your tierpilot S3 keys)", err=True)
+        raise typer.Exit(2)
+    if not mountpoint.is_dir():
+        typer.echo(f"error: {mountpoint} is not a directory", err=True)
+        raise typer.Exit(2)
+
+    def load() -> Tree:
+        return snapshot(bucket, prefix, key, secret)
+
+    try:
+        load()
+    except SnapshotError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    cache_dir = Path(tempfile.mkdtemp(prefix="tierpilot-mount-"))
+    fs = None
+    # SIGUSR1 refreshes: blocked in every thread (FUSE's too) and awaited by one
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+    stop = threading.Event()
+    try:
+        client = make_client(endpoint or get_settings().gateway_url, reservation, 8)
+        fs = TierpilotFS(load, client, bucket, BlockCache(cache_dir, cache_mb << 20),
+                         block=block_mb << 20)
+
+        def on_signal() -> None:
+            while not stop.is_set():
+                if signal.sigwait({signal.SIGUSR1}) == signal.SIGUSR1 and not stop.is_set():
+                    fs.refresh()
+
+        def on_interval() -> None:
+            while not stop.wait(refresh_s):
+                fs.refresh()
+
+        threading.Thread(target=on_signal, daemon=True, name="mount-sigusr1").start()
+        if refresh_s > 0:
+            threading.Thread(target=on_interval, daemon=True, name="mount-refresh").start()
+        print(f"mounted {bucket}/{prefix} at {mountpoint}", file=sys.stderr, flush=True)
+        try:
+            mfusepy.FUSE(fs, str(mountpoint), foreground=True, ro=True, fsname=f"tierpilot:{bucket}",
+                         default_permissions=True)
+        except RuntimeError as exc:
+            if exc.args != (8,):  # libfuse's loop ended by a signal (Ctrl-C, TERM): a normal unmount
+                raise
+    finally:
+        stop.set()
+        if fs is not None:
+            fs.close()
+        shutil.rmtree(cache_dir, ignore_errors=True)
