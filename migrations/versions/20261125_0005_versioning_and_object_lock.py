@@ -3,7 +3,8 @@
 ``objects`` keeps one row per key, the current version, so listings, lifecycle scans and restores read
 what they read before. Noncurrent versions and delete markers go to ``object_versions``, in order of
 their id (ids only grow: the newest noncurrent version of a key has the largest id). Buckets get their
-versioning state, object lock and default retention, and tags; versions their retention and legal hold.
+versioning state, object lock and default retention, and tags; versions their retention and legal hold
+and their part sizes (GET ?partNumber=, GetObjectAttributes); multipart uploads the tags they end with.
 
 Revision ID: 0005
 Revises: 0004
@@ -45,6 +46,7 @@ def _lock_columns() -> list[sa.Column[object]]:
         sa.Column("lock_mode", sa.String(length=16), nullable=True),
         sa.Column("lock_until", WHEN, nullable=True),
         sa.Column("legal_hold", sa.Boolean(), nullable=False, server_default=sa.false()),
+        sa.Column("part_sizes", sa.JSON(), nullable=True),
     ]
 
 
@@ -54,6 +56,7 @@ def upgrade() -> None:
         op.add_column("buckets", column)
     for column in _lock_columns():
         op.add_column("objects", column)
+    op.add_column("multipart_uploads", sa.Column("tags", sa.JSON(), nullable=True))
     op.create_table(
         "object_versions",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -92,8 +95,10 @@ def downgrade() -> None:
     op.drop_index("ix_object_versions_tier_id", table_name="object_versions")
     op.drop_index("ix_object_versions_bucket_key_id", table_name="object_versions")
     op.drop_table("object_versions")
+    with op.batch_alter_table("multipart_uploads", table_kwargs={"sqlite_autoincrement": True}) as batch:
+        batch.drop_column("tags")
     with op.batch_alter_table("objects", table_kwargs={"sqlite_autoincrement": True}) as batch:
-        for name in ("legal_hold", "lock_until", "lock_mode", "version_id"):
+        for name in ("part_sizes", "legal_hold", "lock_until", "lock_mode", "version_id"):
             batch.drop_column(name)
     with op.batch_alter_table("buckets", table_kwargs={"sqlite_autoincrement": True}) as batch:
         for column in reversed(_bucket_columns()):

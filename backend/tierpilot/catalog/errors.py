@@ -36,6 +36,12 @@ class ObjectLocked(AccessDenied):
     """A delete or overwrite of a version that object lock (retention or legal hold) protects."""
 
 
+class InvalidBucketState(CatalogError, Conflict):
+    """A bucket setting that its other settings forbid (versioning off under object lock, …)."""
+
+    s3_code, s3_status = "InvalidBucketState", 409
+
+
 class NoSuchVersion(CatalogError, NotFound):
     s3_code, s3_status = "NoSuchVersion", 404
 

@@ -76,6 +76,7 @@ class Object(Base):
     lock_mode: Mapped[str | None] = mapped_column(String(16), default=None)
     lock_until: Mapped[datetime | None] = mapped_column(default=None)
     legal_hold: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    part_sizes: Mapped[list[Any] | None] = mapped_column(default=None)  # sizes of a multipart object's parts
 
 
 class ObjectVersion(Base):
@@ -115,13 +116,14 @@ class ObjectVersion(Base):
     lock_mode: Mapped[str | None] = mapped_column(String(16), default=None)
     lock_until: Mapped[datetime | None] = mapped_column(default=None)
     legal_hold: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    part_sizes: Mapped[list[Any] | None] = mapped_column(default=None)  # sizes of a multipart object's parts
 
 
 # what a version carries from the current row to object_versions and back
 VERSION_FIELDS = ("size", "etag", "checksum_algorithm", "checksum_value", "content_type", "user_metadata",
                   "headers", "tags", "tier_id", "storage_class", "locator", "parts_count", "created_at",
                   "last_modified", "restore_state", "restore_speed", "restore_expiry", "version_id", "lock_mode",
-                  "lock_until", "legal_hold")
+                  "lock_until", "legal_hold", "part_sizes")
 
 
 class MultipartUpload(Base):
@@ -141,6 +143,7 @@ class MultipartUpload(Base):
     headers: Mapped[dict[str, Any]] = mapped_column(default=dict)
     checksum_algorithm: Mapped[str | None] = mapped_column(String(16), default=None)
     initiated_at: Mapped[datetime] = mapped_column(default=utcnow)
+    tags: Mapped[dict[str, Any] | None] = mapped_column(default=None)  # x-amz-tagging of the upload
 
 
 class UploadPart(Base):

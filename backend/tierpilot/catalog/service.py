@@ -289,6 +289,7 @@ def record_object(
     lock_mode: str | None = None,
     lock_until: datetime | None = None,
     legal_hold: bool = False,
+    part_sizes: list[int] | None = None,
 ) -> tuple[Object, Blob | None]:
     """Make a new object version visible (insert or overwrite) and keep the bucket's totals and space
     reservation; returns the row and the old blob to delete once committed.
@@ -340,7 +341,7 @@ def record_object(
         headers=headers or {}, checksum_algorithm=checksum_algorithm, checksum_value=checksum_value,
         parts_count=parts_count, tags=tags or {}, created_at=now, last_modified=now, last_access_at=None,
         restore_state=None, restore_speed=None, restore_expiry=None, version_id=version_id, lock_mode=lock_mode,
-        lock_until=lock_until, legal_hold=legal_hold,
+        lock_until=lock_until, legal_hold=legal_hold, part_sizes=part_sizes,
     )
     if old is not None:
         replaced = None if kept_old else Blob(old.tier_id, old.locator)
@@ -469,14 +470,14 @@ def list_objects(session: Session, bucket_id: int, prefix: str = "", delimiter: 
 
 def create_upload(session: Session, bucket: Bucket, key: str, *, owner_id: int, tier_id: int, storage_class: str,
                   content_type: str | None, user_metadata: dict[str, Any], headers: dict[str, Any],
-                  checksum_algorithm: str | None) -> MultipartUpload:
+                  checksum_algorithm: str | None, tags: dict[str, Any] | None = None) -> MultipartUpload:
     require_bucket(session, bucket.id)
     upload_id = new_upload_id()
     upload = MultipartUpload(
         upload_id=upload_id, bucket_id=bucket.id, key=key, owner_id=owner_id, tier_id=tier_id,
         storage_class=storage_class, locator=f"{bucket.name}/{key}~mpu-{upload_id}",
         content_type=content_type or "binary/octet-stream", user_metadata=user_metadata, headers=headers,
-        checksum_algorithm=checksum_algorithm, initiated_at=utcnow(),
+        checksum_algorithm=checksum_algorithm, initiated_at=utcnow(), tags=tags,
     )
     session.add(upload)
     session.flush()

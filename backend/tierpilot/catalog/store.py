@@ -86,7 +86,7 @@ class NewObject:
 def _record(bucket: Bucket, key: str, spec: NewObject, locator: str, *, size: int, etag: str,
             checksum_value: str | None, checksum_algorithm: str | None, parts_count: int | None = None,
             if_match: str | None = None, if_none_match: str | None = None,
-            end_upload: str | None = None) -> Object:
+            end_upload: str | None = None, part_sizes: list[int] | None = None) -> Object:
     """One transaction that makes the new blob the object's bytes; deletes the replaced blob after it."""
     with transaction(write=True) as session:
         if end_upload is not None:
@@ -97,6 +97,7 @@ def _record(bucket: Bucket, key: str, spec: NewObject, locator: str, *, size: in
             headers=spec.headers, checksum_algorithm=checksum_algorithm, checksum_value=checksum_value,
             parts_count=parts_count, tags=spec.tags, if_match=if_match, if_none_match=if_none_match,
             lock_mode=spec.lock_mode, lock_until=spec.lock_until, legal_hold=spec.legal_hold,
+            part_sizes=part_sizes,
         )
     if replaced is not None:
         discard([replaced])
@@ -241,12 +242,14 @@ def complete_upload(bucket: Bucket, upload: MultipartUpload, requested: Sequence
     size = drv.complete_multipart(upload.locator, locator, infos, storage_class=upload.storage_class)
     alg, value = checksum(parts) if checksum is not None else (None, None)
     spec = NewObject(tier=tier, storage_class=upload.storage_class, content_type=upload.content_type,
-                     user_metadata=dict(upload.user_metadata or {}), headers=dict(upload.headers or {}))
+                     user_metadata=dict(upload.user_metadata or {}), headers=dict(upload.headers or {}),
+                     tags=dict(upload.tags or {}))
     try:
         etag = service.multipart_etag([p.etag for p in parts])
         obj = _record(bucket, upload.key, spec, locator, size=size, etag=etag,
                       checksum_value=value, checksum_algorithm=alg, parts_count=len(parts),
-                      if_match=if_match, if_none_match=if_none_match, end_upload=upload.upload_id)
+                      if_match=if_match, if_none_match=if_none_match, end_upload=upload.upload_id,
+                      part_sizes=[p.size for p in parts])
     except BaseException:
         drv.delete(locator)
         raise

@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from tierpilot.catalog import repository
-from tierpilot.catalog.errors import InvalidInput, NoSuchBucket, ObjectLocked
+from tierpilot.catalog.errors import InvalidBucketState, InvalidInput, NoSuchBucket, ObjectLocked
 from tierpilot.catalog.models import VERSION_FIELDS, Object, ObjectVersion
 from tierpilot.kit.db import utcnow
 
@@ -220,8 +220,8 @@ def set_versioning(session: Session, bucket_id: int, state: str) -> None:
     if settings is None:
         raise NoSuchBucket("The specified bucket does not exist")
     if settings[1] and state != "Enabled":
-        raise InvalidInput("An Object Lock configuration is present on this bucket, so the versioning state "
-                           "cannot be changed.", "InvalidBucketState")
+        raise InvalidBucketState("An Object Lock configuration is present on this bucket, so the versioning state "
+                                 "cannot be changed.")
     repository.set_bucket_settings(session, bucket_id, versioning=state)
 
 
@@ -232,7 +232,7 @@ def set_lock_configuration(session: Session, bucket_id: int, mode: str | None, d
     if settings is None:
         raise NoSuchBucket("The specified bucket does not exist")
     if not settings[1] and settings[0] != "Enabled":
-        raise InvalidInput("Object Lock configuration cannot be enabled on existing buckets", "InvalidBucketState")
+        raise InvalidBucketState("Object Lock configuration cannot be enabled on existing buckets")
     validate_default_retention(mode, days, years)
     repository.set_bucket_settings(session, bucket_id, object_lock=True, versioning="Enabled",
                                    lock_default_mode=mode, lock_default_days=days, lock_default_years=years)

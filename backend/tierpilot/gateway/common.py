@@ -181,9 +181,10 @@ def copy_source_version(req: Request) -> str | None:
 
 
 def version_headers(obj: Object, bucket: Bucket, lock: bool = True) -> Headers:
-    """x-amz-version-id (buckets that ever had versioning) and (``lock``) the version's object lock state."""
+    """x-amz-version-id and (``lock``) the version's object lock state. Reads name the "null" version of a
+    bucket that had versioning; writes (``lock`` False) only a real version id, as S3 answers them."""
     out: Headers = []
-    if bucket.versioning is not None or obj.version_id != "null":
+    if obj.version_id != "null" or (lock and bucket.versioning is not None):
         out.append((b"x-amz-version-id", obj.version_id.encode()))
     if not lock:
         return out

@@ -41,13 +41,23 @@ def _list_buckets(user_id: int, is_admin: bool) -> list[Bucket]:
 @route("GET", "service")
 async def list_buckets(req: Request) -> None:
     rows = await run(_list_buckets, req.user.user_id, req.user.is_admin)
+    prefix = req.query.get("prefix", "")
+    token = req.query.get("continuation-token")
+    after = catalog.decode_marker(token) if token else ""
+    rows = [b for b in rows if b.name.startswith(prefix) and b.name > after]
+    max_buckets = min(int_argument(req, "max-buckets", 10000, low=1), 10000)
+    truncated = len(rows) > max_buckets
+    rows = rows[:max_buckets]
     items = "".join(
         f"<Bucket>{xmlio.el('Name', b.name)}{xmlio.el('CreationDate', xmlio.iso(b.created_at))}"
         f"{xmlio.el('BucketRegion', b.region)}</Bucket>"
         for b in rows
     )
     owner = f"<Owner>{xmlio.el('ID', req.user.user_id)}{xmlio.el('DisplayName', req.user.username)}</Owner>"
-    await req.respond(200, xmlio.document("ListAllMyBucketsResult", [owner, f"<Buckets>{items}</Buckets>"]))
+    tail = [xmlio.el("ContinuationToken", catalog.encode_marker(rows[-1].name))] if truncated else []
+    if "prefix" in req.query:
+        tail.append(xmlio.el("Prefix", prefix))
+    await req.respond(200, xmlio.document("ListAllMyBucketsResult", [owner, f"<Buckets>{items}</Buckets>", *tail]))
 
 
 def _space_time(req: Request, name: str) -> datetime | None:

@@ -10,9 +10,10 @@ import base64
 import binascii
 from collections.abc import Callable
 
+from tierpilot.catalog import repository, store
 from tierpilot.catalog import service as catalog
-from tierpilot.catalog import store
-from tierpilot.catalog.models import Bucket, MultipartUpload, UploadPart
+from tierpilot.catalog.errors import NoSuchUpload
+from tierpilot.catalog.models import Bucket, MultipartUpload, Object, UploadPart
 from tierpilot.gateway import checksums, xmlio
 from tierpilot.gateway.auth import bucket_of
 from tierpilot.gateway.body import key_of, read_xml_body
@@ -26,6 +27,7 @@ from tierpilot.gateway.common import (
     stored_headers,
     tags_from_header,
     user_metadata,
+    version_headers,
 )
 from tierpilot.gateway.errors import invalid_argument, invalid_request, malformed_xml
 from tierpilot.gateway.http import Headers, Request
@@ -63,13 +65,14 @@ async def create_upload(req: Request) -> None:
         raise invalid_request(f"x-amz-checksum-type {kind} is not supported; this gateway keeps COMPOSITE "
                               "multipart checksums")
     meta, headers = user_metadata(req), stored_headers(req)
-    tags_from_header(req.header("x-amz-tagging"))  # refused as PutObject refuses them (not kept on uploads)
+    tags = tags_from_header(req.header("x-amz-tagging"))
 
     def create() -> MultipartUpload:
         with transaction(write=True) as session:
             return catalog.create_upload(session, bucket, key, owner_id=req.user.user_id, tier_id=tier.id,
                                          storage_class=storage_class, content_type=req.header("content-type"),
-                                         user_metadata=meta, headers=headers, checksum_algorithm=algorithm)
+                                         user_metadata=meta, headers=headers, checksum_algorithm=algorithm,
+                                         tags=tags)
 
     upload = await run(create)
     out: Headers = [(b"x-amz-checksum-algorithm", algorithm.encode())] if algorithm else []
@@ -165,14 +168,35 @@ def _composite(algorithm: str | None) -> Callable[[list[UploadPart]], tuple[str 
     return compute
 
 
+def _completed_before(bucket: Bucket, key: str, requested: list[catalog.RequestedPart]) -> Object | None:
+    """The object a completion of these very parts made (a client's retry of a completion that succeeded)."""
+    if not requested:
+        return None
+    try:
+        wanted = catalog.multipart_etag([p.etag.strip() for p in requested])
+    except ValueError:
+        return None
+    with transaction() as session:
+        obj = repository.get_object(session, bucket.id, key)
+    return obj if obj is not None and obj.etag == wanted else None
+
+
 @route("POST", "object", "uploadId")
 async def complete_upload(req: Request) -> None:
     key = key_of(req)
     bucket = await bucket_of(req)
-    upload = await run(_get_upload, bucket, key, req.query["uploadId"])
-    requested = _requested_parts(await read_xml_body(req), upload.checksum_algorithm)
-    obj = await run(store.complete_upload, bucket, upload, requested, _composite(upload.checksum_algorithm),
-                    if_match=req.header("if-match"), if_none_match=req.header("if-none-match"))
+    body = await read_xml_body(req)
+    try:
+        upload = await run(_get_upload, bucket, key, req.query["uploadId"])
+    except NoSuchUpload:
+        done = await run(_completed_before, bucket, key, _requested_parts(body, None))
+        if done is None:
+            raise
+        obj = done
+    else:
+        requested = _requested_parts(body, upload.checksum_algorithm)
+        obj = await run(store.complete_upload, bucket, upload, requested, _composite(upload.checksum_algorithm),
+                        if_match=req.header("if-match"), if_none_match=req.header("if-none-match"))
     host = req.header("host", "")
     children = [xmlio.el("Location", f"http://{host}/{bucket.name}/{key}"), xmlio.el("Bucket", bucket.name),
                 xmlio.el("Key", key), xmlio.el("ETag", etag(obj.etag))]
@@ -180,7 +204,8 @@ async def complete_upload(req: Request) -> None:
         children.append(xmlio.el(f"Checksum{obj.checksum_algorithm}", obj.checksum_value))
         children.append(xmlio.el("ChecksumType", "COMPOSITE"))
     await req.respond(200, xmlio.document("CompleteMultipartUploadResult", children),
-                      checksum_headers(obj.checksum_algorithm, obj.checksum_value))
+                      checksum_headers(obj.checksum_algorithm, obj.checksum_value)
+                      + version_headers(obj, bucket, lock=False))
 
 
 @route("DELETE", "object", "uploadId")

@@ -25,6 +25,7 @@ from tierpilot.gateway.common import (
     copy_source,
     copy_source_version,
     etag,
+    int_argument,
     lock_from_headers,
     object_headers,
     open_flow,
@@ -210,10 +211,7 @@ def _prepare_read(bucket_id: int, key: str, headers: dict[str, str], method: str
         return _Read(obj, tier, status)
     rng = parse_range(headers.get("range"), obj.size)
     if part is not None:
-        if part != "1" or obj.parts_count not in (None, 1):
-            raise invalid_argument("Only partNumber=1 of objects uploaded in one part can be read by part number",
-                                   "partNumber", part)
-        rng = None
+        rng = _part_range(obj, part)
     start, end = rng if rng is not None else (0, obj.size - 1)
     read = _Read(obj, tier, 206 if rng is not None else 200, start, end)
     if tier.offline and obj.restore_state == "ongoing":
@@ -224,6 +222,19 @@ def _prepare_read(bucket_id: int, key: str, headers: dict[str, str], method: str
         read.chunks = chunks
         read.first = next(chunks, None)
     return read
+
+
+def _part_range(obj: Object, part: str) -> tuple[int, int] | None:
+    """The bytes of part ``part`` (1-based) of a multipart object; an object of one part is its part 1."""
+    if not (part.isascii() and part.isdigit()) or not 1 <= int(part) <= 10000:
+        raise invalid_argument("Part number must be an integer between 1 and 10000, inclusive", "partNumber",
+                               part[:16])
+    sizes = obj.part_sizes or [obj.size]
+    number = int(part)
+    if number > len(sizes):
+        raise S3Error("InvalidPart", "The requested partnumber is not satisfiable", 400, PartNumber=part)
+    start = sum(sizes[: number - 1])
+    return (start, start + sizes[number - 1] - 1) if obj.part_sizes else None
 
 
 @route("GET", "object")
@@ -267,6 +278,42 @@ async def get_object(req: Request) -> None:
         close = getattr(read.chunks, "close", None)
         if close is not None:
             close()
+
+
+@route("GET", "object", "attributes")
+async def get_object_attributes(req: Request) -> None:
+    bucket = await bucket_of(req)
+    obj = await run(_lookup, bucket.id, key_of(req), req.query.get("versionId"))
+    wanted = {a.strip() for a in (req.header("x-amz-object-attributes") or "").split(",") if a.strip()}
+    known = {"ETag", "Checksum", "ObjectParts", "StorageClass", "ObjectSize"}
+    if not wanted or not wanted <= known:
+        raise invalid_argument("Invalid attribute name specified.", "x-amz-object-attributes",
+                               ",".join(sorted(wanted - known))[:64])
+    children: list[str] = []
+    if "ETag" in wanted:
+        children.append(xmlio.el("ETag", obj.etag.strip('"')))
+    if "Checksum" in wanted and obj.checksum_algorithm and obj.checksum_value:
+        kind = "COMPOSITE" if "-" in obj.checksum_value else "FULL_OBJECT"
+        children.append(f"<Checksum>{xmlio.el(f'Checksum{obj.checksum_algorithm}', obj.checksum_value)}"
+                        f"{xmlio.el('ChecksumType', kind)}</Checksum>")
+    if "ObjectParts" in wanted and obj.part_sizes:
+        max_parts = min(int_argument(req, "max-parts", 1000), 1000) if "max-parts" in req.query else 1000
+        marker = int(req.header("x-amz-part-number-marker") or 0) if (
+            req.header("x-amz-part-number-marker") or "0").isdigit() else 0
+        numbered = list(enumerate(obj.part_sizes, start=1))[marker:marker + max_parts]
+        parts = "".join(f"<Part>{xmlio.el('PartNumber', n)}{xmlio.el('Size', size)}</Part>" for n, size in numbered)
+        truncated = marker + max_parts < len(obj.part_sizes)
+        children.append(f"<ObjectParts>{xmlio.el('PartsCount', len(obj.part_sizes))}"
+                        f"{xmlio.el('PartNumberMarker', marker)}"
+                        f"{xmlio.el('NextPartNumberMarker', numbered[-1][0] if numbered else marker)}"
+                        f"{xmlio.el('MaxParts', max_parts)}{xmlio.el('IsTruncated', str(truncated).lower())}"
+                        f"{parts}</ObjectParts>")
+    if "StorageClass" in wanted:
+        children.append(xmlio.el("StorageClass", obj.storage_class))
+    if "ObjectSize" in wanted:
+        children.append(xmlio.el("ObjectSize", obj.size))
+    headers = [(b"last-modified", http_date(obj.last_modified).encode())] + version_headers(obj, bucket, lock=False)
+    await req.respond(200, xmlio.document("GetObjectAttributesResponse", children), headers)
 
 
 # DeleteObject / DeleteObjects ------------------------------------------------------------------------
@@ -319,7 +366,7 @@ async def delete_objects(req: Request) -> None:
     results = await run(store.delete_versions, bucket, wanted, _bypass(req)) if wanted else []
     for (key, version), result in zip(wanted, results, strict=True):
         if isinstance(result, CatalogError):
-            errors.append(_delete_error(key, result.s3_code, result.message))
+            errors.append(_delete_error(key, result.s3_code, result.message, version))
         elif not quiet:
             parts = [xmlio.el("Key", key)]
             if version is not None:
@@ -332,8 +379,10 @@ async def delete_objects(req: Request) -> None:
     await req.respond(200, xmlio.document("DeleteResult", deleted + errors))
 
 
-def _delete_error(key: str, code: str, message: str) -> str:
-    return f"<Error>{xmlio.el('Key', key)}{xmlio.el('Code', code)}{xmlio.el('Message', message)}</Error>"
+def _delete_error(key: str, code: str, message: str, version_id: str | None = None) -> str:
+    version = xmlio.el("VersionId", version_id) if version_id is not None else ""
+    return (f"<Error>{xmlio.el('Key', key)}{version}{xmlio.el('Code', code)}{xmlio.el('Message', message)}"
+            "</Error>")
 
 
 # CopyObject ------------------------------------------------------------------------------------------

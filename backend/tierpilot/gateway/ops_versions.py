@@ -102,7 +102,8 @@ def _positive(text: str | None, name: str) -> int | None:
         raise malformed_xml()
     number = int(value)
     if number <= 0:
-        raise S3Error("InvalidArgument", f"Default retention period must be a positive integer value ({name}).", 400)
+        raise S3Error("InvalidRetentionPeriod", f"Default retention period must be a positive integer value ({name}).",
+                      400)
     return number
 
 
