@@ -120,7 +120,7 @@ class NetemProxy:
                 self._pipe(client_r, up_w, Pacer(self.rate_bps), self.total_up, "up"),
                 self._pipe(up_r, client_w, Pacer(self.rate_bps), self.total_down, "down"),
             )
-        except (OSError, asyncio.IncompleteReadError):
+        except (OSError, asyncio.IncompleteReadError, asyncio.CancelledError):  # closed, or the proxy stops
             pass
         finally:
             for w in (client_w, up_w):
@@ -163,3 +163,30 @@ class NetemProxy:
             await sender
         finally:
             sender.cancel()
+
+
+def main() -> None:
+    """``python -m tests.netem UPSTREAM_PORT --delay-ms 12.5 --rate-mbit 1000``: prints the port, runs until killed
+    (benchmarks run it in its own process, away from the client's and the server's interpreters)."""
+    import argparse
+    import signal
+    import sys
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("upstream_port", type=int)
+    parser.add_argument("--delay-ms", type=float, default=0.0, help="one-way delay per direction")
+    parser.add_argument("--rate-mbit", type=float, default=0.0, help="cap per connection and direction (0: none)")
+    parser.add_argument("--total-mbit", type=float, default=0.0, help="cap of all connections (0: none)")
+    args = parser.parse_args()
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})  # before the proxy's thread starts
+    proxy = NetemProxy(args.upstream_port, one_way_delay_s=args.delay_ms / 1000,
+                       rate_bps=args.rate_mbit * 125_000 or None, total_rate_bps=args.total_mbit * 125_000 or None)
+    proxy.start()
+    print(proxy.port, flush=True)
+    signal.sigwait({signal.SIGTERM, signal.SIGINT})
+    proxy.stop()
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,354 @@
+"""Far tiers: read-ahead, adoption and the mount against an s3 tier behind a 25 ms, 1 Gbit/s link.
+
+Set-up, all on 127.0.0.1 in one run: a moto server (its own process) stands for the cloud; the delaying
+proxy (``tests/netem.py``, its own process) sits in front of it with 12.5 ms each way and a 1 Gbit/s cap per
+connection and in total; two ``tierpilot gateway`` processes serve a bucket on an s3 tier that reaches moto
+through the proxy, one with read-ahead (the default) and one with ``TIERPILOT_READAHEAD_ENABLED=false``.
+
+Figures (ratios are within this run):
+- link: a bulk transfer through a second proxy of the same parameters into a local sink (what the link
+  gives on this machine now), and the nominal 125 MB/s;
+- sequential: one whole-object GET of ``--size-mb`` through each gateway, MB/s and ratio to the link;
+- strided: 1 MiB read, 3 MiB skipped, one client in order through the read-ahead gateway, against an
+  "oracle" that knows every offset and fetches them 8 at a time through the plain gateway;
+- random: ``--random`` 1 MiB reads at random offsets through each gateway; extra bytes fetched by
+  read-ahead (prefetched − used, from /metrics) against the bytes read;
+- adoption: a bucket of ``--objects`` keys in ``--prefixes`` prefixes listed by ``tierpilot tiers adopt``
+  (16 workers) against one sequential ListObjectsV2 pager, both across the link;
+- mount: ``find`` over the adopted bucket warm, ``grep -r`` over 1,000 small files warm against the same
+  files in a local directory, and a sequential read of the large object through the mount against the
+  direct GET.
+
+Run: .venv/bin/python bench/far_tiers.py [--size-mb 1024] [--objects 100000] [--markdown]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import boto3  # noqa: E402
+import httpx  # noqa: E402
+from boto3.s3.transfer import TransferConfig  # noqa: E402
+from botocore.config import Config  # noqa: E402
+
+from tests.servers import free_port, wait_port  # noqa: E402
+
+MiB = 1 << 20
+PY = sys.executable
+LINK_MBIT = 1000.0
+DELAY_MS = 12.5
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def start_proxy(upstream: int) -> tuple[subprocess.Popen[bytes], int]:
+    proc = subprocess.Popen([PY, "-m", "tests.netem", str(upstream), "--delay-ms", str(DELAY_MS), "--rate-mbit",
+                             str(LINK_MBIT), "--total-mbit", str(LINK_MBIT)], cwd=ROOT, stdout=subprocess.PIPE)
+    assert proc.stdout is not None
+    return proc, int(proc.stdout.readline())
+
+
+def start_gateway(env: dict[str, str], logfile: Path) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    proc = subprocess.Popen([PY, "-m", "tierpilot.cli", "gateway", "--port", str(port), "--log-level", "warning"],
+                            env=env, cwd=ROOT, stdout=open(logfile, "ab"), stderr=subprocess.STDOUT)  # noqa: SIM115
+    wait_port(port, 60)
+    return proc, f"http://127.0.0.1:{port}"
+
+
+def stop(proc: subprocess.Popen[Any]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def s3(url: str, key: str, secret: str, pool: int = 16) -> Any:
+    return boto3.client("s3", endpoint_url=url, aws_access_key_id=key, aws_secret_access_key=secret,
+                        region_name="us-east-1", config=Config(max_pool_connections=pool,
+                                                               s3={"addressing_style": "path"}))
+
+
+def link_rate(nbytes: int = 256 * MiB) -> float:
+    """MB/s of one bulk transfer through a proxy of the link's parameters into a local sink."""
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    got = [0]
+
+    def sink() -> None:
+        conn, _ = server.accept()
+        with conn:
+            while data := conn.recv(1 << 20):
+                got[0] += len(data)
+            conn.sendall(b"k")
+
+    t = threading.Thread(target=sink, daemon=True)
+    t.start()
+    proc, pport = start_proxy(port)
+    try:
+        block = b"\0" * (1 << 20)
+        with socket.create_connection(("127.0.0.1", pport)) as c:
+            t0 = time.perf_counter()
+            for _ in range(nbytes // len(block)):
+                c.sendall(block)
+            c.shutdown(socket.SHUT_WR)
+            c.recv(1)
+            elapsed = time.perf_counter() - t0
+    finally:
+        stop(proc)
+        server.close()
+    return nbytes / elapsed / 1e6
+
+
+def readahead_bytes(url: str) -> dict[str, float]:
+    text = httpx.get(f"{url}/_tierpilot/metrics", timeout=30).text
+    return {k: float(v) for k, v in
+            re.findall(r'^tierpilot_gateway_readahead_bytes_total\{kind="(\w+)"\} (\S+)$', text, re.M)}
+
+
+def get_all(client: Any, bucket: str, key: str) -> tuple[int, float]:
+    t0 = time.perf_counter()
+    body = client.get_object(Bucket=bucket, Key=key)["Body"]
+    n = 0
+    while chunk := body.read(8 * MiB):
+        n += len(chunk)
+    return n, time.perf_counter() - t0
+
+
+def get_range(client: Any, bucket: str, key: str, lo: int, n: int) -> int:
+    return len(client.get_object(Bucket=bucket, Key=key, Range=f"bytes={lo}-{lo + n - 1}")["Body"].read())
+
+
+def main() -> int:  # noqa: PLR0915 - one linear script
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--size-mb", type=int, default=1024)
+    parser.add_argument("--random", type=int, default=64)
+    parser.add_argument("--objects", type=int, default=20_000)
+    parser.add_argument("--prefixes", type=int, default=100)
+    parser.add_argument("--markdown", action="store_true")
+    args = parser.parse_args()
+    size = args.size_mb * MiB
+    load_before = os.getloadavg()
+    work = Path(tempfile.mkdtemp(prefix="tierpilot-bench-far-"))
+    procs: list[subprocess.Popen[Any]] = []
+    mnt = work / "mnt"
+    rows: list[tuple[str, str, str]] = []
+    try:
+        moto_port = free_port()
+        procs.append(subprocess.Popen([str(ROOT / ".venv/bin/moto_server"), "-H", "127.0.0.1", "-p",
+                                       str(moto_port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        wait_port(moto_port, 60)
+        proxy, proxy_port = start_proxy(moto_port)
+        procs.append(proxy)
+        moto_url, far_url = f"http://127.0.0.1:{moto_port}", f"http://127.0.0.1:{proxy_port}"
+        url = f"sqlite:///{work / 'tierpilot.db'}"
+        env = dict(os.environ, TIERPILOT_DATA_DIR=str(work), TIERPILOT_DATABASE_URL=url,
+                   TIERPILOT_SEED_DEMO="false", TIERPILOT_SECRET_KEY="bench-secret-key")
+        env.pop("TIERPILOT_REDIS_URL", None)
+        os.environ.update({k: v for k, v in env.items() if k.startswith("TIERPILOT_")})
+        os.environ.pop("TIERPILOT_REDIS_URL", None)
+        from tierpilot import wiring
+        from tierpilot.auth import service as auth
+        from tierpilot.catalog import service as catalog
+        from tierpilot.kit.db import transaction
+        from tierpilot.kit.migrate import upgrade
+        from tierpilot.tiers import service as tiers
+        from tierpilot.tiers.schemas import TierCreate
+
+        upgrade(url)
+        wiring.install()
+        direct = s3(moto_url, "AKIDBENCH", "secret", 64)
+        direct.create_bucket(Bucket="cloud")
+        direct.create_bucket(Bucket="legacy")
+        with transaction(write=True) as s:
+            tiers.create(s, TierCreate(name="cloud", driver="s3", storage_classes=["STANDARD"], config={
+                "endpoint_url": far_url, "bucket": "cloud", "access_key_id": "AKIDBENCH",
+                "secret_access_key": "secret", "max_pool_connections": 64}))
+            user, key = auth.create_user(s, "bench", "bench-password-1", is_admin=True)
+            catalog.create_bucket(s, owner_id=user.id, name="far", tier_name="cloud")
+            ak, sk, owner_id = key.access_key_id, key.secret_access_key, user.id
+        gw_proc, gw = start_gateway(env, work / "gw-ra.log")
+        procs.append(gw_proc)
+        plain_proc, gw_plain = start_gateway(dict(env, TIERPILOT_READAHEAD_ENABLED="false"), work / "gw-plain.log")
+        procs.append(plain_proc)
+        c_ra, c_plain = s3(gw, ak, sk), s3(gw_plain, ak, sk)
+
+        link = link_rate()
+        log(f"link through the proxy: {link:.1f} MB/s (nominal {LINK_MBIT / 8:.0f})")
+        rows.append(("link: bulk TCP through the proxy", f"{link:.1f} MB/s", f"nominal {LINK_MBIT / 8:.0f} MB/s"))
+
+        src = work / "big.bin"
+        with open(src, "wb") as f:
+            for _ in range(args.size_mb):
+                f.write(os.urandom(MiB))
+        t0 = time.perf_counter()
+        c_ra.upload_file(str(src), "far", "big.bin", Config=TransferConfig(multipart_chunksize=64 * MiB,
+                                                                            max_concurrency=8))
+        log(f"uploaded {args.size_mb} MiB in {time.perf_counter() - t0:.1f} s")
+
+        # sequential ------------------------------------------------------------------------------------
+        seq: dict[str, float] = {}
+        for name, client in (("read-ahead", c_ra), ("no read-ahead", c_plain)):
+            n, elapsed = get_all(client, "far", "big.bin")
+            assert n == size
+            seq[name] = n / elapsed / 1e6
+            log(f"sequential GET {name}: {seq[name]:.1f} MB/s")
+            rows.append((f"sequential GET of {args.size_mb} MiB, {name}", f"{seq[name]:.1f} MB/s",
+                         f"{seq[name] / link:.2f} of the link"))
+
+        # strided ---------------------------------------------------------------------------------------
+        offsets = list(range(0, size - MiB, 4 * MiB))
+        t0 = time.perf_counter()
+        for lo in offsets:
+            get_range(c_ra, "far", "big.bin", lo, MiB)
+        strided = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(lambda lo: get_range(c_plain, "far", "big.bin", lo, MiB), offsets))
+        oracle = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        for lo in offsets[:32]:
+            get_range(c_plain, "far", "big.bin", lo, MiB)
+        plain_strided = (time.perf_counter() - t0) * len(offsets) / 32
+        log(f"strided: read-ahead {strided:.2f} s, oracle {oracle:.2f} s, plain ~{plain_strided:.2f} s")
+        rows.append((f"strided 1 MiB/3 MiB gap, {len(offsets)} reads, read-ahead", f"{strided:.2f} s",
+                     f"{oracle / strided:.2f} of the oracle ({oracle:.2f} s; no read-ahead ~{plain_strided:.2f} s)"))
+
+        # random ----------------------------------------------------------------------------------------
+        rng = random.Random(15)
+        picks = [rng.randrange(0, size - MiB) for _ in range(args.random)]
+        before = readahead_bytes(gw)
+        times = {}
+        for name, client in (("read-ahead", c_ra), ("no read-ahead", c_plain)):
+            t0 = time.perf_counter()
+            for lo in picks:
+                get_range(client, "far", "big.bin", lo, MiB)
+            times[name] = time.perf_counter() - t0
+        after = readahead_bytes(gw)
+        extra = (after.get("prefetched", 0) - before.get("prefetched", 0)) - \
+            (after.get("used", 0) - before.get("used", 0))
+        log(f"random: {times}, extra {extra / MiB:.1f} MiB")
+        rows.append((f"random 1 MiB reads x{args.random}", f"{times['read-ahead']:.2f} s vs "
+                     f"{times['no read-ahead']:.2f} s without", f"{extra / (args.random * MiB) * 100:.1f} % extra "
+                     "bytes fetched"))
+
+        # adoption --------------------------------------------------------------------------------------
+        keys = [f"d{i % args.prefixes:04d}/f{i:07d}.dat" for i in range(args.objects)]
+        t0 = time.perf_counter()
+        with ThreadPoolExecutor(32) as pool:
+            list(pool.map(lambda k: direct.put_object(Bucket="legacy", Key=k, Body=b"x" * 100), keys))
+        log(f"{len(keys)} objects created in {time.perf_counter() - t0:.1f} s")
+        far_client = s3(far_url, "AKIDBENCH", "secret")
+        t0 = time.perf_counter()
+        listed = sum(len(p.get("Contents", [])) for p in
+                     far_client.get_paginator("list_objects_v2").paginate(Bucket="legacy"))
+        pager = time.perf_counter() - t0
+        assert listed == len(keys)
+        from tierpilot.tiers.adopt import adopt
+
+        t0 = time.perf_counter()
+        done = adopt("cloud", "legacy", owner_id=owner_id, workers=16)
+        adopted = time.perf_counter() - t0
+        assert done.added == len(keys)
+        log(f"adoption {adopted:.1f} s vs pager {pager:.1f} s")
+        rows.append((f"adoption of {len(keys)} objects ({args.prefixes} prefixes)", f"{adopted:.1f} s",
+                     f"{pager / adopted:.1f}x faster than one ListObjectsV2 pager ({pager:.1f} s); "
+                     f"{done.requests} list requests"))
+
+        # mount -----------------------------------------------------------------------------------------
+        small = work / "small"
+        small.mkdir()
+        texts = {f"small/t{i:04d}.txt": (f"line {i}\n" * 50 + ("needle\n" if i % 97 == 0 else "")).encode()
+                 for i in range(1000)}
+        with ThreadPoolExecutor(16) as pool:
+            list(pool.map(lambda kv: c_ra.put_object(Bucket="far", Key=kv[0], Body=kv[1]), texts.items()))
+        for k, v in texts.items():
+            (work / k).write_bytes(v)
+        mnt.mkdir()
+        menv = dict(env, AWS_ACCESS_KEY_ID=ak, AWS_SECRET_ACCESS_KEY=sk)
+        figures: dict[str, float] = {}
+        for bucket in ("legacy", "far"):
+            here = mnt
+            mproc = subprocess.Popen([PY, "-m", "tierpilot.cli", "mount", bucket, str(here), "--endpoint", gw,
+                                      "--cache-mb", "256"], env=menv, cwd=ROOT, stderr=subprocess.DEVNULL)
+            try:
+                deadline = time.monotonic() + 120
+                while not os.path.ismount(here):
+                    assert mproc.poll() is None and time.monotonic() < deadline, "mount failed"
+                    time.sleep(0.1)
+                if bucket == "legacy":
+                    subprocess.run(["find", str(here)], capture_output=True, check=True)
+                    runs = []
+                    for _ in range(3):
+                        t0 = time.perf_counter()
+                        out = subprocess.run(["find", str(here)], capture_output=True, check=True).stdout
+                        runs.append(time.perf_counter() - t0)
+                    figures["find"] = statistics.median(runs)
+                    figures["entries"] = out.count(b"\n")
+                else:
+                    for target, name in ((here / "small", "grep_mount"), (small, "grep_local")):
+                        subprocess.run(["grep", "-r", "-c", "needle", str(target)], capture_output=True)
+                        runs = []
+                        for _ in range(3):
+                            t0 = time.perf_counter()
+                            subprocess.run(["grep", "-r", "-l", "needle", str(target)], capture_output=True)
+                            runs.append(time.perf_counter() - t0)
+                        figures[name] = statistics.median(runs)
+                    t0 = time.perf_counter()
+                    with open(here / "big.bin", "rb") as f:
+                        n = 0
+                        while chunk := f.read(8 * MiB):
+                            n += len(chunk)
+                    assert n == size
+                    figures["mount_seq"] = n / (time.perf_counter() - t0) / 1e6
+            finally:
+                mproc.send_signal(signal.SIGINT)
+                mproc.wait(30)
+        rows.append((f"mount: find over {int(figures['entries'])} entries, warm", f"{figures['find'] * 1000:.0f} ms",
+                     "median of 3"))
+        rows.append(("mount: grep -r over 1,000 small files, warm", f"{figures['grep_mount'] * 1000:.0f} ms",
+                     f"{figures['grep_mount'] / figures['grep_local']:.1f}x the local directory "
+                     f"({figures['grep_local'] * 1000:.0f} ms)"))
+        rows.append((f"mount: sequential read of {args.size_mb} MiB", f"{figures['mount_seq']:.1f} MB/s",
+                     f"{figures['mount_seq'] / seq['read-ahead']:.2f} of the direct GET"))
+    finally:
+        if os.path.ismount(mnt):
+            subprocess.run(["fusermount3", "-u", "-z", str(mnt)], check=False)
+        for p in reversed(procs):
+            stop(p)
+        shutil.rmtree(work, ignore_errors=True)
+    load_after = os.getloadavg()
+    print(f"\n## Far tiers (issue 15)\n\n`.venv/bin/python bench/far_tiers.py --size-mb {args.size_mb} "
+          f"--objects {args.objects}`; 25 ms RTT, 1 Gbit/s proxy in front of moto; load average "
+          f"{load_before[0]:.1f} before, {load_after[0]:.1f} after (2 cores, shared).\n")
+    print("| figure | value | ratio / note |\n|---|---|---|")
+    for row in rows:
+        print(f"| {row[0]} | {row[1]} | {row[2]} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
