@@ -19,6 +19,7 @@ import { Route as AppPlannerRouteImport } from './routes/_app/planner'
 import { Route as AppReservationsRouteImport } from './routes/_app/reservations'
 import { Route as AppRestoresRouteImport } from './routes/_app/restores'
 import { Route as AppSettingsRouteImport } from './routes/_app/settings'
+import { Route as AppSpendRouteImport } from './routes/_app/spend'
 import { Route as AppReservationsReservationIdRouteImport } from './routes/_app/reservations_.$reservationId'
 import { Route as AppSettingsAuditRouteImport } from './routes/_app/settings_.audit'
 
@@ -71,6 +72,11 @@ const AppSettingsRoute = AppSettingsRouteImport.update({
   path: '/settings',
   getParentRoute: () => AppRoute,
 } as any)
+const AppSpendRoute = AppSpendRouteImport.update({
+  id: '/spend',
+  path: '/spend',
+  getParentRoute: () => AppRoute,
+} as any)
 const AppReservationsReservationIdRoute =
   AppReservationsReservationIdRouteImport.update({
     id: '/reservations_/$reservationId',
@@ -93,6 +99,7 @@ export interface FileRoutesByFullPath {
   '/reservations': typeof AppReservationsRoute
   '/restores': typeof AppRestoresRoute
   '/settings': typeof AppSettingsRoute
+  '/spend': typeof AppSpendRoute
   '/reservations/$reservationId': typeof AppReservationsReservationIdRoute
   '/settings/audit': typeof AppSettingsAuditRoute
 }
@@ -105,6 +112,7 @@ export interface FileRoutesByTo {
   '/reservations': typeof AppReservationsRoute
   '/restores': typeof AppRestoresRoute
   '/settings': typeof AppSettingsRoute
+  '/spend': typeof AppSpendRoute
   '/': typeof AppIndexRoute
   '/reservations/$reservationId': typeof AppReservationsReservationIdRoute
   '/settings/audit': typeof AppSettingsAuditRoute
@@ -120,6 +128,7 @@ export interface FileRoutesById {
   '/_app/reservations': typeof AppReservationsRoute
   '/_app/restores': typeof AppRestoresRoute
   '/_app/settings': typeof AppSettingsRoute
+  '/_app/spend': typeof AppSpendRoute
   '/_app/': typeof AppIndexRoute
   '/_app/reservations_/$reservationId': typeof AppReservationsReservationIdRoute
   '/_app/settings_/audit': typeof AppSettingsAuditRoute
@@ -136,6 +145,7 @@ export interface FileRouteTypes {
     | '/reservations'
     | '/restores'
     | '/settings'
+    | '/spend'
     | '/reservations/$reservationId'
     | '/settings/audit'
   fileRoutesByTo: FileRoutesByTo
@@ -148,6 +158,7 @@ export interface FileRouteTypes {
     | '/reservations'
     | '/restores'
     | '/settings'
+    | '/spend'
     | '/'
     | '/reservations/$reservationId'
     | '/settings/audit'
@@ -162,6 +173,7 @@ export interface FileRouteTypes {
     | '/_app/reservations'
     | '/_app/restores'
     | '/_app/settings'
+    | '/_app/spend'
     | '/_app/'
     | '/_app/reservations_/$reservationId'
     | '/_app/settings_/audit'
@@ -244,6 +256,13 @@ declare module '@tanstack/react-router' {
       preLoaderRoute: typeof AppSettingsRouteImport
       parentRoute: typeof AppRoute
     }
+    '/_app/spend': {
+      id: '/_app/spend'
+      path: '/spend'
+      fullPath: '/spend'
+      preLoaderRoute: typeof AppSpendRouteImport
+      parentRoute: typeof AppRoute
+    }
     '/_app/reservations_/$reservationId': {
       id: '/_app/reservations_/$reservationId'
       path: '/reservations/$reservationId'
@@ -269,6 +288,7 @@ interface AppRouteChildren {
   AppReservationsRoute: typeof AppReservationsRoute
   AppRestoresRoute: typeof AppRestoresRoute
   AppSettingsRoute: typeof AppSettingsRoute
+  AppSpendRoute: typeof AppSpendRoute
   AppIndexRoute: typeof AppIndexRoute
   AppReservationsReservationIdRoute: typeof AppReservationsReservationIdRoute
   AppSettingsAuditRoute: typeof AppSettingsAuditRoute
@@ -282,6 +302,7 @@ const AppRouteChildren: AppRouteChildren = {
   AppReservationsRoute: AppReservationsRoute,
   AppRestoresRoute: AppRestoresRoute,
   AppSettingsRoute: AppSettingsRoute,
+  AppSpendRoute: AppSpendRoute,
   AppIndexRoute: AppIndexRoute,
   AppReservationsReservationIdRoute: AppReservationsReservationIdRoute,
   AppSettingsAuditRoute: AppSettingsAuditRoute,

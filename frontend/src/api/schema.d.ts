@@ -1314,6 +1314,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/spend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Spend
+         * @description The month's cost so far by tier, bucket or user, its forecast, past months and the plan beside it.
+         */
+        get: operations["spend_api_spend_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/spend.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Spend Csv */
+        get: operations["spend_csv_api_spend_csv_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/tiers": {
         parameters: {
             query?: never;
@@ -2802,6 +2839,27 @@ export interface components {
             /** Start Ms */
             start_ms: number;
         };
+        /** PlannedOut */
+        PlannedOut: {
+            /** Actual So Far */
+            actual_so_far: number;
+            /** Bucket */
+            bucket: string;
+            /** Diverges */
+            diverges: boolean;
+            /**
+             * Planned
+             * @description the planner's monthly forecast: the current volume on its tiers, no reads
+             */
+            planned: number;
+            /**
+             * Projected
+             * @description actual so far extended to the month's end
+             */
+            projected: number;
+            /** Reasons */
+            reasons: string[];
+        };
         /** PreviewCost */
         PreviewCost: {
             /**
@@ -3772,6 +3830,81 @@ export interface components {
             /** Size Bytes */
             size_bytes: number;
         };
+        /** SpendLineOut */
+        SpendLineOut: {
+            /**
+             * Catalogs
+             * @description the price catalogs (of the month) the line was priced with
+             */
+            catalogs: string[];
+            /** Egress */
+            egress: number;
+            /** Gib Days */
+            gib_days: number;
+            /**
+             * Key
+             * @description the tier, bucket or user name
+             */
+            key: string;
+            /** Read Bytes */
+            read_bytes: number;
+            /** Read Requests */
+            read_requests: number;
+            /** Requests */
+            requests: number;
+            /** Retrieval */
+            retrieval: number;
+            /** Storage */
+            storage: number;
+            /** Total */
+            total: number;
+            /** Write Bytes */
+            write_bytes: number;
+            /** Write Requests */
+            write_requests: number;
+        };
+        /** SpendMonthOut */
+        SpendMonthOut: {
+            /** Egress */
+            egress: number;
+            /** Month */
+            month: string;
+            /** Requests */
+            requests: number;
+            /** Retrieval */
+            retrieval: number;
+            /** Storage */
+            storage: number;
+            /** Total */
+            total: number;
+        };
+        /** SpendOut */
+        SpendOut: {
+            /** Currency */
+            currency: string;
+            /** Days Elapsed */
+            days_elapsed: number;
+            /** Days In Month */
+            days_in_month: number;
+            /** Divergence Share */
+            divergence_share: number;
+            /** Forecast */
+            forecast: number;
+            /** Group By */
+            group_by: string;
+            /** Groups */
+            groups: components["schemas"]["SpendLineOut"][];
+            /** History */
+            history: components["schemas"]["SpendMonthOut"][];
+            /** Month */
+            month: string;
+            /** Not Metered */
+            not_metered: string[];
+            /** Planned */
+            planned: components["schemas"]["PlannedOut"][];
+            /** So Far */
+            so_far: number;
+        };
         /** StorageClass */
         "StorageClass-Input": {
             /** Access Tiers */
@@ -4722,7 +4855,10 @@ export interface operations {
     };
     list_buckets_api_buckets_get: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description only buckets holding objects on an offline (archive) tier: what a restore can start from */
+                archived?: boolean;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -4736,6 +4872,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BucketOut"][];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
         };
@@ -7144,6 +7289,74 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RestoreSummaryOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    spend_api_spend_get: {
+        parameters: {
+            query: {
+                /** @description share of the plan beyond which a bucket diverges */
+                divergence?: number | string;
+                group_by?: string;
+                /** @description YYYY-MM */
+                month: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SpendOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    spend_csv_api_spend_csv_get: {
+        parameters: {
+            query: {
+                group_by?: string;
+                /** @description YYYY-MM */
+                month: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": unknown;
                 };
             };
             /** @description Validation Error */

@@ -8,6 +8,7 @@ export interface NavItem {
     | "/lifecycle"
     | "/browser"
     | "/planner"
+    | "/spend"
     | "/benchmarks"
     | "/settings";
   label: string;
@@ -22,6 +23,7 @@ export const NAV_ITEMS: readonly NavItem[] = [
   { to: "/lifecycle", label: "Lifecycle", icon: "lifecycle" },
   { to: "/browser", label: "Browser", icon: "browser" },
   { to: "/planner", label: "Cost planner", icon: "planner" },
+  { to: "/spend", label: "Spend", icon: "planner" },
   { to: "/benchmarks", label: "Benchmarks", icon: "benchmarks" },
   { to: "/settings", label: "Settings", icon: "settings" },
 ];

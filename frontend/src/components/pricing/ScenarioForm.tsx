@@ -1,13 +1,21 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { type CatalogSummary, catalogQueryOptions } from "@/api/pricing";
 import { Button, Checkbox, Input, Select } from "@/components/ui";
-import type { Destination, FormErrors, FormState } from "./scenario-form";
+import type { Destination, FormErrors, FormState, RequestsPer } from "./scenario-form";
 import { defaultTiers, TierPicker } from "./TierPicker";
 
 const EGRESS_OPTIONS = [
   { value: "same-region", label: "Same region (free)" },
   { value: "internet", label: "Internet" },
   { value: "research-network", label: "Research network link" },
+  { value: "inter-region", label: "Another region (same provider)" },
+  { value: "other-cloud", label: "Another cloud (internet rates)" },
+];
+
+const PER_OPTIONS = [
+  { value: "hour", label: "per hour" },
+  { value: "day", label: "per day" },
+  { value: "month", label: "per month" },
 ];
 
 /** The what-if inputs; every change updates the report (the page debounces). */
@@ -113,6 +121,14 @@ export function ScenarioForm({
           />
         </div>
         <Input
+          label="Read amplification (×)"
+          inputMode="decimal"
+          value={form.readAmplification}
+          onChange={(e) => set("readAmplification", e.target.value)}
+          error={errors.readAmplification}
+          hint="bytes a client transfers per byte it needs (read-ahead of a FUSE client: above 1)"
+        />
+        <Input
           label="Restored copy kept (days)"
           inputMode="decimal"
           value={form.restoredCopyDays}
@@ -140,6 +156,75 @@ export function ScenarioForm({
           />
         </div>
       </fieldset>
+
+      <details className="planner-form__more">
+        <summary>Requests besides whole-object reads (file checks, listings)</summary>
+        <Select
+          label="Counted"
+          value={form.requestsPer}
+          onChange={(e) => set("requestsPer", e.target.value as RequestsPer)}
+          options={PER_OPTIONS}
+        />
+        <div className="form-row">
+          <Input
+            label="GET"
+            inputMode="numeric"
+            value={form.requestsGet}
+            onChange={(e) => set("requestsGet", e.target.value)}
+            error={errors.requestsGet}
+          />
+          <Input
+            label="HEAD"
+            inputMode="numeric"
+            value={form.requestsHead}
+            onChange={(e) => set("requestsHead", e.target.value)}
+            error={errors.requestsHead}
+          />
+        </div>
+        <div className="form-row">
+          <Input
+            label="PUT"
+            inputMode="numeric"
+            value={form.requestsPut}
+            onChange={(e) => set("requestsPut", e.target.value)}
+            error={errors.requestsPut}
+          />
+          <Input
+            label="LIST"
+            inputMode="numeric"
+            value={form.requestsList}
+            onChange={(e) => set("requestsList", e.target.value)}
+            error={errors.requestsList}
+          />
+        </div>
+      </details>
+
+      <details className="planner-form__more">
+        <summary>One-off costs and the plan's end</summary>
+        <Checkbox
+          label="Initial upload (one PUT per object)"
+          checked={form.oneOff.initialUpload}
+          onChange={(e) => set("oneOff", { ...form.oneOff, initialUpload: e.target.checked })}
+        />
+        <Checkbox
+          label="Lifecycle transition into the class (fee per object)"
+          checked={form.oneOff.transitionIn}
+          onChange={(e) => set("oneOff", { ...form.oneOff, transitionIn: e.target.checked })}
+        />
+        <Checkbox
+          label="Deleted when the plan ends (early deletion fees)"
+          checked={form.oneOff.deleteAtEnd}
+          onChange={(e) => set("oneOff", { ...form.oneOff, deleteAtEnd: e.target.checked })}
+        />
+        <Input
+          label="Plan ends on (total cost of ownership to that day)"
+          type="date"
+          value={form.planEnd}
+          onChange={(e) => set("planEnd", e.target.value)}
+          error={errors.planEnd}
+          hint="empty: the months below set the period; the plan starts today"
+        />
+      </details>
 
       <details className="planner-form__more">
         <summary>Period, overwrites, early deletion, fixed costs</summary>
@@ -306,7 +391,10 @@ export function ScenarioForm({
               onClick={() =>
                 setLc("rules", [
                   ...form.lifecycle.rules,
-                  { afterDays: "", to: form.tiers[form.tiers.length - 1] ?? "" },
+                  {
+                    afterDays: "",
+                    to: form.tiers[form.tiers.length - 1] ?? "",
+                  },
                 ])
               }
             >

@@ -2,7 +2,8 @@
 import type { ScenarioBody } from "@/api/pricing";
 
 export type Speed = "expedited" | "standard" | "bulk";
-export type Destination = "internet" | "research-network" | "same-region";
+export type Destination = "internet" | "research-network" | "same-region" | "inter-region" | "other-cloud";
+export type RequestsPer = "month" | "day" | "hour";
 export const SPEEDS: Speed[] = ["expedited", "standard", "bulk"];
 
 export interface FixedCostRow {
@@ -38,6 +39,22 @@ export interface FormState {
   earlyDeletionPercent: string;
   earlyDeletionAgeDays: string;
   fixedCosts: FixedCostRow[];
+  /** Bytes a client transfers per byte it needs (a FUSE client's read-ahead). */
+  readAmplification: string;
+  /** Raw request counts besides whole-object reads and writes. */
+  requestsPer: RequestsPer;
+  requestsGet: string;
+  requestsHead: string;
+  requestsPut: string;
+  requestsList: string;
+  oneOff: {
+    initialUpload: boolean;
+    transitionIn: boolean;
+    deleteAtEnd: boolean;
+  };
+  /** Last day of the plan (YYYY-MM-DD); empty: `months` sets the period. It starts on `planStart` or today. */
+  planStart: string;
+  planEnd: string;
   freqMin: string;
   freqMax: string;
   lifecycleOn: boolean;
@@ -75,6 +92,15 @@ export const DEFAULT_FORM: FormState = {
   earlyDeletionPercent: "0",
   earlyDeletionAgeDays: "0",
   fixedCosts: [],
+  readAmplification: "1",
+  requestsPer: "hour",
+  requestsGet: "0",
+  requestsHead: "0",
+  requestsPut: "0",
+  requestsList: "0",
+  oneOff: { initialUpload: true, transitionIn: false, deleteAtEnd: false },
+  planStart: "",
+  planEnd: "",
   freqMin: "0.01",
   freqMax: "100",
   lifecycleOn: false,
@@ -96,7 +122,11 @@ export const DEFAULT_FORM: FormState = {
   hybrid: {
     name: "On-premises + IA + archive",
     parts: [
-      { tier: "onprem-example-2026:DISK", dataPercent: "10", readPercent: "70" },
+      {
+        tier: "onprem-example-2026:DISK",
+        dataPercent: "10",
+        readPercent: "70",
+      },
       { tier: "STANDARD_IA", dataPercent: "30", readPercent: "25" },
       { tier: "GLACIER@bulk", dataPercent: "60", readPercent: "5" },
     ],
@@ -143,7 +173,12 @@ function num(
   errors: FormErrors,
   field: string,
   value: string,
-  opts: { min?: number; max?: number; positive?: boolean; integer?: boolean } = {},
+  opts: {
+    min?: number;
+    max?: number;
+    positive?: boolean;
+    integer?: boolean;
+  } = {},
 ): number {
   const trimmed = value.trim();
   const n = Number(trimmed);
@@ -162,30 +197,71 @@ function num(
 }
 
 /** The scenario the API evaluates, or the fields to fix first. */
-export function toScenario(form: FormState): { body: ScenarioBody | null; errors: FormErrors } {
+export function toScenario(form: FormState): {
+  body: ScenarioBody | null;
+  errors: FormErrors;
+} {
   const errors: FormErrors = {};
   const volume = num(errors, "volumeGib", form.volumeGib, { min: 0 });
   const objects = num(errors, "objects", form.objects, { min: 0 });
   if (!errors.objects && !errors.volumeGib && volume > 0 && objects <= 0)
     errors.objects = "Must be more than 0";
-  const reads = num(errors, "readsPerMonth", form.readsPerMonth, { min: 0, max: 1_000_000 });
-  const readPercent = num(errors, "readPercent", form.readPercent, { positive: true, max: 100 });
-  const copyDays = num(errors, "restoredCopyDays", form.restoredCopyDays, { min: 0, max: 3650 });
-  const egressPercent = num(errors, "egressPercent", form.egressPercent, { min: 0, max: 100 });
-  const months = num(errors, "months", form.months, { min: 1, max: 1200, integer: true });
+  const reads = num(errors, "readsPerMonth", form.readsPerMonth, {
+    min: 0,
+    max: 1_000_000,
+  });
+  const readPercent = num(errors, "readPercent", form.readPercent, {
+    positive: true,
+    max: 100,
+  });
+  const copyDays = num(errors, "restoredCopyDays", form.restoredCopyDays, {
+    min: 0,
+    max: 3650,
+  });
+  const egressPercent = num(errors, "egressPercent", form.egressPercent, {
+    min: 0,
+    max: 100,
+  });
+  const months = num(errors, "months", form.months, {
+    min: 1,
+    max: 1200,
+    integer: true,
+  });
   const writes = num(errors, "writesPerMonth", form.writesPerMonth, { min: 0 });
   const earlyPercent = num(errors, "earlyDeletionPercent", form.earlyDeletionPercent, { min: 0, max: 100 });
   const earlyAge = num(errors, "earlyDeletionAgeDays", form.earlyDeletionAgeDays, { min: 0 });
   const freqMin = num(errors, "freqMin", form.freqMin, { positive: true });
-  const freqMax = num(errors, "freqMax", form.freqMax, { positive: true, max: 1_000_000 });
+  const freqMax = num(errors, "freqMax", form.freqMax, {
+    positive: true,
+    max: 1_000_000,
+  });
   if (!errors.freqMin && !errors.freqMax && freqMin >= freqMax)
     errors.freqMax = "Must be above the lower end";
   if (form.tiers.length === 0) errors.tiers = "Pick at least one tier";
+  const amplification = num(errors, "readAmplification", form.readAmplification, { min: 1, max: 1000 });
+  const count = (key: string, value: string) => num(errors, key, value, { min: 0, integer: true });
+  const raw = {
+    per: form.requestsPer,
+    get: count("requestsGet", form.requestsGet),
+    head: count("requestsHead", form.requestsHead),
+    put: count("requestsPut", form.requestsPut),
+    list: count("requestsList", form.requestsList),
+    copy: 0,
+    post: 0,
+  };
+  const anyRaw = raw.get + raw.head + raw.put + raw.list > 0;
+  const planEnd = form.planEnd.trim();
+  const planStart = form.planStart.trim() || new Date().toISOString().slice(0, 10);
+  if (planEnd && !/^\d{4}-\d{2}-\d{2}$/.test(planEnd)) errors.planEnd = "A date (YYYY-MM-DD)";
+  else if (planEnd && planEnd <= planStart) errors.planEnd = "Must come after the plan's start";
   const fixed = form.fixedCosts
     .filter((row) => row.name.trim() || row.monthly.trim())
     .map((row, i) => {
       if (!row.name.trim()) errors[`fixed.${i}.name`] = "Name the cost";
-      return { name: row.name.trim(), monthly: num(errors, `fixed.${i}.monthly`, row.monthly, { min: 0 }) };
+      return {
+        name: row.name.trim(),
+        monthly: num(errors, `fixed.${i}.monthly`, row.monthly, { min: 0 }),
+      };
     });
 
   let lifecycle: ScenarioBody["lifecycle"] = null;
@@ -194,7 +270,10 @@ export function toScenario(form: FormState): { body: ScenarioBody | null; errors
     const rules = lc.rules
       .filter((r) => r.afterDays.trim() !== "" && r.to)
       .map((r, i) => ({
-        after_days: num(errors, `lifecycle.rules.${i}`, r.afterDays, { min: 0, integer: true }),
+        after_days: num(errors, `lifecycle.rules.${i}`, r.afterDays, {
+          min: 0,
+          integer: true,
+        }),
         to: r.to,
       }));
     rules.forEach((r, i) => {
@@ -203,7 +282,10 @@ export function toScenario(form: FormState): { body: ScenarioBody | null; errors
         errors[`lifecycle.rules.${i}`] = "Must come after the rule above";
     });
     const expire = lc.expireAfterDays.trim()
-      ? num(errors, "lifecycle.expireAfterDays", lc.expireAfterDays, { min: 1, integer: true })
+      ? num(errors, "lifecycle.expireAfterDays", lc.expireAfterDays, {
+          min: 1,
+          integer: true,
+        })
       : null;
     lifecycle = {
       horizon_months: num(errors, "lifecycle.horizonMonths", lc.horizonMonths, {
@@ -212,7 +294,9 @@ export function toScenario(form: FormState): { body: ScenarioBody | null; errors
         integer: true,
       }),
       ingest_gib_per_month: num(errors, "lifecycle.ingestGibPerMonth", lc.ingestGibPerMonth, { min: 0 }),
-      initial_gib: num(errors, "lifecycle.initialGib", lc.initialGib, { min: 0 }),
+      initial_gib: num(errors, "lifecycle.initialGib", lc.initialGib, {
+        min: 0,
+      }),
       start: lc.start || null,
       rules,
       expire_after_days: expire,
@@ -260,6 +344,15 @@ export function toScenario(form: FormState): { body: ScenarioBody | null; errors
     egress_share: egressPercent / 100,
     months,
     writes_per_month: writes,
+    read_amplification: amplification,
+    requests: anyRaw ? raw : null,
+    one_off: {
+      initial_upload: form.oneOff.initialUpload,
+      transition_in: form.oneOff.transitionIn,
+      delete_at_end: form.oneOff.deleteAtEnd,
+    },
+    plan_start: planEnd ? planStart : null,
+    plan_end: planEnd || null,
     early_deletion: earlyPercent > 0 ? { share_per_month: earlyPercent / 100, age_days: earlyAge } : null,
     fixed_costs: fixed.map((f) => ({ ...f, tiers: null })),
     frequency_range: { min: freqMin, max: freqMax, points: 200 },
@@ -295,6 +388,11 @@ export function fromScenario(body: Partial<ScenarioBody>): FormState {
     hybrid,
     mean_object_size_mib,
     size_histogram,
+    read_amplification,
+    requests,
+    one_off,
+    plan_start,
+    plan_end,
     ...extra
   } = body;
   let objectCount = objects;
@@ -325,7 +423,23 @@ export function fromScenario(body: Partial<ScenarioBody>): FormState {
     writesPerMonth: str(writes_per_month, d.writesPerMonth),
     earlyDeletionPercent: pct(early_deletion?.share_per_month, "0"),
     earlyDeletionAgeDays: str(early_deletion?.age_days, "0"),
-    fixedCosts: (fixed_costs ?? []).map((f) => ({ name: f.name, monthly: str(f.monthly) })),
+    fixedCosts: (fixed_costs ?? []).map((f) => ({
+      name: f.name,
+      monthly: str(f.monthly),
+    })),
+    readAmplification: str(read_amplification, d.readAmplification),
+    requestsPer: requests?.per ?? d.requestsPer,
+    requestsGet: str(requests?.get, "0"),
+    requestsHead: str(requests?.head, "0"),
+    requestsPut: str(requests?.put, "0"),
+    requestsList: str(requests?.list, "0"),
+    oneOff: {
+      initialUpload: one_off?.initial_upload ?? d.oneOff.initialUpload,
+      transitionIn: one_off?.transition_in ?? d.oneOff.transitionIn,
+      deleteAtEnd: one_off?.delete_at_end ?? d.oneOff.deleteAtEnd,
+    },
+    planStart: plan_start ?? "",
+    planEnd: plan_end ?? "",
     freqMin: str(frequency_range?.min, d.freqMin),
     freqMax: str(frequency_range?.max, d.freqMax),
     lifecycleOn: lifecycle != null,
@@ -337,7 +451,10 @@ export function fromScenario(body: Partial<ScenarioBody>): FormState {
             : str(lifecycle.ingest_gib_per_month),
           initialGib: str(lifecycle.initial_gib),
           start: lifecycle.start ?? "",
-          rules: (lifecycle.rules ?? []).map((r) => ({ afterDays: str(r.after_days), to: r.to })),
+          rules: (lifecycle.rules ?? []).map((r) => ({
+            afterDays: str(r.after_days),
+            to: r.to,
+          })),
           expireAfterDays: str(lifecycle.expire_after_days),
           initialReads: str(lifecycle.decay?.initial_reads_per_month, d.lifecycle.initialReads),
           halfLifeMonths: str(lifecycle.decay?.half_life_months, d.lifecycle.halfLifeMonths),

@@ -1,0 +1,226 @@
+import { useQuery } from "@tanstack/react-query";
+import { useState } from "react";
+import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
+import {
+  currentMonth,
+  type GroupBy,
+  type Planned,
+  type SpendLine,
+  spendCsvUrl,
+  spendQueryOptions,
+} from "@/api/spend";
+import {
+  Badge,
+  Button,
+  Card,
+  type Column,
+  ErrorBanner,
+  Input,
+  LoadingState,
+  PageHeader,
+  Select,
+  Stat,
+  Table,
+} from "@/components/ui";
+import {
+  formatBytes,
+  formatUsd,
+  monthProgress,
+  SPEND_COLORS,
+  SPEND_LABELS,
+  usedSpendComponents,
+} from "./spend-data";
+import "./spend.css";
+
+const GROUPS: Array<{ value: GroupBy; label: string }> = [
+  { value: "tier", label: "Tier" },
+  { value: "bucket", label: "Bucket" },
+  { value: "user", label: "User" },
+];
+
+/** What the installation's storage has cost: this month so far, its forecast, past months, the plan beside it. */
+export function SpendPage() {
+  const [month, setMonth] = useState(currentMonth());
+  const [groupBy, setGroupBy] = useState<GroupBy>("bucket");
+  const { data, error, isPending } = useQuery(spendQueryOptions(month, groupBy));
+  const used = data ? usedSpendComponents(data) : [];
+  const groupLabel = GROUPS.find((g) => g.value === groupBy)?.label ?? "Group";
+
+  const columns: Array<Column<SpendLine>> = [
+    { id: "key", header: groupLabel, cell: (r) => <strong>{r.key}</strong> },
+    ...(["storage", "requests", "retrieval", "egress"] as const).map(
+      (c): Column<SpendLine> => ({
+        id: c,
+        header: SPEND_LABELS[c],
+        align: "end",
+        cell: (r) => formatUsd(r[c]),
+      }),
+    ),
+    {
+      id: "total",
+      header: "Total",
+      align: "end",
+      cell: (r) => <strong>{formatUsd(r.total)}</strong>,
+    },
+    {
+      id: "usage",
+      header: "Usage",
+      hideOnNarrow: true,
+      cell: (r) => (
+        <div className="cell-stack">
+          <span>{r.gib_days.toFixed(2)} GiB-days</span>
+          <span className="cell-sub">
+            {r.read_requests} GET ({formatBytes(r.read_bytes)}) · {r.write_requests} PUT (
+            {formatBytes(r.write_bytes)})
+          </span>
+        </div>
+      ),
+    },
+    {
+      id: "catalogs",
+      header: "Priced with",
+      hideOnNarrow: true,
+      cell: (r) => r.catalogs.join(", ") || "no price sheet",
+    },
+  ];
+
+  const planColumns: Array<Column<Planned>> = [
+    {
+      id: "bucket",
+      header: "Bucket",
+      cell: (r) => <strong>{r.bucket}</strong>,
+    },
+    {
+      id: "planned",
+      header: "Planned / month",
+      align: "end",
+      cell: (r) => formatUsd(r.planned),
+    },
+    {
+      id: "so_far",
+      header: "Actual so far",
+      align: "end",
+      cell: (r) => formatUsd(r.actual_so_far),
+    },
+    {
+      id: "projected",
+      header: "Projected",
+      align: "end",
+      cell: (r) => formatUsd(r.projected),
+    },
+    {
+      id: "why",
+      header: "Why they differ",
+      cell: (r) =>
+        r.diverges ? (
+          <div className="cell-stack">
+            <Badge tone="warning">diverges</Badge>
+            {r.reasons.map((reason) => (
+              <span key={reason} className="cell-sub">
+                {reason}
+              </span>
+            ))}
+          </div>
+        ) : (
+          <Badge tone="success">on plan</Badge>
+        ),
+    },
+  ];
+
+  return (
+    <div className="spend-page">
+      <PageHeader
+        title="Spend"
+        description="What your stored data and traffic through the gateway cost, priced with each tier's price catalog of the month (USD)."
+        actions={
+          <>
+            <a
+              className="ui-button ui-button--secondary ui-button--md"
+              href={spendCsvUrl(month, groupBy)}
+              download
+            >
+              Export CSV
+            </a>
+            <Button onClick={() => window.print()} disabled={!data}>
+              Print statement
+            </Button>
+          </>
+        }
+      />
+      <div className="spend-controls print-hide">
+        <Input
+          label="Month (UTC)"
+          type="month"
+          value={month}
+          max={currentMonth()}
+          onChange={(e) => e.target.value && setMonth(e.target.value)}
+        />
+        <Select
+          label="Group by"
+          value={groupBy}
+          options={GROUPS}
+          onChange={(e) => setGroupBy(e.target.value as GroupBy)}
+        />
+      </div>
+      {error ? <ErrorBanner error={error} /> : null}
+      {isPending ? <LoadingState label="Pricing metered usage…" /> : null}
+      {data ? (
+        <>
+          <p className="print-only">
+            Statement for {data.month}, by {groupLabel.toLowerCase()}, as of {new Date().toLocaleString()}.
+          </p>
+          <div className="spend-stats">
+            <Stat
+              label={`${data.month} so far`}
+              value={formatUsd(data.so_far)}
+              detail={monthProgress(data)}
+            />
+            <Stat
+              label="Forecast to month end"
+              value={formatUsd(data.forecast)}
+              detail="at this month's daily rate"
+            />
+          </div>
+          <Card title={`By ${groupLabel.toLowerCase()}`}>
+            <Table
+              caption={`Spend in ${data.month} by ${groupLabel.toLowerCase()}`}
+              columns={columns}
+              rows={data.groups}
+              rowKey={(r) => r.key}
+              empty="Nothing stored or metered in this month."
+            />
+          </Card>
+          <Card title="Last months" description="Cost per month, stacked by component (USD).">
+            <div className="spend-chart" role="img" aria-label="Stacked bars of the cost of the last months">
+              <ResponsiveContainer width="100%" height={260}>
+                <BarChart data={data.history}>
+                  <CartesianGrid strokeDasharray="3 3" />
+                  <XAxis dataKey="month" />
+                  <YAxis tickFormatter={(v: number) => formatUsd(v)} width={80} />
+                  <Tooltip formatter={(v) => formatUsd(Number(v))} />
+                  <Legend />
+                  {used.map((c) => (
+                    <Bar key={c} dataKey={c} stackId="cost" name={SPEND_LABELS[c]} fill={SPEND_COLORS[c]} />
+                  ))}
+                </BarChart>
+              </ResponsiveContainer>
+            </div>
+          </Card>
+          <Card
+            title="Plan beside actual"
+            description={`The planner's forecast for each bucket (its volume on its tiers, no reads) and the month so far; a bucket diverges beyond ${Math.round(data.divergence_share * 100)} % of its plan.`}
+          >
+            <Table
+              caption="The planner's forecast beside the actual spend"
+              columns={planColumns}
+              rows={data.planned}
+              rowKey={(r) => r.bucket}
+              empty="No buckets."
+            />
+          </Card>
+          <p className="cell-sub">Not metered here: {data.not_metered.join("; ")}.</p>
+        </>
+      ) : null}
+    </div>
+  );
+}
