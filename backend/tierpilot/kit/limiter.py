@@ -143,6 +143,9 @@ class Burst:
     # idle class left unused may already have gone to others as spare, and must not be spent twice
     pool_debt_s: float = 0.1
     floor: int = MIN_BURST
+    # beyond the debt it pays, a lease asks for at most this much of the pool's rate: what a process's class
+    # buffer may hold leased but unspent, and spend in a later second than the buckets counted it in
+    spare_lease_s: float = LEASE_S
 
 
 @dataclass(frozen=True)
@@ -175,8 +178,10 @@ def lease_size(rate: int) -> int:
 
 
 def next_lease(scope: str, klass: str, rate: int, pool_rate: int, debt: int, burst: Burst = Burst()) -> Lease:
-    """The lease that pays (part of) ``debt`` bytes: a lease's worth at least, never more than a bucket holds."""
-    want = max(lease_size(rate or pool_rate // 100), min(debt, MAX_LEASE))
+    """The lease that pays (part of) ``debt`` bytes: a lease's worth at least (at most ``burst.spare_lease_s``
+    of the pool's rate ahead of the debt), never more than a bucket holds."""
+    ahead = min(lease_size(rate or pool_rate // 100), max(MIN_LEASE, int(pool_rate * burst.spare_lease_s)))
+    want = max(ahead, min(debt, MAX_LEASE))
     shape = Lease(scope, klass, rate, pool_rate, 0, burst)
     return Lease(scope, klass, rate, pool_rate, min(want, shape.class_burst, shape.pool_burst), burst)
 
@@ -428,13 +433,15 @@ class Account:
 
 
 class ClassBuffer(Account):
-    """A class's account in an event loop: one flow at a time refills it."""
+    """A class's account in an event loop: one flow at a time refills it; ``charged`` counts every byte
+    ever charged to it (a waiting chunk's place in line)."""
 
-    __slots__ = ("lock",)
+    __slots__ = ("lock", "charged")
 
     def __init__(self) -> None:
         super().__init__()
         self.lock = asyncio.Lock()
+        self.charged = 0
 
 
 RateOf = Callable[[], tuple[str, int]]  # -> (class, bytes/s) current for this flow
@@ -470,18 +477,22 @@ class Scheduler:
         klass, rate = rate_of()
         buf = self.buffer(scope, klass)
         buf.tokens -= nbytes
+        buf.charged += nbytes
         if buf.tokens >= 0:
             return
+        after = buf.charged  # this chunk is paid once everything charged up to it is
         async with buf.lock:
-            # the holder pays every waiter's debt, so after it the others pass at once
-            while buf.tokens < 0:
+            # Waiting chunks go in order, each as soon as its own bytes are paid: the holder leases for its
+            # chunk, not for those queued behind it. Paying every waiter's debt first released them together,
+            # and a chunk paid over several leases came out in one burst, in a later second than its leases.
+            while (owed := -buf.tokens - (buf.charged - after)) > 0:
                 klass_now, rate = rate_of()
                 if klass_now != klass:
-                    # the flow changed class (reservation ended or cancelled): settle the debt there
-                    debt, buf.tokens = -buf.tokens, 0
-                    await self.pay(scope, debt, rate_of, sleep)
+                    # the flow changed class (reservation ended or cancelled): its class now pays what is owed
+                    buf.tokens += owed
+                    await self.pay(scope, owed, rate_of, sleep)
                     return
-                req = next_lease(scope, klass, rate, self._pool_rate(scope), -buf.tokens, self._burst)
+                req = next_lease(scope, klass, rate, self._pool_rate(scope), owed, self._burst)
                 wait = buf.settle(await self._buckets.lease(req), MAX_WAIT_S)
                 if wait:
                     await sleep(wait)
