@@ -51,6 +51,7 @@ def test_small_put_reads_back_whole_and_in_inclusive_clamped_ranges(driver: Tier
     assert driver.head("b/k~1").size == 1000
     assert _read(driver, "b/k~1") == data
     assert _read(driver, "b/k~1", 10, 19) == data[10:20]
+    assert _read(driver, "b/k~1", 0, 9) == data[:10]
     assert _read(driver, "b/k~1", 990, 5000) == data[990:]
     assert _read(driver, "b/k~1", 999, 999) == data[999:]
     assert _read(driver, "b/k~1", 1000) == b""

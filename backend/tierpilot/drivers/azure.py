@@ -121,6 +121,8 @@ def _archived(props: BlobProperties) -> bool:
 class AzureBlobDriver(TierDriver):
     """A container (and name prefix) of an Azure storage account as a tier."""
 
+    remote = True  # far: the gateway reads it ahead (drivers/readahead.py)
+
     def __init__(
         self,
         name: str,
@@ -275,7 +277,7 @@ class AzureBlobDriver(TierDriver):
         length = None if end is None else end - start + 1
         try:
             with _mapped_errors(locator):
-                downloader = self._blob(name).download_blob(offset=start or None, length=length,
+                downloader = self._blob(name).download_blob(offset=start if start or length else None, length=length,
                                                                 max_concurrency=1)
         except TierError as exc:
             cause = exc.__cause__

@@ -83,6 +83,8 @@ def _raise_for(reply: requests.Response, locator: str) -> None:
 class GCSDriver(TierDriver):
     """A bucket (and name prefix) of Google Cloud Storage, or of a server speaking its JSON API, as a tier."""
 
+    remote = True  # far: the gateway reads it ahead (drivers/readahead.py)
+
     def __init__(
         self,
         name: str,
