@@ -104,3 +104,16 @@ def test_quota_applies_to_api_uploads(client: TestClient, tiers: dict[str, Tier]
     r = client.post("/api/buckets/small/objects", params={"key": "b"}, content=b"x" * 30)
     assert r.status_code == 403 and "space reservation" in r.json()["detail"]
     assert [b["used_bytes"] for b in client.get("/api/buckets").json() if b["name"] == "small"] == [80]
+
+
+def test_buckets_with_archived_objects_for_the_restore_picker(client: TestClient, tiers: dict[str, Tier]) -> None:
+    for name in ("warm", "mixed", "empty-archive"):
+        assert client.post("/api/buckets", json={"name": name}).status_code == 201
+    _upload(client, "warm", "a", b"x")
+    _upload(client, "mixed", "a", b"x")
+    _upload(client, "mixed", "cold/b", b"y", storage_class="GLACIER")
+    # a bucket whose default tier is the archive but that holds nothing yet has nothing to restore
+    assert client.post("/api/buckets", json={"name": "on-archive", "tier": "archive"}).status_code == 201
+    assert [b["name"] for b in client.get("/api/buckets", params={"archived": "true"}).json()] == ["mixed"]
+    assert len(client.get("/api/buckets").json()) == 4
+    assert client.get("/api/buckets", params={"archived": "maybe"}).status_code == 422

@@ -76,10 +76,17 @@ def _bucket_out(bucket: Bucket, owner: str, tier: str) -> BucketOut:
 
 
 @router.get("", response_model=list[BucketOut])
-def list_buckets(session: SessionDep, user: CurrentUser) -> list[BucketOut]:
+def list_buckets(session: SessionDep, user: CurrentUser,
+                 archived: Annotated[bool, Query(description="only buckets holding objects on an offline "
+                                                             "(archive) tier: what a restore can start from")] = False,
+                 ) -> list[BucketOut]:
     """Buckets with their object count and stored bytes (own buckets; admins see all)."""
     rows = repository.buckets_with_owners(session, None if user.is_admin else user.id)
     tiers = _tier_names()
+    if archived:
+        offline = {t.id for t in tiers.values() if t.offline}
+        rows = [(b, owner) for b, owner in rows
+                if any(n > 0 for t, (_b, n) in repository.usage_by_tier(session, b.id).items() if t in offline)]
     return [_bucket_out(b, owner, tiers[b.tier_id].name if b.tier_id in tiers else "") for b, owner in rows]
 
 
