@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from tierpilot.catalog import repository
-from tierpilot.catalog.errors import InvalidBucketState, InvalidInput, NoSuchBucket, ObjectLocked
+from tierpilot.catalog.errors import InvalidBucketState, InvalidInput, NoSuchBucket, NoSuchVersion, ObjectLocked
 from tierpilot.catalog.models import VERSION_FIELDS, Object, ObjectVersion
 from tierpilot.kit.db import utcnow
 
@@ -158,8 +158,7 @@ def delete_key(session: Session, bucket_id: int, key: str, version_id: str | Non
         if state is None and version_id == "null":
             return out
         if version_id != "null" and state is None:
-            raise InvalidInput("Invalid version id specified", "InvalidArgument", ArgumentName="versionId",
-                               ArgumentValue=version_id)
+            raise NoSuchVersion("The specified version does not exist.", Key=key, VersionId=version_id)
         return out  # S3 answers 204 for a version that is not (or no longer) there
     if version.delete_marker:
         out.delete_marker = True
