@@ -28,6 +28,7 @@ from tierpilot.kit.settings import get_settings
 from tierpilot.kit.supervision import health_view
 from tierpilot.lifecycle.router import router as lifecycle_router
 from tierpilot.notifications.router import router as notifications_router
+from tierpilot.observability import gauges as state_gauges
 from tierpilot.observability.router import router as requests_router
 from tierpilot.overview import router as overview_router
 from tierpilot.planner.router import router as planner_router
@@ -167,6 +168,7 @@ def create_app() -> FastAPI:
     settings = get_settings()
     wiring.install()
     metrics.configure("api")
+    metrics.register_live(state_gauges.collect)
     app = FastAPI(title="tierpilot", version=__version__, openapi_url="/api/openapi.json",
                   docs_url="/api/docs", redoc_url=None, dependencies=[Depends(_refuse_unstorable_input)])
     app.add_exception_handler(DomainError, _domain_error)

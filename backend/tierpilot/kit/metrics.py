@@ -93,8 +93,9 @@ _live: list[Callable[[], Iterable[Metric]]] = []
 
 
 def register_live(collect: Callable[[], Iterable[Metric]]) -> None:
-    """Add figures read at scrape time in this process (database pool, rows by state)."""
-    _live.append(collect)
+    """Add figures read at scrape time in this process (database pool, rows by state); once per function."""
+    if collect not in _live:
+        _live.append(collect)
 
 
 class _Live(Collector):

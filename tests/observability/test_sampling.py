@@ -1,0 +1,68 @@
+"""The phase recorder's arithmetic and which requests the sampler keeps (injected clocks, no servers)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from tests.clocks import Ticks
+from tierpilot.kit.tracing import Recorder
+from tierpilot.observability.service import Finished, Sampler
+
+
+def _recorder(**stamps: int) -> Recorder:
+    rec = Recorder()
+    rec.t0 = 0
+    for name, value in stamps.items():
+        setattr(rec, name, value)
+    return rec
+
+
+def _done(rec: Recorder, request_id: str = "A1") -> Finished:
+    return Finished(request_id=request_id, at=datetime.now(UTC), user_id=1, bucket="b", operation="GET object",
+                    status=200, nbytes=10, recorder=rec)
+
+
+def test_a_get_splits_into_contiguous_phases_with_the_limiter_wait_taken_from_the_transfer() -> None:
+    rec = _recorder(parsed=10, authed=30, admit_start=50, admit_end=60, resp_start=100, end=200, waited=40)
+    assert rec.phases() == [("headers", 0, 10), ("auth", 10, 20), ("lookup", 30, 20), ("admission", 50, 10),
+                            ("tier_open", 60, 40), ("limiter_wait", 100, 40), ("transfer", 140, 60)]
+    assert sum(d for _, _, d in rec.phases()) == rec.total_ns() == 200
+
+
+def test_a_put_has_transfer_then_commit_then_response() -> None:
+    rec = _recorder(parsed=5, authed=10, admit_start=20, admit_end=25, body_end=80, resp_start=95, end=100)
+    assert [(n, d) for n, _, d in rec.phases()] == [("headers", 5), ("auth", 5), ("lookup", 10), ("admission", 5),
+                                                    ("transfer", 55), ("commit", 15), ("response", 5)]
+
+
+def test_a_request_refused_at_authentication_ends_with_its_response() -> None:
+    rec = _recorder(parsed=5, resp_start=40, end=50)
+    assert [(n, d) for n, _, d in rec.phases()] == [("headers", 5), ("auth", 45)]
+    assert sum(d for _, _, d in rec.phases()) == 50
+
+
+def test_asked_and_drawn_requests_are_kept_at_once() -> None:
+    draws = iter([0.5, 0.001])
+    sampler = Sampler(rate=0.01, slowest_per_minute=0, rng=lambda: next(draws))
+    sampler.offer(_done(_recorder(end=10), "ASKED"), forced=True)
+    sampler.offer(_done(_recorder(end=10), "NOTDRAWN"), forced=False)
+    sampler.offer(_done(_recorder(end=10), "DRAWN"), forced=False)
+    assert [(r["request_id"], r["reason"]) for r in sampler.take()] == [("ASKED", "asked"), ("DRAWN", "random")]
+
+
+def test_the_slowest_of_a_minute_are_kept_when_the_minute_is_over() -> None:
+    clock = Ticks()
+    sampler = Sampler(rate=0, slowest_per_minute=2, rng=lambda: 1.0, clock=clock)
+    for i, took in enumerate([5, 50, 7, 30, 1]):
+        sampler.offer(_done(_recorder(end=took * 1_000_000), f"R{i}"), forced=False)
+    assert sampler.take() == []  # the minute is not over: a slower one may still come
+    clock.now += 60
+    rows = sampler.take()
+    assert sorted((r["request_id"], r["total_ms"]) for r in rows) == [("R1", 50.0), ("R3", 30.0)]
+    assert {r["reason"] for r in rows} == {"slowest"}
+
+
+def test_tracing_off_keeps_nothing() -> None:
+    sampler = Sampler(rate=1.0, slowest_per_minute=5, enabled=False)
+    sampler.offer(_done(_recorder(end=10)), forced=True)
+    assert sampler.take() == []
