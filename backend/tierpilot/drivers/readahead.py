@@ -266,11 +266,9 @@ class _Pattern:
             if hit is not None and hit.end < end:  # fetched for another length: not this request's
                 self._owner.release(hit)
                 hit = None
-            if hit is None:
-                reply = driver.open(self._locator, start, end)  # tier errors raise here
             self._plan(driver, size)
-        if hit is None:
-            return reply
+        if hit is None:  # outside the lock: a reader's concurrent misses each take their own round trip
+            return driver.open(self._locator, start, end)  # tier errors raise here
         data, waited = self._owner.take(hit, driver, self._locator, start, end)
         self._owner.release(hit)
         if waited:

@@ -3,7 +3,9 @@
 Blocks (``block`` bytes, the last one shorter) are ranged GETs with ``If-Match`` on the snapshot's ETag (an
 object overwritten since the snapshot reads as EIO until a refresh, never as a mix of two versions), through
 the user's S3 keys and reservation: the gateway meters and reads ahead as for any client. A block read
-after its predecessor makes the next ``ahead`` blocks load in the background. The cache is a private
+after its predecessor makes the next ``ahead`` blocks load in the background (0 by default: a mount next
+to its gateway reads best in order, which the gateway's stride detector follows; concurrent requests reach
+it out of order). The cache is a private
 directory bounded to ``cache_bytes`` (least recently used blocks go first), removed when the mount ends.
 
 Archived objects (offline tier, no completed restore) are listed with their size; opening one fails with
@@ -83,7 +85,7 @@ class TierpilotFS(mfusepy.Operations):
     use_ns = True
 
     def __init__(self, load: Callable[[], Tree], client: Any, bucket: str, cache: BlockCache, *,
-                 block: int = 4 << 20, ahead: int = 2) -> None:
+                 block: int = 4 << 20, ahead: int = 0) -> None:
         self._load = load
         self.tree = load()
         self._client = client
