@@ -54,3 +54,13 @@ export function useDeleteTier() {
     onSuccess: invalidate,
   });
 }
+
+export type TierCheck = Schemas["TierCheck"];
+export type TierCheckOut = Schemas["TierCheckOut"];
+
+/** The tier form's connection test: the settings reach their location with their credentials. */
+export function useCheckTier() {
+  return useMutation({
+    mutationFn: (body: TierCheck) => unwrap(api.POST("/api/tiers/check", { body })),
+  });
+}

@@ -1,13 +1,17 @@
 import { useQuery } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { catalogsQueryOptions } from "@/api/pricing";
-import { type Tier, useCreateTier, useUpdateTier } from "@/api/tiers";
-import { Button, Checkbox, Dialog, ErrorBanner, Input, Select } from "@/components/ui";
+import { type Tier, useCheckTier, useCreateTier, useUpdateTier } from "@/api/tiers";
+import { Button, Checkbox, Dialog, ErrorBanner, Field, Input, Select } from "@/components/ui";
 import {
+  AZURE_ACCESS_TIERS,
+  type Driver,
   emptyTierForm,
+  GCS_CLASSES,
   type TierFormErrors,
   type TierFormValues,
   tierToForm,
+  toCheckBody,
   toCreateBody,
   toUpdateBody,
   validateTierForm,
@@ -35,12 +39,14 @@ function TierForm({ tier, onClose }: { tier: Tier | null; onClose: () => void })
   const update = useUpdateTier();
   const save = editing ? update : create;
   const catalogs = useQuery(catalogsQueryOptions());
+  const check = useCheckTier();
   const inUse = !!tier && (tier.object_count > 0 || tier.bucket_count > 0);
 
   const set = <K extends keyof TierFormValues>(key: K, value: TierFormValues[K]) => {
     setValues((v) => ({ ...v, [key]: value }));
     // an edited field's old complaint no longer applies; the next submit checks again
     setErrors(({ [key]: _fixed, ...rest }) => rest);
+    check.reset();
   };
   const text = (key: keyof TierFormValues) => ({
     value: String(values[key]),
@@ -58,7 +64,16 @@ function TierForm({ tier, onClose }: { tier: Tier | null; onClose: () => void })
     else create.mutate(toCreateBody(values), done);
   };
 
+  const testConnection = () => {
+    const found = validateTierForm(values, { hasStoredSecret: tier?.has_secret });
+    setErrors(found);
+    if (Object.keys(found).length === 0) check.mutate(toCheckBody(values, tier?.id));
+  };
+
   const catalog = catalogs.data?.find((c) => c.id === values.priceCatalog);
+  const secretHint = tier?.has_secret
+    ? "Leave empty to keep the stored secret."
+    : "Stored encrypted, never shown again.";
   return (
     <Dialog
       open
@@ -80,10 +95,12 @@ function TierForm({ tier, onClose }: { tier: Tier | null; onClose: () => void })
             value={values.driver}
             disabled={editing}
             hint={editing ? "The driver of a tier cannot change." : undefined}
-            onChange={(e) => set("driver", e.target.value === "s3" ? "s3" : "posix")}
+            onChange={(e) => set("driver", e.target.value as Driver)}
             options={[
               { value: "posix", label: "posix — a directory on this machine" },
-              { value: "s3", label: "s3 — an S3-compatible endpoint" },
+              { value: "s3", label: "s3 — an S3-compatible endpoint (AWS, Oracle, MinIO…)" },
+              { value: "azure", label: "azure — an Azure Blob container" },
+              { value: "gcs", label: "gcs — a Google Cloud Storage bucket" },
             ]}
           />
         </div>
@@ -96,6 +113,129 @@ function TierForm({ tier, onClose }: { tier: Tier | null; onClose: () => void })
             disabled={inUse}
             {...text("path")}
           />
+        ) : values.driver === "azure" ? (
+          <fieldset className="form-fieldset" disabled={inUse}>
+            <legend>Azure Blob container</legend>
+            <div className="form-grid">
+              <Select
+                label="Credentials"
+                value={values.azureAuth}
+                onChange={(e) => set("azureAuth", e.target.value as TierFormValues["azureAuth"])}
+                options={[
+                  { value: "key", label: "Account URL and shared key" },
+                  { value: "sas", label: "Account URL and SAS token" },
+                  { value: "connection", label: "Connection string" },
+                ]}
+              />
+              <Input
+                label="Account URL"
+                placeholder="https://myaccount.blob.core.windows.net"
+                hint={
+                  values.azureAuth === "connection" ? "Optional: the connection string names it." : undefined
+                }
+                spellCheck={false}
+                {...text("accountUrl")}
+              />
+              <Input label="Container" spellCheck={false} {...text("container")} />
+              <Input label="Name prefix" hint="Optional folder inside the container." {...text("prefix")} />
+              {values.azureAuth === "key" ? (
+                <>
+                  <Input
+                    label="Account name"
+                    hint="Optional when the URL names the account."
+                    spellCheck={false}
+                    {...text("accountName")}
+                  />
+                  <Input
+                    label="Account key"
+                    type="password"
+                    autoComplete="new-password"
+                    hint={secretHint}
+                    {...text("accountKey")}
+                  />
+                </>
+              ) : values.azureAuth === "sas" ? (
+                <Input
+                  label="SAS token"
+                  type="password"
+                  autoComplete="new-password"
+                  hint={secretHint}
+                  {...text("sasToken")}
+                />
+              ) : (
+                <Input
+                  label="Connection string"
+                  type="password"
+                  autoComplete="new-password"
+                  hint={secretHint}
+                  {...text("connectionString")}
+                />
+              )}
+              <Select
+                label="Access tier of new blobs"
+                value={values.accessTier}
+                hint="ARCHIVE makes the tier an offline archive (restores rehydrate)."
+                onChange={(e) => set("accessTier", e.target.value)}
+                options={AZURE_ACCESS_TIERS.map((t) => ({ value: t, label: t }))}
+              />
+              <Select
+                label="Rehydration"
+                value={values.rehydrate}
+                onChange={(e) => set("rehydrate", e.target.value === "in_place" ? "in_place" : "copy")}
+                options={[
+                  { value: "copy", label: "Into a copy that expires (like S3 restores)" },
+                  { value: "in_place", label: "In place: the blob stays online" },
+                ]}
+              />
+              <Select
+                label="Rehydrate to"
+                value={values.rehydrateTier}
+                onChange={(e) => set("rehydrateTier", e.target.value)}
+                options={["HOT", "COOL", "COLD"].map((t) => ({ value: t, label: t }))}
+              />
+            </div>
+          </fieldset>
+        ) : values.driver === "gcs" ? (
+          <fieldset className="form-fieldset" disabled={inUse}>
+            <legend>Google Cloud Storage bucket</legend>
+            <div className="form-grid">
+              <Input label="Bucket" spellCheck={false} {...text("bucket")} />
+              <Input label="Name prefix" hint="Optional folder inside the bucket." {...text("prefix")} />
+              <Input
+                label="Project"
+                hint="Optional: the key names it."
+                spellCheck={false}
+                {...text("project")}
+              />
+              <Input
+                label="Endpoint URL"
+                placeholder="https://storage.googleapis.com"
+                hint="Empty for Google Cloud; an emulator's URL goes without a key."
+                spellCheck={false}
+                {...text("endpointUrl")}
+              />
+              <Select
+                label="Class of new objects"
+                value={values.gcsStorageClass}
+                hint="All classes are online; colder ones have minimum durations and retrieval fees."
+                onChange={(e) => set("gcsStorageClass", e.target.value)}
+                options={GCS_CLASSES.map((c) => ({ value: c, label: c }))}
+              />
+            </div>
+            <Field label="Service-account key (JSON)" hint={secretHint} error={errors.serviceAccountKey}>
+              {(control) => (
+                <textarea
+                  {...control}
+                  className="ui-input"
+                  rows={4}
+                  spellCheck={false}
+                  autoComplete="off"
+                  value={values.serviceAccountKey}
+                  onChange={(e) => set("serviceAccountKey", e.target.value)}
+                />
+              )}
+            </Field>
+          </fieldset>
         ) : (
           <fieldset className="form-fieldset" disabled={inUse}>
             <legend>S3 endpoint</legend>
@@ -113,11 +253,7 @@ function TierForm({ tier, onClose }: { tier: Tier | null; onClose: () => void })
                 label="Secret access key"
                 type="password"
                 autoComplete="new-password"
-                hint={
-                  tier?.has_secret
-                    ? "Leave empty to keep the stored secret."
-                    : "Stored encrypted, never shown again."
-                }
+                hint={secretHint}
                 {...text("secretAccessKey")}
               />
               <Input
@@ -195,7 +331,19 @@ function TierForm({ tier, onClose }: { tier: Tier | null; onClose: () => void })
           />
         </div>
 
+        {check.data ? (
+          <p role="status" className={check.data.ok ? "muted" : "ui-field__error"}>
+            {check.data.ok ? "Connection works: " : "Connection failed: "}
+            {check.data.message}
+          </p>
+        ) : null}
+        {check.isError ? <ErrorBanner title="The connection test was refused" error={check.error} /> : null}
         <div className="ui-dialog__footer">
+          {values.driver !== "posix" ? (
+            <Button onClick={testConnection} loading={check.isPending}>
+              Test connection
+            </Button>
+          ) : null}
           <Button onClick={onClose}>Cancel</Button>
           <Button type="submit" variant="primary" loading={save.isPending}>
             {editing ? "Save tier" : "Add tier"}

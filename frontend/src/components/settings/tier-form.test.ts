@@ -1,7 +1,14 @@
 // @vitest-environment node
 import { describe, expect, it } from "vitest";
 import type { Tier } from "@/api/tiers";
-import { emptyTierForm, tierToForm, toCreateBody, toUpdateBody, validateTierForm } from "./tier-form";
+import {
+  emptyTierForm,
+  tierToForm,
+  toCheckBody,
+  toCreateBody,
+  toUpdateBody,
+  validateTierForm,
+} from "./tier-form";
 
 const GIB = 1024 ** 3;
 
@@ -105,5 +112,75 @@ describe("tier form", () => {
 
   it("empty capacity means no limit", () => {
     expect(toCreateBody({ ...emptyTierForm(), name: "x", path: "x" }).capacity_bytes).toBeNull();
+  });
+
+  it("builds an azure tier with one credential and keeps a stored one when left empty", () => {
+    const values = {
+      ...emptyTierForm(),
+      name: "az-cool",
+      driver: "azure" as const,
+      accountUrl: "https://acct.blob.core.windows.net",
+      container: "cold-data",
+      prefix: "t1/",
+      accountKey: "a2V5",
+      accessTier: "COOL",
+      storageClasses: "COOL, standard_ia",
+    };
+    expect(validateTierForm(values)).toEqual({});
+    expect(toCreateBody(values).config).toEqual({
+      account_url: "https://acct.blob.core.windows.net",
+      container: "cold-data",
+      prefix: "t1/",
+      account_key: "a2V5",
+      access_tier: "COOL",
+      rehydrate: "copy",
+      rehydrate_tier: "HOT",
+    });
+    const stored: Tier = {
+      ...archiveTier,
+      driver: "azure",
+      has_secret: true,
+      config: toCreateBody(values).config,
+    };
+    const edit = tierToForm(stored);
+    expect(edit.driver).toBe("azure");
+    expect(validateTierForm(edit, { hasStoredSecret: true })).toEqual({});
+    expect(toUpdateBody(edit).config).not.toHaveProperty("account_key");
+    expect(validateTierForm({ ...values, accountKey: "" })).toHaveProperty("accountKey");
+    expect(validateTierForm({ ...values, container: "Bad_Name", accountUrl: "ftp://x" })).toMatchObject({
+      container: expect.any(String),
+      accountUrl: expect.any(String),
+    });
+    const sas = { ...values, azureAuth: "sas" as const, accountKey: "", sasToken: "sv=1&sig=x" };
+    expect(toCheckBody(sas, 7)).toMatchObject({
+      driver: "azure",
+      tier_id: 7,
+      config: { sas_token: "sv=1&sig=x" },
+    });
+  });
+
+  it("builds a gcs tier: a service-account key, or none on an emulator endpoint", () => {
+    const key = JSON.stringify({ type: "service_account", client_email: "a@b", private_key: "k" });
+    const values = {
+      ...emptyTierForm(),
+      name: "gcs-cold",
+      driver: "gcs" as const,
+      bucket: "cold_data",
+      gcsStorageClass: "COLDLINE",
+      serviceAccountKey: key,
+      storageClasses: "COLDLINE",
+    };
+    expect(validateTierForm(values)).toEqual({});
+    expect(toCreateBody(values).config).toEqual({
+      bucket: "cold_data",
+      prefix: "",
+      storage_class: "COLDLINE",
+      service_account_key: key,
+    });
+    expect(validateTierForm({ ...values, serviceAccountKey: "" })).toHaveProperty("serviceAccountKey");
+    expect(validateTierForm({ ...values, serviceAccountKey: "{}" })).toHaveProperty("serviceAccountKey");
+    expect(
+      validateTierForm({ ...values, serviceAccountKey: "", endpointUrl: "http://127.0.0.1:4443" }),
+    ).toEqual({});
   });
 });

@@ -7,9 +7,14 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 const STORAGE_CLASS = /^[A-Z][A-Z0-9_]{0,31}$/;
 const ENDPOINT = /^https?:\/\/[^\s/]+(\/\S*)?$/;
 const S3_BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+const AZURE_CONTAINER = /^[a-z0-9]([a-z0-9]|-[a-z0-9]){1,62}$/;
+const GCS_BUCKET = /^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$/;
+export const AZURE_ACCESS_TIERS = ["HOT", "COOL", "COLD", "ARCHIVE"] as const;
+export const GCS_CLASSES = ["STANDARD", "NEARLINE", "COLDLINE", "ARCHIVE"] as const;
 const SPEEDS = ["expedited", "standard", "bulk"] as const;
 
-export type Driver = "posix" | "s3";
+export type Driver = "posix" | "s3" | "azure" | "gcs";
+export type AzureAuth = "key" | "sas" | "connection";
 
 export interface TierFormValues {
   name: string;
@@ -23,6 +28,22 @@ export interface TierFormValues {
   /** Write-only: empty on edit keeps the stored secret. */
   secretAccessKey: string;
   s3StorageClass: string;
+  /** Azure: account URL (or taken from the connection string), container, one kind of credential. */
+  accountUrl: string;
+  container: string;
+  azureAuth: AzureAuth;
+  accountName: string;
+  /** Write-only like the S3 secret: empty on edit keeps the stored credential. */
+  accountKey: string;
+  sasToken: string;
+  connectionString: string;
+  accessTier: string;
+  rehydrate: "copy" | "in_place";
+  rehydrateTier: string;
+  /** GCS: bucket and prefix share the S3 fields; the endpoint is optional (emulators). */
+  project: string;
+  serviceAccountKey: string;
+  gcsStorageClass: string;
   /** Classes this tier serves, separated by commas or spaces. */
   storageClasses: string;
   offline: boolean;
@@ -50,6 +71,19 @@ export function emptyTierForm(): TierFormValues {
     accessKeyId: "",
     secretAccessKey: "",
     s3StorageClass: "STANDARD",
+    accountUrl: "",
+    container: "",
+    azureAuth: "key",
+    accountName: "",
+    accountKey: "",
+    sasToken: "",
+    connectionString: "",
+    accessTier: "HOT",
+    rehydrate: "copy",
+    rehydrateTier: "HOT",
+    project: "",
+    serviceAccountKey: "",
+    gcsStorageClass: "STANDARD",
     storageClasses: "STANDARD",
     offline: false,
     expedited: "5",
@@ -73,7 +107,7 @@ export function tierToForm(tier: Tier): TierFormValues {
   return {
     ...base,
     name: tier.name,
-    driver: tier.driver === "s3" ? "s3" : "posix",
+    driver: (["s3", "azure", "gcs"] as const).find((d) => d === tier.driver) ?? "posix",
     path: str(config.path),
     endpointUrl: str(config.endpoint_url),
     region: str(config.region, base.region),
@@ -81,6 +115,14 @@ export function tierToForm(tier: Tier): TierFormValues {
     prefix: str(config.prefix),
     accessKeyId: str(config.access_key_id),
     s3StorageClass: str(config.storage_class, base.s3StorageClass),
+    accountUrl: str(config.account_url),
+    container: str(config.container),
+    accountName: str(config.account_name),
+    accessTier: str(config.access_tier, base.accessTier),
+    rehydrate: config.rehydrate === "in_place" ? "in_place" : "copy",
+    rehydrateTier: str(config.rehydrate_tier, base.rehydrateTier),
+    project: str(config.project),
+    gcsStorageClass: str(config.storage_class, base.gcsStorageClass),
     storageClasses: tier.storage_classes.join(", "),
     offline: tier.offline,
     expedited: str(tier.restore_delays.expedited, base.expedited),
@@ -118,6 +160,35 @@ export function validateTierForm(
 
   if (v.driver === "posix") {
     if (!v.path.trim()) errors.path = "Enter a directory.";
+  } else if (v.driver === "azure") {
+    if (!AZURE_CONTAINER.test(v.container.trim()))
+      errors.container = "3–63 lower-case letters, digits or single '-'.";
+    if (v.prefix.trim().startsWith("/")) errors.prefix = "A prefix does not start with '/'.";
+    const viaConnection = v.azureAuth === "connection";
+    if (!viaConnection && !ENDPOINT.test(v.accountUrl.trim()))
+      errors.accountUrl = "An http:// or https:// URL, e.g. https://myaccount.blob.core.windows.net.";
+    const secret = { key: v.accountKey, sas: v.sasToken, connection: v.connectionString }[v.azureAuth];
+    if (!secret && !opts.hasStoredSecret) {
+      const field = { key: "accountKey", sas: "sasToken", connection: "connectionString" } as const;
+      errors[field[v.azureAuth]] = "Required: the tier signs its requests with it.";
+    }
+  } else if (v.driver === "gcs") {
+    if (!GCS_BUCKET.test(v.bucket.trim()))
+      errors.bucket = "3–63 lower-case letters, digits, '.', '_' or '-'.";
+    if (v.prefix.trim().startsWith("/")) errors.prefix = "A prefix does not start with '/'.";
+    if (v.endpointUrl.trim() && !ENDPOINT.test(v.endpointUrl.trim()))
+      errors.endpointUrl = "An http:// or https:// URL, or empty for Google Cloud.";
+    if (v.serviceAccountKey.trim()) {
+      try {
+        const key = JSON.parse(v.serviceAccountKey) as Record<string, unknown>;
+        if (key.type !== "service_account" || !key.client_email || !key.private_key)
+          errors.serviceAccountKey = "A service-account key file (type service_account).";
+      } catch {
+        errors.serviceAccountKey = "Paste the key file's JSON.";
+      }
+    } else if (!v.endpointUrl.trim() && !opts.hasStoredSecret) {
+      errors.serviceAccountKey = "Required for Google Cloud (only an emulator endpoint goes without).";
+    }
   } else {
     if (!ENDPOINT.test(v.endpointUrl.trim())) errors.endpointUrl = "An http:// or https:// URL.";
     if (!S3_BUCKET.test(v.bucket.trim())) errors.bucket = "3–63 lower-case letters, digits, '.' or '-'.";
@@ -151,6 +222,34 @@ export function validateTierForm(
 
 function driverConfig(v: TierFormValues): Record<string, unknown> {
   if (v.driver === "posix") return { path: v.path.trim() };
+  if (v.driver === "azure") {
+    const config: Record<string, unknown> = {
+      container: v.container.trim(),
+      prefix: v.prefix.trim(),
+      access_tier: v.accessTier,
+      rehydrate: v.rehydrate,
+      rehydrate_tier: v.rehydrateTier,
+    };
+    if (v.accountUrl.trim()) config.account_url = v.accountUrl.trim();
+    if (v.azureAuth === "key" && v.accountName.trim()) config.account_name = v.accountName.trim();
+    // Only the credential typed in is sent: empty keeps the stored one.
+    if (v.azureAuth === "key" && v.accountKey) config.account_key = v.accountKey.trim();
+    if (v.azureAuth === "sas" && v.sasToken) config.sas_token = v.sasToken.trim();
+    if (v.azureAuth === "connection" && v.connectionString)
+      config.connection_string = v.connectionString.trim();
+    return config;
+  }
+  if (v.driver === "gcs") {
+    const config: Record<string, unknown> = {
+      bucket: v.bucket.trim(),
+      prefix: v.prefix.trim(),
+      storage_class: v.gcsStorageClass,
+    };
+    if (v.project.trim()) config.project = v.project.trim();
+    if (v.endpointUrl.trim()) config.endpoint_url = v.endpointUrl.trim();
+    if (v.serviceAccountKey.trim()) config.service_account_key = v.serviceAccountKey.trim();
+    return config;
+  }
   const config: Record<string, unknown> = {
     endpoint_url: v.endpointUrl.trim(),
     region: v.region.trim() || "us-east-1",
@@ -187,4 +286,10 @@ export function toCreateBody(v: TierFormValues): TierCreate {
 /** The whole form as a change; the server keeps what is equal and refuses what a full tier forbids. */
 export function toUpdateBody(v: TierFormValues): TierUpdate {
   return { name: v.name.trim(), config: driverConfig(v), ...common(v) };
+}
+
+/** The body of the connection test: the driver settings as they would be saved (a saved tier's secrets are
+ * filled in by the server). */
+export function toCheckBody(v: TierFormValues, tierId?: number) {
+  return { driver: v.driver, config: driverConfig(v), tier_id: tierId ?? null };
 }
