@@ -273,7 +273,7 @@ def set_legal_hold(session: Session, row: Object | ObjectVersion, on: bool) -> N
 
 # ListObjectVersions ----------------------------------------------------------------------------------
 
-_ALL_VERSIONS = 2**62  # "below this id": every noncurrent version of a key
+_ALL_VERSIONS = 2**31 - 1  # "below this id": every noncurrent version of a key (ids are INTEGER columns)
 
 
 @dataclass
