@@ -16,6 +16,7 @@ import { Route as AppBenchmarksRouteImport } from './routes/_app/benchmarks'
 import { Route as AppBrowserRouteImport } from './routes/_app/browser'
 import { Route as AppLifecycleRouteImport } from './routes/_app/lifecycle'
 import { Route as AppPlannerRouteImport } from './routes/_app/planner'
+import { Route as AppRequestsRouteImport } from './routes/_app/requests'
 import { Route as AppReservationsRouteImport } from './routes/_app/reservations'
 import { Route as AppRestoresRouteImport } from './routes/_app/restores'
 import { Route as AppSettingsRouteImport } from './routes/_app/settings'
@@ -57,6 +58,11 @@ const AppPlannerRoute = AppPlannerRouteImport.update({
   path: '/planner',
   getParentRoute: () => AppRoute,
 } as any)
+const AppRequestsRoute = AppRequestsRouteImport.update({
+  id: '/requests',
+  path: '/requests',
+  getParentRoute: () => AppRoute,
+} as any)
 const AppReservationsRoute = AppReservationsRouteImport.update({
   id: '/reservations',
   path: '/reservations',
@@ -96,6 +102,7 @@ export interface FileRoutesByFullPath {
   '/browser': typeof AppBrowserRoute
   '/lifecycle': typeof AppLifecycleRoute
   '/planner': typeof AppPlannerRoute
+  '/requests': typeof AppRequestsRoute
   '/reservations': typeof AppReservationsRoute
   '/restores': typeof AppRestoresRoute
   '/settings': typeof AppSettingsRoute
@@ -109,6 +116,7 @@ export interface FileRoutesByTo {
   '/browser': typeof AppBrowserRoute
   '/lifecycle': typeof AppLifecycleRoute
   '/planner': typeof AppPlannerRoute
+  '/requests': typeof AppRequestsRoute
   '/reservations': typeof AppReservationsRoute
   '/restores': typeof AppRestoresRoute
   '/settings': typeof AppSettingsRoute
@@ -125,6 +133,7 @@ export interface FileRoutesById {
   '/_app/browser': typeof AppBrowserRoute
   '/_app/lifecycle': typeof AppLifecycleRoute
   '/_app/planner': typeof AppPlannerRoute
+  '/_app/requests': typeof AppRequestsRoute
   '/_app/reservations': typeof AppReservationsRoute
   '/_app/restores': typeof AppRestoresRoute
   '/_app/settings': typeof AppSettingsRoute
@@ -142,6 +151,7 @@ export interface FileRouteTypes {
     | '/browser'
     | '/lifecycle'
     | '/planner'
+    | '/requests'
     | '/reservations'
     | '/restores'
     | '/settings'
@@ -155,6 +165,7 @@ export interface FileRouteTypes {
     | '/browser'
     | '/lifecycle'
     | '/planner'
+    | '/requests'
     | '/reservations'
     | '/restores'
     | '/settings'
@@ -170,6 +181,7 @@ export interface FileRouteTypes {
     | '/_app/browser'
     | '/_app/lifecycle'
     | '/_app/planner'
+    | '/_app/requests'
     | '/_app/reservations'
     | '/_app/restores'
     | '/_app/settings'
@@ -235,6 +247,13 @@ declare module '@tanstack/react-router' {
       preLoaderRoute: typeof AppPlannerRouteImport
       parentRoute: typeof AppRoute
     }
+    '/_app/requests': {
+      id: '/_app/requests'
+      path: '/requests'
+      fullPath: '/requests'
+      preLoaderRoute: typeof AppRequestsRouteImport
+      parentRoute: typeof AppRoute
+    }
     '/_app/reservations': {
       id: '/_app/reservations'
       path: '/reservations'
@@ -285,6 +304,7 @@ interface AppRouteChildren {
   AppBrowserRoute: typeof AppBrowserRoute
   AppLifecycleRoute: typeof AppLifecycleRoute
   AppPlannerRoute: typeof AppPlannerRoute
+  AppRequestsRoute: typeof AppRequestsRoute
   AppReservationsRoute: typeof AppReservationsRoute
   AppRestoresRoute: typeof AppRestoresRoute
   AppSettingsRoute: typeof AppSettingsRoute
@@ -299,6 +319,7 @@ const AppRouteChildren: AppRouteChildren = {
   AppBrowserRoute: AppBrowserRoute,
   AppLifecycleRoute: AppLifecycleRoute,
   AppPlannerRoute: AppPlannerRoute,
+  AppRequestsRoute: AppRequestsRoute,
   AppReservationsRoute: AppReservationsRoute,
   AppRestoresRoute: AppRestoresRoute,
   AppSettingsRoute: AppSettingsRoute,

@@ -274,6 +274,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/buckets/{name}/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Bucket Settings
+         * @description Versioning and object lock of a bucket.
+         */
+        get: operations["bucket_settings_api_buckets__name__settings_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/buckets/{name}/versioning": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Put Versioning
+         * @description Enable or suspend versioning (a bucket with object lock stays enabled).
+         */
+        put: operations["put_versioning_api_buckets__name__versioning_put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/buckets/{name}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Object Versions
+         * @description Every version of one object and its delete markers, newest first (at most 1,000).
+         */
+        get: operations["object_versions_api_buckets__name__versions_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/capacity": {
         parameters: {
             query?: never;
@@ -1771,6 +1831,31 @@ export interface components {
              * @description bytes stored (sum of object sizes)
              */
             used_bytes: number;
+        };
+        /**
+         * BucketSettings
+         * @description Versioning and object lock of a bucket.
+         */
+        BucketSettings: {
+            /** Default Retention Days */
+            default_retention_days?: number | null;
+            /**
+             * Default Retention Mode
+             * @description GOVERNANCE or COMPLIANCE
+             */
+            default_retention_mode?: string | null;
+            /** Default Retention Years */
+            default_retention_years?: number | null;
+            /**
+             * Object Lock
+             * @default false
+             */
+            object_lock: boolean;
+            /**
+             * Versioning
+             * @description None (never enabled), Enabled or Suspended
+             */
+            versioning?: string | null;
         };
         /** BucketUsage */
         BucketUsage: {
@@ -4514,6 +4599,46 @@ export interface components {
             /** Error Type */
             type: string;
         };
+        /** VersioningUpdate */
+        VersioningUpdate: {
+            /**
+             * Status
+             * @description Enabled or Suspended
+             */
+            status: string;
+        };
+        /**
+         * VersionOut
+         * @description One version of an object, or a delete marker, newest first.
+         */
+        VersionOut: {
+            /** Delete Marker */
+            delete_marker: boolean;
+            /** Etag */
+            etag: string;
+            /** Is Latest */
+            is_latest: boolean;
+            /**
+             * Last Modified
+             * Format: date-time
+             */
+            last_modified: string;
+            /**
+             * Legal Hold
+             * @default false
+             */
+            legal_hold: boolean;
+            /** Lock Mode */
+            lock_mode?: string | null;
+            /** Lock Until */
+            lock_until?: string | null;
+            /** Size */
+            size: number;
+            /** Storage Class */
+            storage_class: string;
+            /** Version Id */
+            version_id: string;
+        };
         /** WebhookIn */
         WebhookIn: {
             /**
@@ -5099,6 +5224,105 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UploadOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    bucket_settings_api_buckets__name__settings_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BucketSettings"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    put_versioning_api_buckets__name__versioning_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VersioningUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BucketSettings"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    object_versions_api_buckets__name__versions_get: {
+        parameters: {
+            query: {
+                key: string;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VersionOut"][];
                 };
             };
             /** @description Validation Error */

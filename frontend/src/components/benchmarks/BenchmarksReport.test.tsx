@@ -22,7 +22,10 @@ describe("BenchmarksReport", () => {
     expect(within(table).getByRole("columnheader", { name: "ratio to disk" })).toBeInTheDocument();
     expect(within(table).getByRole("cell", { name: "1210" })).toBeInTheDocument();
     expect(screen.getByText("python bench/gateway_throughput.py")).toBeInTheDocument();
-    expect(screen.getByText(/^Recorded .*\(your local time\)\.$/)).toBeInTheDocument();
+    expect(screen.getByRole("heading", { name: "Figures recorded by the developers" })).toBeInTheDocument();
+    expect(
+      screen.getByText(/not on this installation.*not when the figures were measured\.$/),
+    ).toBeInTheDocument();
   });
 
   it("says how to record figures when none exist", () => {

@@ -25,10 +25,12 @@ export function BenchmarksReport({ markdown, updatedAt }: { markdown: string; up
   }
   return (
     <Card
-      title="Recorded figures"
-      description={
-        updatedAt ? `Recorded ${new Date(updatedAt).toLocaleString()} (your local time).` : undefined
-      }
+      title="Figures recorded by the developers"
+      description={`Measured by the tierpilot developers with the bench/ scripts on a shared 2-core VM, not on this installation; each section names its run and load.${
+        updatedAt
+          ? ` This copy of the file dates from ${new Date(updatedAt).toLocaleString()} (your local time): when it was installed or updated, not when the figures were measured.`
+          : ""
+      }`}
     >
       <article className="benchmarks-report">
         <Markdown remarkPlugins={[remarkGfm]} components={demoted}>

@@ -10,6 +10,7 @@ export interface NavItem {
     | "/planner"
     | "/spend"
     | "/benchmarks"
+    | "/requests"
     | "/settings";
   label: string;
   icon: keyof typeof icons;
@@ -25,5 +26,6 @@ export const NAV_ITEMS: readonly NavItem[] = [
   { to: "/planner", label: "Cost planner", icon: "planner" },
   { to: "/spend", label: "Spend", icon: "planner" },
   { to: "/benchmarks", label: "Benchmarks", icon: "benchmarks" },
+  { to: "/requests", label: "Requests", icon: "benchmarks" },
   { to: "/settings", label: "Settings", icon: "settings" },
 ];

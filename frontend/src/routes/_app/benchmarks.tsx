@@ -14,7 +14,7 @@ function BenchmarksPage() {
     <>
       <PageHeader
         title="Benchmarks"
-        description="Measured figures of this installation: gateway throughput against raw disk, booked against achieved rates, lifecycle and restore speed. Medians and ratios from one run each."
+        description="The developers' recorded figures (gateway throughput against raw disk, booked against achieved rates, lifecycle and restore speed; medians and ratios from one run each), measured on their machine, not this installation."
       />
       {query.isPending ? <LoadingState label="Loading figures" /> : null}
       {query.isError ? <ErrorBanner error={query.error} /> : null}
