@@ -40,7 +40,8 @@ LAYOUT_FAULTS_JS = """
   const vw = window.innerWidth;
   const name = (el) => {
     const id = el.id ? '#' + el.id : '';
-    const cls = typeof el.className === 'string' && el.className ? '.' + el.className.trim().split(/\\s+/).join('.') : '';
+    const classes = typeof el.className === 'string' ? el.className.trim() : '';
+    const cls = classes ? '.' + classes.split(/\\s+/).join('.') : '';
     const text = (el.textContent || '').trim().replace(/\\s+/g, ' ').slice(0, 40);
     return `<${el.tagName.toLowerCase()}${id}${cls}> "${text}"`;
   };
@@ -70,7 +71,8 @@ LAYOUT_FAULTS_JS = """
     if (!box) continue;
     const responsive = table.closest('[data-layout="cards"]');
     if (table.scrollWidth > box.clientWidth + 1 && !responsive) {
-      faults.push(`table "${table.caption ? table.caption.textContent : name(table)}" is ${table.scrollWidth}px in a ${box.clientWidth}px box without the card layout`);
+      const what = table.caption ? table.caption.textContent : name(table);
+      faults.push(`table "${what}" is ${table.scrollWidth}px in a ${box.clientWidth}px box, not in cards`);
     }
   }
   // axis labels (recharts ticks and the reservation timeline's) must not run together

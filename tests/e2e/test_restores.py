@@ -27,8 +27,13 @@ def test_select_archived_objects_restore_with_cost_preview_and_download(
     page.get_by_role("button", name="New restore").click()
 
     picker = page.get_by_role("dialog", name="Choose objects to restore")
+    # only buckets with archived objects are offered
+    expect(picker.get_by_label("Bucket").locator("option")).to_have_text([re.compile(rf"^{BUCKET} \(10 objects")])
     picker.get_by_label("Bucket").select_option(BUCKET)
     picker.get_by_role("button", name="Open folder survey-2019/").click()
+    picker.get_by_label("Filter by name").fill(PICKED[0])
+    expect(picker.get_by_role("list", name="Contents of /survey-2019/").get_by_role("listitem")).to_have_count(1)
+    picker.get_by_label("Filter by name").fill("")
     for name in PICKED:
         picker.get_by_label(name).check()
     shoot(page, artifacts, "restores-picker")

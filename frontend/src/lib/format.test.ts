@@ -4,9 +4,12 @@ import {
   chartByteUnit,
   formatBytes,
   formatCount,
+  formatCountOf,
   formatDateTime,
   formatDuration,
+  formatMoney,
   formatPercent,
+  formatRate,
   usedShare,
 } from "./format";
 
@@ -30,7 +33,10 @@ describe("formatBytes", () => {
 describe("shares", () => {
   it("keeps tiny non-zero shares visible", () => {
     expect(formatPercent(0)).toBe("0 %");
-    expect(formatPercent(0.004)).toBe("<1 %");
+    expect(formatPercent(0.004)).toBe("0.4 %");
+    expect(formatPercent(0.00123)).toBe("0.12 %");
+    expect(formatPercent(0.035)).toBe("3.5 %");
+    expect(formatPercent(0.0000004)).toBe("<0.01 %");
     expect(formatPercent(0.5)).toBe("50 %");
   });
 
@@ -74,5 +80,36 @@ describe("chartByteUnit", () => {
     expect(chartByteUnit(15.6 * 1024 ** 2)).toEqual({ divisor: 1024 ** 2, label: "MiB" });
     expect(chartByteUnit(633 * 1024 ** 3)).toEqual({ divisor: 1024 ** 3, label: "GiB" });
     expect(chartByteUnit(0)).toEqual({ divisor: 1, label: "B" });
+  });
+});
+
+describe("one way for counts, rates, money and zoned dates", () => {
+  it("says 1 object, 2 objects", () => {
+    expect(formatCountOf(1, "object")).toBe("1 object");
+    expect(formatCountOf(0, "object")).toBe("0 objects");
+    expect(formatCountOf(1200, "entry", "entries")).toBe("1,200 entries");
+  });
+
+  it("prints a rate the same whether it came as 600 or 600.0", () => {
+    expect(formatRate(600)).toBe("600 MB/s");
+    expect(formatRate(600.0)).toBe(formatRate(Number("600.0")));
+    expect(formatRate(12.345)).toBe("12.3 MB/s");
+    expect(formatRate(1500)).toBe("1,500 MB/s");
+    expect(formatRate(null)).toBe("—");
+  });
+
+  it("keeps sub-cent amounts visible", () => {
+    expect(formatMoney(1234.5)).toBe("$1,234.50");
+    expect(formatMoney(0.0042)).toBe("$0.0042");
+    expect(formatMoney(0.000123)).toBe("$0.00012");
+    expect(formatMoney(0)).toBe("$0.00");
+    expect(formatMoney(Number.NaN)).toBe("—");
+  });
+
+  it("names the time zone when asked", () => {
+    const plain = formatDateTime("2026-11-22T10:00:00Z");
+    const zoned = formatDateTime("2026-11-22T10:00:00Z", true);
+    expect(zoned).not.toBe(plain);
+    expect(zoned).toMatch(/UTC|GMT|[A-Z]{2,5}/);
   });
 });

@@ -24,11 +24,45 @@ export function formatCount(n: number | null | undefined): string {
   return n == null ? "—" : countFormat.format(n);
 }
 
-/** A share 0…1 as a percentage; small non-zero shares stay visible ("<1 %"). */
+/**
+ * A share 0…1 as a percentage with the precision small shares need: 0.5 → "50 %", 0.035 → "3.5 %",
+ * 0.0012 → "0.12 %"; only a share below 0.01 % is "<0.01 %", so tiers with little data still differ.
+ */
 export function formatPercent(share: number): string {
   if (!Number.isFinite(share)) return "—";
-  if (share > 0 && share < 0.01) return "<1 %";
-  return `${Math.round(share * 100)} %`;
+  const pct = share * 100;
+  if (pct === 0) return "0 %";
+  if (pct > 0 && pct < 0.01) return "<0.01 %";
+  const digits = pct >= 10 ? 0 : pct >= 1 ? 1 : 2;
+  return `${Number(pct.toFixed(digits))} %`;
+}
+
+/** A count with its noun, singular for one: (1, "object") → "1 object", (1200, "object") → "1,200 objects". */
+export function formatCountOf(n: number, noun: string, plural = `${noun}s`): string {
+  return `${formatCount(n)} ${n === 1 ? noun : plural}`;
+}
+
+/** A throughput in MB/s (10^6 bytes/s), the same everywhere: 600 → "600 MB/s", 12.5 → "12.5 MB/s". */
+export function formatRate(mbps: number | null | undefined): string {
+  if (mbps == null || !Number.isFinite(mbps)) return "—";
+  const digits = mbps >= 100 ? 0 : mbps >= 10 ? 1 : 2;
+  return `${countFormat.format(Number(mbps.toFixed(digits)))} MB/s`;
+}
+
+const usdFormat = new Intl.NumberFormat("en-US", { style: "currency", currency: "USD" });
+
+/**
+ * US dollars; amounts under a cent keep two significant digits instead of reading "$0.00":
+ * 1234.5 → "$1,234.50", 0.0042 → "$0.0042".
+ */
+export function formatMoney(usd: number | null | undefined): string {
+  if (usd == null || !Number.isFinite(usd)) return "—";
+  const abs = Math.abs(usd);
+  if (abs > 0 && abs < 0.01) {
+    const digits = Math.min(8, 1 - Math.floor(Math.log10(abs)));
+    return `${usd < 0 ? "-" : ""}$${abs.toFixed(digits)}`;
+  }
+  return usdFormat.format(usd);
 }
 
 /** The used share of a capacity, or null when the capacity is unknown or zero. */
@@ -38,14 +72,26 @@ export function usedShare(used: number, capacity: number | null | undefined): nu
 }
 
 const dateTimeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+const zonedFormat = new Intl.DateTimeFormat(undefined, {
+  year: "numeric",
+  month: "short",
+  day: "numeric",
+  hour: "numeric",
+  minute: "2-digit",
+  timeZoneName: "short",
+});
 
-/** A UTC timestamp from the API shown in the browser's local time. */
-export function formatDateTime(iso: string | null | undefined): string {
+/**
+ * A UTC timestamp from the API in the user's locale and local time; `withZone` names the zone where
+ * the reader might otherwise assume UTC or the server's time (schedules, bookings, sweeps).
+ */
+export function formatDateTime(iso: string | null | undefined, withZone = false): string {
   if (!iso) return "—";
   // The API speaks UTC; a timestamp without a zone is UTC too, not the browser's local time.
   const hasZone = /(Z|[+-]\d\d:?\d\d)$/.test(iso);
   const d = new Date(hasZone || !iso.includes("T") ? iso : `${iso}Z`);
-  return Number.isNaN(d.getTime()) ? "—" : dateTimeFormat.format(d);
+  if (Number.isNaN(d.getTime())) return "—";
+  return (withZone ? zonedFormat : dateTimeFormat).format(d);
 }
 
 /** A duration in seconds as the largest sensible unit: 5 → "5 s", 5400 → "1.5 h". */

@@ -90,8 +90,12 @@ export const previewQueryOptions = (selection: Selection, days: number) =>
   });
 
 /** Buckets and folder listings for picking objects to restore. */
+/** Buckets that hold archived objects: the only ones a restore can start from. */
 export const pickerBucketsQueryOptions = () =>
-  queryOptions({ queryKey: restoreKeys.buckets(), queryFn: () => unwrap(api.GET("/api/buckets")) });
+  queryOptions({
+    queryKey: restoreKeys.buckets(),
+    queryFn: () => unwrap(api.GET("/api/buckets", { params: { query: { archived: true } } })),
+  });
 
 export const pickerFolderQueryOptions = (bucket: string, prefix: string) =>
   queryOptions({

@@ -222,7 +222,16 @@ export function BookingForm({
         )}
       </output>
 
-      {book.isError ? <ErrorBanner title="Not booked" error={book.error} /> : null}
+      {book.isError ? (
+        <ErrorBanner
+          title="Not booked"
+          error={
+            conflict
+              ? `${formatRate(rateValue)} does not fit: at most ${formatRate(conflict.max_rate_mbps)} of ${draft.direction} is free in that window.`
+              : book.error
+          }
+        />
+      ) : null}
       {conflict?.earliest_start && !(a?.fits === false && a.earliest_start) ? (
         <p>
           <Button

@@ -145,9 +145,5 @@ export function fromLocalInput(value: string): number {
   return new Date(value).getTime();
 }
 
-/** Rates as the page shows them: "90 MB/s", "12.5 MB/s", "0.25 MB/s". */
-export function formatRate(mbps: number | null | undefined): string {
-  if (mbps == null || !Number.isFinite(mbps)) return "—";
-  const digits = mbps >= 100 ? 0 : mbps >= 10 ? 1 : 2;
-  return `${Number(mbps.toFixed(digits))} MB/s`;
-}
+/** Rates are formatted in one place for the whole app. */
+export { formatRate } from "@/lib/format";

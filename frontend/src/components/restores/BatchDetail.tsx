@@ -83,7 +83,12 @@ export function BatchDetail({ id, scope }: { id: number; scope: Scope }) {
           description="Objects readable over time since the batch was created."
         >
           {timeline.length ? (
-            <ReadyChart createdAt={batch.created_at} points={timeline} total={batch.progress.objects} />
+            <ReadyChart
+              createdAt={batch.created_at}
+              points={timeline}
+              total={batch.progress.objects}
+              until={batch.ready_at ?? new Date().toISOString()}
+            />
           ) : (
             <p className="muted">No object is readable yet.</p>
           )}
@@ -179,12 +184,15 @@ function ReadyChart({
   createdAt,
   points,
   total,
+  until,
 }: {
   createdAt: string;
   points: Array<{ at: string; ready: number }>;
   total: number;
+  /** The curve holds its last value until then (the batch's end, or now while it runs). */
+  until: string;
 }) {
-  const rows = timelineRows(createdAt, points);
+  const rows = timelineRows(createdAt, points, until);
   const span = rows[rows.length - 1]?.t ?? 0;
   const minutes = span >= 180;
   const data = rows.map((r) => ({ x: minutes ? r.t / 60 : r.t, ready: r.ready }));

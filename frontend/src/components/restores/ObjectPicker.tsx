@@ -1,8 +1,17 @@
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { pickerBucketsQueryOptions, pickerFolderQueryOptions, type Selection } from "@/api/restores";
-import { Button, Checkbox, Dialog, EmptyState, ErrorBanner, LoadingState, Select } from "@/components/ui";
-import { formatBytes, formatCount } from "@/lib/format";
+import {
+  Button,
+  Checkbox,
+  Dialog,
+  EmptyState,
+  ErrorBanner,
+  Input,
+  LoadingState,
+  Select,
+} from "@/components/ui";
+import { formatBytes, formatCount, formatCountOf } from "@/lib/format";
 
 const ARCHIVE_CLASSES = new Set(["GLACIER", "DEEP_ARCHIVE"]);
 
@@ -27,10 +36,35 @@ export function ObjectPicker({
     enabled: open && !!chosenBucket,
   });
   const count = keys.size + prefixes.size;
+  const [filter, setFilter] = useState("");
+  const needle = filter.trim().toLowerCase();
+  const shown = (path: string) => !needle || path.slice(prefix.length).toLowerCase().includes(needle);
+  const shownFolders = folder.data?.folders.filter(shown) ?? [];
+  const shownObjects = folder.data?.objects.filter((o) => shown(o.key)) ?? [];
+  const selectable = shownObjects.filter((o) => ARCHIVE_CLASSES.has(o.storage_class));
+  const allTicked =
+    shownFolders.length + selectable.length > 0 &&
+    shownFolders.every((f) => prefixes.has(f)) &&
+    selectable.every((o) => keys.has(o.key));
+  const tickAll = () => {
+    const nextKeys = new Set(keys);
+    const nextPrefixes = new Set(prefixes);
+    for (const f of shownFolders) {
+      if (allTicked) nextPrefixes.delete(f);
+      else nextPrefixes.add(f);
+    }
+    for (const o of selectable) {
+      if (allTicked) nextKeys.delete(o.key);
+      else nextKeys.add(o.key);
+    }
+    setKeys(nextKeys);
+    setPrefixes(nextPrefixes);
+  };
 
   const reset = (nextBucket: string) => {
     setBucket(nextBucket);
     setPrefix("");
+    setFilter("");
     setKeys(new Set());
     setPrefixes(new Set());
   };
@@ -67,7 +101,10 @@ export function ObjectPicker({
       <div className="stack">
         {buckets.error ? <ErrorBanner error={buckets.error} title="Buckets could not be listed" /> : null}
         {buckets.data && buckets.data.length === 0 ? (
-          <EmptyState title="No buckets" description="Create a bucket through the S3 gateway first." />
+          <EmptyState
+            title="Nothing archived"
+            description="No bucket of yours holds objects on an archive tier, so there is nothing to restore."
+          />
         ) : null}
         {buckets.data?.length ? (
           <Select
@@ -76,7 +113,7 @@ export function ObjectPicker({
             onChange={(e) => reset(e.target.value)}
             options={buckets.data.map((b) => ({
               value: b.name,
-              label: `${b.name} (${formatCount(b.object_count)} objects, tier ${b.tier})`,
+              label: `${b.name} (${formatCountOf(b.object_count, "object")}, tier ${b.tier})`,
             }))}
           />
         ) : null}
@@ -91,8 +128,26 @@ export function ObjectPicker({
         {folder.isPending && chosenBucket ? <LoadingState label="Listing the folder" /> : null}
         {folder.error ? <ErrorBanner error={folder.error} title="The folder could not be listed" /> : null}
         {folder.data ? (
+          <div className="row restore-picker__tools">
+            <Input
+              label="Filter by name"
+              type="search"
+              value={filter}
+              placeholder="part of a name"
+              onChange={(e) => setFilter(e.target.value)}
+            />
+            <Checkbox
+              label={needle ? "Select all shown" : "Select all"}
+              hint="archived objects and folders listed here"
+              checked={allTicked}
+              disabled={shownFolders.length + selectable.length === 0}
+              onChange={tickAll}
+            />
+          </div>
+        ) : null}
+        {folder.data ? (
           <ul className="restore-picker" aria-label={`Contents of /${prefix}`}>
-            {folder.data.folders.map((f) => (
+            {shownFolders.map((f) => (
               <li key={f} className="restore-picker__row">
                 <Checkbox
                   label={`${f.slice(prefix.length)} (whole folder)`}
@@ -109,7 +164,7 @@ export function ObjectPicker({
                 </Button>
               </li>
             ))}
-            {folder.data.objects.map((o) => {
+            {shownObjects.map((o) => {
               const archived = ARCHIVE_CLASSES.has(o.storage_class);
               return (
                 <li key={o.key} className="restore-picker__row">
@@ -125,8 +180,10 @@ export function ObjectPicker({
                 </li>
               );
             })}
-            {folder.data.folders.length + folder.data.objects.length === 0 ? (
-              <li className="muted">This folder is empty.</li>
+            {shownFolders.length + shownObjects.length === 0 ? (
+              <li className="muted">
+                {needle ? "No name here matches the filter." : "This folder is empty."}
+              </li>
             ) : null}
           </ul>
         ) : null}

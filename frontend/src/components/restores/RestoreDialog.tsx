@@ -9,7 +9,7 @@ import {
   useCreateBatch,
 } from "@/api/restores";
 import { Button, Dialog, ErrorBanner, Input, LoadingState } from "@/components/ui";
-import { formatBytes, formatCount, formatDateTime, formatDuration } from "@/lib/format";
+import { formatBytes, formatCount, formatCountOf, formatDateTime, formatDuration } from "@/lib/format";
 import { formatUsd } from "./restore-format";
 
 const SPEED_NOTES: Record<Speed, string> = {
@@ -66,7 +66,7 @@ export function RestoreDialog({
             Cancel
           </Button>
           <Button variant="primary" onClick={submit} disabled={!canSubmit} loading={create.isPending}>
-            {preview.data ? `Restore ${formatCount(preview.data.objects)} objects` : "Restore"}
+            {preview.data ? `Restore ${formatCountOf(preview.data.objects, "object")}` : "Restore"}
           </Button>
         </>
       }
@@ -78,16 +78,17 @@ export function RestoreDialog({
         {preview.data ? (
           <>
             <p className="restore-preview__summary" data-testid="restore-preview-summary">
-              <strong>{formatCount(preview.data.objects)}</strong> archived objects,{" "}
+              <strong>{formatCount(preview.data.objects)}</strong> archived{" "}
+              {preview.data.objects === 1 ? "object" : "objects"},{" "}
               <strong>{formatBytes(preview.data.bytes)}</strong>
               {preview.data.already_restored
                 ? ` (${formatCount(preview.data.already_restored)} readable now: their copies are extended)`
                 : ""}
               {preview.data.not_archived
-                ? `; ${formatCount(preview.data.not_archived)} selected objects need no restore`
+                ? `; ${formatCountOf(preview.data.not_archived, "selected object")} need${preview.data.not_archived === 1 ? "s" : ""} no restore`
                 : ""}
               {preview.data.missing_keys.length
-                ? `; ${formatCount(preview.data.missing_keys.length)} keys not found`
+                ? `; ${formatCountOf(preview.data.missing_keys.length, "key")} not found`
                 : ""}
               .
             </p>

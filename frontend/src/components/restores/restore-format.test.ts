@@ -39,6 +39,18 @@ describe("restore formatting", () => {
     ]);
   });
 
+  it("draws objects ready in one poll as one step to their total, held to the end", () => {
+    const at = "2026-11-22T10:00:30Z";
+    const points = [1, 2, 3, 4, 5].map((ready) => ({ at, ready }));
+    expect(timelineRows("2026-11-22T10:00:00Z", points, "2026-11-22T10:01:00Z")).toEqual([
+      { t: 0, ready: 0 },
+      { t: 30, ready: 5 },
+      { t: 60, ready: 5 },
+    ]);
+    // an end before the last step adds nothing
+    expect(timelineRows("2026-11-22T10:00:00Z", points, "2026-11-22T10:00:10Z")).toHaveLength(2);
+  });
+
   it("offers only faster speeds for an upgrade", () => {
     const all = ["expedited", "standard", "bulk"] as const;
     expect(fasterSpeeds("bulk", all)).toEqual(["expedited", "standard"]);

@@ -75,14 +75,26 @@ export interface TimelineRow {
   ready: number;
 }
 
-/** The ready curve from the first object's request: starts at 0 at creation, one step per point. */
+/**
+ * The cumulative ready curve: 0 at creation, one step per moment objects became ready (objects ready
+ * in the same poll are one step to their total, not a spike through 1, 2, …), held until `untilIso`.
+ */
 export function timelineRows(
   createdIso: string,
   points: Array<{ at: string; ready: number }>,
+  untilIso?: string | null,
 ): TimelineRow[] {
   const start = parseUtc(createdIso);
   const rows: TimelineRow[] = [{ t: 0, ready: 0 }];
-  for (const p of points) rows.push({ t: Math.max(0, (parseUtc(p.at) - start) / 1000), ready: p.ready });
+  for (const p of points) {
+    const t = Math.max(0, (parseUtc(p.at) - start) / 1000);
+    const last = rows[rows.length - 1] as TimelineRow;
+    if (t <= last.t) last.ready = Math.max(last.ready, p.ready);
+    else rows.push({ t, ready: Math.max(last.ready, p.ready) });
+  }
+  const last = rows[rows.length - 1] as TimelineRow;
+  const until = untilIso ? (parseUtc(untilIso) - start) / 1000 : Number.NaN;
+  if (until > last.t) rows.push({ t: until, ready: last.ready });
   return rows;
 }
 
