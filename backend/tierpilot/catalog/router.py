@@ -20,10 +20,20 @@ from starlette.datastructures import UploadFile
 from tierpilot.audit import service as audit
 from tierpilot.auth.deps import CurrentUser, SessionDep, get_current_user
 from tierpilot.auth.models import User
-from tierpilot.catalog import repository, service, store
+from tierpilot.catalog import repository, service, store, versions
 from tierpilot.catalog.errors import InvalidInput, NoSuchKey
-from tierpilot.catalog.models import Bucket, Object
-from tierpilot.catalog.schemas import BucketCreate, BucketOut, FolderListing, ObjectDetail, ObjectSummary, UploadOut
+from tierpilot.catalog.models import Bucket, Object, ObjectVersion
+from tierpilot.catalog.schemas import (
+    BucketCreate,
+    BucketOut,
+    BucketSettings,
+    FolderListing,
+    ObjectDetail,
+    ObjectSummary,
+    UploadOut,
+    VersioningUpdate,
+    VersionOut,
+)
 from tierpilot.drivers import registry
 from tierpilot.drivers.registry import TierSpec
 from tierpilot.kit.db import transaction
@@ -230,3 +240,41 @@ async def upload(request: Request, name: str, user: StoreUser, key: str | None =
         inbound = Inbound(request.receive, BestEffortFlow())
         obj = await inbound.drive(store.put_object, bucket, key, inbound.blocks(), spec)
     return UploadOut(key=obj.key, size=obj.size, etag=obj.etag, storage_class=obj.storage_class)
+
+
+# versions and bucket settings ------------------------------------------------------------------------
+
+
+def _settings(bucket: Bucket) -> BucketSettings:
+    return BucketSettings(versioning=bucket.versioning, object_lock=bucket.object_lock,
+                          default_retention_mode=bucket.lock_default_mode,
+                          default_retention_days=bucket.lock_default_days,
+                          default_retention_years=bucket.lock_default_years)
+
+
+@router.get("/{name}/settings", response_model=BucketSettings)
+def bucket_settings(name: str, session: SessionDep, user: CurrentUser) -> BucketSettings:
+    """Versioning and object lock of a bucket."""
+    return _settings(_bucket_for(session, name, user))
+
+
+@router.put("/{name}/versioning", response_model=BucketSettings)
+def put_versioning(name: str, body: VersioningUpdate, session: SessionDep, user: CurrentUser) -> BucketSettings:
+    """Enable or suspend versioning (a bucket with object lock stays enabled)."""
+    bucket = _bucket_for(session, name, user)
+    versions.set_versioning(session, bucket.id, body.status)
+    session.refresh(bucket)
+    return _settings(bucket)
+
+
+@router.get("/{name}/versions", response_model=list[VersionOut])
+def object_versions(name: str, key: str, session: SessionDep, user: CurrentUser) -> list[VersionOut]:
+    """Every version of one object and its delete markers, newest first (at most 1,000)."""
+    bucket = _bucket_for(session, name, user)
+    service.validate_key(key)
+    listing = versions.list_versions(session, bucket.id, prefix=key, max_keys=1000)
+    return [VersionOut(version_id=row.version_id, is_latest=latest,
+                       delete_marker=isinstance(row, ObjectVersion) and row.delete_marker, size=row.size,
+                       etag=row.etag, storage_class=row.storage_class, last_modified=row.last_modified,
+                       lock_mode=row.lock_mode, lock_until=row.lock_until, legal_hold=row.legal_hold)
+            for row, latest in listing.entries if row.key == key]

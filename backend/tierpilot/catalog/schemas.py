@@ -8,6 +8,35 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 
+class BucketSettings(BaseModel):
+    """Versioning and object lock of a bucket."""
+
+    versioning: str | None = Field(None, description="None (never enabled), Enabled or Suspended")
+    object_lock: bool = False
+    default_retention_mode: str | None = Field(None, description="GOVERNANCE or COMPLIANCE")
+    default_retention_days: int | None = None
+    default_retention_years: int | None = None
+
+
+class VersioningUpdate(BaseModel):
+    status: str = Field(pattern="^(Enabled|Suspended)$", description="Enabled or Suspended")
+
+
+class VersionOut(BaseModel):
+    """One version of an object, or a delete marker, newest first."""
+
+    version_id: str
+    is_latest: bool
+    delete_marker: bool
+    size: int
+    etag: str
+    storage_class: str
+    last_modified: datetime
+    lock_mode: str | None = None
+    lock_until: datetime | None = None
+    legal_hold: bool = False
+
+
 class BucketCreate(BaseModel):
     name: str = Field(min_length=3, max_length=63, description="S3 bucket name")
     tier: str | None = Field(None, description="tier name; default from settings")

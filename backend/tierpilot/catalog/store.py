@@ -144,10 +144,11 @@ def open_object(obj: Object, start: int = 0, end: int | None = None, reader: Has
 
 
 def delete_objects(bucket: Bucket, keys: Sequence[str]) -> None:
-    """Delete records in one transaction, then their blobs."""
-    with transaction(write=True) as session:
-        blobs = service.remove_objects(session, bucket.id, keys)
-    discard(blobs)
+    """Delete keys as S3's DeleteObject does (a delete marker in a versioned bucket; object lock refuses a
+    protected version): one transaction, then the blobs; the first refusal is raised."""
+    for result in delete_versions(bucket, [(key, None) for key in keys]):
+        if isinstance(result, CatalogError):
+            raise result
 
 
 def delete_versions(bucket: Bucket, entries: Sequence[tuple[str, str | None]], bypass_governance: bool = False
