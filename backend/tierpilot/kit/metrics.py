@@ -31,8 +31,16 @@ SERVICES = ("api", "gateway", "worker", "beat", "cli")
 _service = "proc"
 
 
+_ident: tuple[str, int, str] = ("", 0, "")
+
+
 def _identity() -> str:
-    return f"{_service}-{os.getpid()}"
+    """``service-pid``: asked on every metric update, so built once per service and process."""
+    global _ident
+    pid = os.getpid()
+    if _ident[0] != _service or _ident[1] != pid:
+        _ident = (_service, pid, f"{_service}-{pid}")
+    return _ident[2]
 
 
 def metrics_dir() -> Path:
