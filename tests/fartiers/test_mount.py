@@ -11,7 +11,6 @@ import re
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -100,7 +99,8 @@ def mounted(site: Site, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tu
     """One mount for the module's read-only checks (a mount takes seconds to start)."""
     mountpoint = tmp_path_factory.mktemp("mount") / "mnt"
     mountpoint.mkdir()
-    proc = _mount(site, mountpoint)
+    (mountpoint.parent / "tmp").mkdir()  # the mount's own TMPDIR: its cache directory goes there
+    proc = _mount(site, mountpoint, env=dict(site.env, TMPDIR=str(mountpoint.parent / "tmp")))
     try:
         _wait_mounted(proc, mountpoint)
         yield mountpoint, proc
@@ -165,26 +165,19 @@ def test_sigusr1_refreshes_the_tree(site: Site, mounted: tuple[Path, subprocess.
     site.client.delete_object(Bucket=site.bucket, Key="late/new.txt")
 
 
-def test_ctrl_c_unmounts_and_leaves_nothing(site: Site, tmp_path: Path) -> None:
-    mountpoint = tmp_path / "mnt"
-    mountpoint.mkdir()
-    before = set(glob.glob(os.path.join(tempfile.gettempdir(), "tierpilot-mount-*")))
-    proc = _mount(site, mountpoint)
-    _wait_mounted(proc, mountpoint)
-    assert (mountpoint / "dir" / "b.bin").read_bytes() == site.files["dir/b.bin"]  # fills the block cache
-    proc.send_signal(signal.SIGINT)
-    code = proc.wait(15)
-    assert code == 0, proc.stdout.read() if proc.stdout else b""
-    assert not os.path.ismount(mountpoint)
-    assert os.listdir(mountpoint) == []
-    assert set(glob.glob(os.path.join(tempfile.gettempdir(), "tierpilot-mount-*"))) == before
+def test_mount_refuses_a_wrong_secret_and_another_users_bucket(site: Site) -> None:
+    from tierpilot.auth import service as auth
+    from tierpilot.kit.db import transaction
+    from tierpilot.mount.snapshot import SnapshotError, snapshot
 
-
-def test_mount_refuses_a_wrong_secret_and_another_users_bucket(site: Site, tmp_path: Path) -> None:
-    bad = dict(site.env, AWS_SECRET_ACCESS_KEY="not-the-secret")
-    proc = _mount(site, tmp_path, env=bad)
-    assert proc.wait(30) == 2
-    assert b"secret does not match" in (proc.stdout.read() if proc.stdout else b"")
+    key, secret = site.env["AWS_ACCESS_KEY_ID"], site.env["AWS_SECRET_ACCESS_KEY"]
+    assert snapshot(site.bucket, "", key, secret).files >= len(site.files)
+    with pytest.raises(SnapshotError, match="secret does not match"):
+        snapshot(site.bucket, "", key, "not-the-secret")
+    with transaction(write=True) as s:
+        _, other = auth.create_user(s, f"other-{uuid.uuid4().hex[:8]}", "other-password-1")
+    with pytest.raises(SnapshotError, match="no bucket"):
+        snapshot(site.bucket, "", other.access_key_id, other.secret_access_key)
 
 
 def _readahead_bytes(url: str) -> dict[str, float]:
@@ -209,3 +202,17 @@ def test_gateway_reads_a_remote_tier_ahead(site: Site) -> None:
     ranged = _readahead_bytes(site.url)
     assert ranged["used"] - after["used"] >= 5 * MiB  # requests 4..8 came from read-ahead
     site.client.delete_object(Bucket=site.bucket, Key="big.bin")
+
+
+def test_ctrl_c_unmounts_and_leaves_nothing(site: Site, mounted: tuple[Path, subprocess.Popen[bytes]]) -> None:
+    """Last of the module: ends the module's mount."""
+    mountpoint, proc = mounted
+    assert (mountpoint / "dir" / "b.bin").read_bytes() == site.files["dir/b.bin"]  # fills the block cache
+    caches = glob.glob(str(mountpoint.parent / "tmp" / "tierpilot-mount-*"))
+    assert len(caches) == 1 and os.listdir(caches[0])
+    proc.send_signal(signal.SIGINT)
+    code = proc.wait(15)
+    assert code == 0, proc.stdout.read() if proc.stdout else b""
+    assert not os.path.ismount(mountpoint)
+    assert os.listdir(mountpoint) == []
+    assert glob.glob(str(mountpoint.parent / "tmp" / "*")) == []  # its cache directory is gone
