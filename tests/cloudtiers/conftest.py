@@ -1,3 +1,5 @@
-"""The cloud tier tests run Azurite and fake-gcs-server for the session (tests/emulators.py)."""
+"""The cloud tier tests run Azurite and fake-gcs-server for the session (tests/emulators.py), and the driver
+tests' moto server for the s3 examples."""
 
+from tests.drivers.conftest import moto_url  # noqa: F401
 from tests.emulators import azurite, fake_gcs  # noqa: F401

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from pathlib import Path
 
 from azure.storage.blob import BlobServiceClient
 from fastapi.testclient import TestClient
@@ -138,3 +139,27 @@ def test_connection_test_of_a_saved_tier_uses_its_stored_secret(client: TestClie
 def test_only_admins_test_connections(member_client: TestClient) -> None:
     r = member_client.post("/api/tiers/check", json={"driver": "gcs", "config": {"bucket": "abc"}})
     assert r.status_code == 403
+
+
+def test_the_documented_oracle_archive_example_works_on_the_s3_driver(client: TestClient, moto_url: str) -> None:
+    """docs/tiers.md's Oracle body, its endpoint pointed at moto (path-style, a region of its own)."""
+    import boto3
+
+    from tierpilot.drivers.s3 import S3Driver
+
+    doc = Path(__file__).resolve().parents[2] / "docs" / "tiers.md"
+    text = doc.read_text()
+    body = json.loads(text[text.index('{"name": "oracle-archive"'):text.index("```", text.index('"oracle-archive"'))])
+    body["config"]["endpoint_url"] = moto_url
+    boto3.client("s3", endpoint_url=moto_url, region_name="us-ashburn-1", aws_access_key_id="k",
+                 aws_secret_access_key="s").create_bucket(
+        Bucket="research-archive", CreateBucketConfiguration={"LocationConstraint": "us-ashburn-1"})
+    r = client.post("/api/tiers", json=body)
+    assert r.status_code == 201, r.text
+    assert r.json()["offline"] is True and r.json()["price_ref"]["catalog"] == "oracle-us-ashburn-1-2026"
+    assert client.post("/api/tiers/check", json={"driver": "s3", "tier_id": r.json()["id"], "config": {}}).json()[
+        "ok"] is True
+    driver = registry.build_driver(_stored("oracle-archive"))
+    assert isinstance(driver, S3Driver) and driver.region == "us-ashburn-1"
+    driver.put("b/k~1", iter([b"archived"]))
+    assert driver.head("b/k~1").storage_class == "STANDARD"
