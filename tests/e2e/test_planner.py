@@ -69,7 +69,8 @@ def test_fill_form_move_break_even_save_share_and_download_csv(page: Page, produ
     expect(lifecycle.get_by_text("Best transition days")).to_be_visible(timeout=30_000)
     form.get_by_label("Split the data across tiers").check()
     hybrid = page.get_by_role("region", name="Hybrid plan")
-    expect(hybrid.get_by_role("table")).to_contain_text("onprem-example-2026:DISK")
+    # a part names its catalog as the catalog dropdown does, not by its internal id
+    expect(hybrid.get_by_role("table")).to_contain_text("DISK, ONPREM local (2026-11-01)")
     shoot(page, artifacts, "planner-lifecycle-hybrid")
 
     page.get_by_label("Scenario name").fill("belle2 what-if")

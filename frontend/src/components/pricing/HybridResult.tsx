@@ -1,9 +1,19 @@
 import { Bar, BarChart, CartesianGrid, Cell, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
-import type { Report } from "@/api/pricing";
+import type { CatalogSummary, Report } from "@/api/pricing";
 import { formatUsd } from "./chart-data";
+import { tierRefLabel } from "./scenario-form";
 
-/** Annual totals of each hybrid plan next to keeping all data in one tier. */
-export function HybridResult({ report, colors }: { report: Report; colors: Map<string, string> }) {
+/** Annual totals of each hybrid plan next to keeping all data in one tier; parts name their catalog as the
+ * catalog dropdown does. */
+export function HybridResult({
+  report,
+  colors,
+  catalogs = [],
+}: {
+  report: Report;
+  colors: Map<string, string>;
+  catalogs?: readonly CatalogSummary[];
+}) {
   const rows = [
     ...report.hybrid.map((h) => ({ name: h.name, annual: h.annual_total, hybrid: true })),
     ...report.tiers.map((t) => ({ name: `all in ${t.tier}`, annual: t.annual, hybrid: false, tier: t.tier })),
@@ -51,7 +61,7 @@ export function HybridResult({ report, colors }: { report: Report; colors: Map<s
             <tbody>
               {h.parts.map((p) => (
                 <tr key={p.tier}>
-                  <th scope="row">{p.tier}</th>
+                  <th scope="row">{tierRefLabel(p.tier, catalogs)}</th>
                   <td className="num">{Math.round(p.data_share * 100)} %</td>
                   <td className="num">{Math.round(p.read_share * 100)} %</td>
                   <td className="num">{formatUsd(p.monthly.total)}</td>

@@ -4,6 +4,7 @@ import {
   catalogsQueryOptions,
   downloadReportCsv,
   fetchFromMyData,
+  installationTiersQueryOptions,
   reportQueryOptions,
   type SavedScenario,
   type ScenarioBody,
@@ -23,7 +24,7 @@ import { LifecycleResult } from "./LifecycleResult";
 import { PrintSummary } from "./PrintSummary";
 import { ScenarioForm } from "./ScenarioForm";
 import { ScenarioLibrary } from "./ScenarioLibrary";
-import { DEFAULT_FORM, type FormState, fromScenario, toScenario } from "./scenario-form";
+import { DEFAULT_FORM, type FormState, fromScenario, installationStart, toScenario } from "./scenario-form";
 import "./pricing.css";
 
 const TYPING_PAUSE_MS = 300;
@@ -68,6 +69,16 @@ export function PlannerPage({ scenarioId, sharedToken, isAdmin = false }: Planne
     enabled: Boolean(sharedToken),
   });
   const opened = useQuery({ ...scenarioQueryOptions(scenarioId ?? 0), enabled: scenarioId !== undefined });
+  const mine = useQuery(installationTiersQueryOptions());
+  // a new planner opens on this installation's tiers and the current catalog, once, until the user edits
+  const [started, setStarted] = useState(false);
+  useEffect(() => {
+    if (started || scenarioId !== undefined || sharedToken || !mine.data || !catalogs.data) return;
+    setStarted(true);
+    setForm((current) =>
+      current === DEFAULT_FORM ? installationStart(current, mine.data, catalogs.data) : current,
+    );
+  }, [started, scenarioId, sharedToken, mine.data, catalogs.data]);
 
   const open = (s: SavedScenario, own: boolean) => {
     setForm(fromScenario(s.body as Partial<ScenarioBody>));
@@ -201,7 +212,7 @@ export function PlannerPage({ scenarioId, sharedToken, isAdmin = false }: Planne
                   title="Hybrid plan"
                   description="Annual totals of the split against keeping all data in one tier."
                 >
-                  <HybridResult report={data} colors={colors} />
+                  <HybridResult report={data} colors={colors} catalogs={catalogs.data ?? []} />
                 </Card>
               ) : null}
               {data.notes.length ? (

@@ -1,7 +1,13 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { type CatalogSummary, catalogQueryOptions } from "@/api/pricing";
 import { Button, Checkbox, Input, Select } from "@/components/ui";
-import type { Destination, FormErrors, FormState, RequestsPer } from "./scenario-form";
+import {
+  catalogLabel,
+  type Destination,
+  type FormErrors,
+  type FormState,
+  type RequestsPer,
+} from "./scenario-form";
 import { defaultTiers, TierPicker } from "./TierPicker";
 
 const EGRESS_OPTIONS = [
@@ -56,7 +62,7 @@ export function ScenarioForm({
           onChange={(e) => changeCatalog(e.target.value)}
           options={catalogs.map((c) => ({
             value: c.id,
-            label: `${c.provider.toUpperCase()} ${c.region} (${c.valid_from})${c.has_estimates ? " *" : ""}`,
+            label: `${catalogLabel(c)}${c.has_estimates ? " *" : ""}`,
           }))}
           hint="* some figures are estimates"
         />

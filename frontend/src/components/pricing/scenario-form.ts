@@ -1,5 +1,5 @@
 // The what-if form's state (strings, as typed) and its conversion to and from the API's scenario.
-import type { ScenarioBody } from "@/api/pricing";
+import type { CatalogSummary, InstallationTier, ScenarioBody } from "@/api/pricing";
 
 export type Speed = "expedited" | "standard" | "bulk";
 export type Destination = "internet" | "research-network" | "same-region" | "inter-region" | "other-cloud";
@@ -473,5 +473,41 @@ export function fromScenario(body: Partial<ScenarioBody>): FormState {
         }
       : d.hybrid,
     extra,
+  };
+}
+
+/** A catalog as the catalog dropdown names it: provider, region and the date its prices were valid. */
+export function catalogLabel(c: Pick<CatalogSummary, "provider" | "region" | "valid_from">): string {
+  return `${c.provider.toUpperCase()} ${c.region} (${c.valid_from})`;
+}
+
+/** A tier reference with its catalog named as the dropdown names it (`catalog-id:CLASS@speed` → `CLASS@speed, AWS …`). */
+export function tierRefLabel(ref: string, catalogs: readonly CatalogSummary[]): string {
+  const m = /^([a-z0-9][a-z0-9-]*):(.+)$/.exec(ref);
+  if (!m || ref.startsWith("tier:")) return ref;
+  const [, id, rest] = m;
+  const known = catalogs.find((c) => c.id === id);
+  return known ? `${rest}, ${catalogLabel(known)}` : ref;
+}
+
+/** The form a new planner opens on: the installation's priceable tiers, priced with the newest catalog of the
+ * provider and region their price references name (else the newest catalog of all). */
+export function installationStart(
+  form: FormState,
+  mine: readonly InstallationTier[],
+  catalogs: readonly CatalogSummary[],
+): FormState {
+  const priceable = mine.filter((t) => t.priceable);
+  const newest = (list: readonly CatalogSummary[]) =>
+    [...list].sort((a, b) => (a.valid_from < b.valid_from ? 1 : a.valid_from > b.valid_from ? -1 : 0))[0];
+  const referenced = priceable.map((t) => t.catalog).find((c): c is string => Boolean(c));
+  const base = referenced?.replace(/-\d{4}$/, "");
+  const sameRegion = base ? catalogs.filter((c) => c.id === base || c.id.startsWith(`${base}-`)) : [];
+  const current = newest(sameRegion.length ? sameRegion : catalogs.filter((c) => c.provider !== "onprem"));
+  return {
+    ...form,
+    catalog: current?.id ?? form.catalog,
+    tiers: priceable.length ? priceable.map((t) => t.ref) : form.tiers,
+    egress: priceable.length ? "internet" : form.egress,
   };
 }
