@@ -38,6 +38,7 @@ from tierpilot.kit.settings import get_settings
 from tierpilot.kit.streaming import ClientDisconnected, Receive, Send, run
 from tierpilot.kit.tracing import TRACE_HEADER, Recorder, now_ns
 from tierpilot.kit.tracing import current as current_trace
+from tierpilot.observability import otel
 from tierpilot.observability import service as traces
 
 log = logging.getLogger("tierpilot.gateway")
@@ -169,6 +170,7 @@ class Gateway:
 
     async def startup(self) -> None:
         metrics.configure("gateway")
+        self.sampler.export = otel.exporter()
         wiring.install()
         credentials.start(get_settings().redis_url)
         for module in wiring.GATEWAY_EXTENSIONS:
@@ -189,6 +191,9 @@ class Gateway:
                     await task
         with contextlib.suppress(Exception):
             await run(traces.store, self.sampler.take())
+        if isinstance(self.sampler.export, otel.OtlpExport):
+            with contextlib.suppress(Exception):
+                await run(self.sampler.export.shutdown)
         policy = kitflow.get_policy()
         if isinstance(policy, _TimedPolicy):
             kitflow.set_policy(policy.inner)

@@ -119,6 +119,8 @@ class Settings(BaseSettings):
     trace_slowest_per_minute: int = Field(5, ge=0, le=1000, description="slowest requests per gateway process and "
                                           "minute whose traces are kept")
     trace_keep: int = Field(20_000, ge=100, le=10_000_000, description="request traces kept; older ones are pruned")
+    otel_endpoint: str = Field("", description="OTLP/HTTP collector base URL (e.g. http://127.0.0.1:4318) the gateway "
+                               "sends sampled request traces to; empty = OTEL_EXPORTER_OTLP_ENDPOINT, else none")
 
     @field_validator("trusted_proxies")
     @classmethod

@@ -64,6 +64,8 @@ class Sampler:
     rng: Callable[[], float] = random.random
     clock: Callable[[], float] = time.monotonic
     pending: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=QUEUE_MAX))
+    # also given every kept request (OpenTelemetry export), when set
+    export: Callable[[Finished], None] | None = None
     _minute: int = -1
     _slowest: list[tuple[int, int, Finished]] = field(default_factory=list)
     _seq: int = 0
@@ -78,9 +80,7 @@ class Sampler:
         if not self.enabled:
             return
         if forced or (self.rate and self.rng() < self.rate):
-            reason = "asked" if forced else "random"
-            self.pending.append(done.row(reason))
-            metrics.TRACES_SAMPLED.labels(reason).inc()
+            self._keep(done, "asked" if forced else "random")
             return
         if not self.slowest_per_minute:
             return
@@ -97,10 +97,18 @@ class Sampler:
         minute = int(self.clock() // 60)
         if minute != self._minute:
             for _, _, done in self._slowest:
-                self.pending.append(done.row("slowest"))
-                metrics.TRACES_SAMPLED.labels("slowest").inc()
+                self._keep(done, "slowest")
             self._slowest.clear()
             self._minute = minute
+
+    def _keep(self, done: Finished, reason: str) -> None:
+        self.pending.append(done.row(reason))
+        metrics.TRACES_SAMPLED.labels(reason).inc()
+        if self.export is not None:
+            try:
+                self.export(done)
+            except Exception:
+                log.warning("could not export a request trace", exc_info=True)
 
     def take(self) -> list[dict[str, Any]]:
         """The rows to write now (the slowest of a minute once the minute is over)."""
