@@ -3,6 +3,7 @@ import { downloadUrl, objectQueryOptions } from "@/api/catalog";
 import { Badge, CopyField, Dialog, ErrorBanner, LoadingState } from "@/components/ui";
 import { formatBytes, formatDateTime } from "@/lib/format";
 import { RestoreBadge } from "./RestoreBadge";
+import { VersionsPanel } from "./VersionsPanel";
 
 /** Everything the catalog knows about one object, with its download, in a dialog over the listing
  * (the folder keeps its place and selection behind it). */
@@ -79,6 +80,7 @@ export function ObjectDetailCard({
           ) : (
             <p className="muted">Archived: restore it before it can be downloaded.</p>
           )}
+          <VersionsPanel bucket={bucket} objectKey={o.key} />
         </div>
       ) : null}
     </Dialog>
