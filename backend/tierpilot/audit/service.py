@@ -27,7 +27,7 @@ EVENTS = (
 )
 MAX_PAGE = 500
 # events deleted per transaction by the retention sweep: SQLite's write lock is held only that long
-PRUNE_BATCH = 5000
+PRUNE_BATCH = 1000
 CSV_COLUMNS = ("id", "at", "event", "actor", "actor_id", "client", "target", "detail")
 
 
