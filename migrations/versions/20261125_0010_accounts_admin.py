@@ -19,6 +19,8 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
+    # no schema change: the retention sweep (audit.prune) deletes through the existing ix_audit_events_at,
+    # and the users' last sign-in is read from audit_events
     pass
 
 
