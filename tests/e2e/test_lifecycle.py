@@ -26,9 +26,14 @@ def test_create_a_rule_see_its_preview_and_save_it(page: Page, product: Product,
     expect(page).to_have_url(re.compile(rf"bucket={BUCKET}"))
     rules = page.get_by_role("region", name=f"Rules of {BUCKET}")
     expect(rules.get_by_text("No rules")).to_be_visible()
+    # when the workers act, and an admin's sweep at once
+    expect(page.get_by_text("The workers sweep every 5 min")).to_be_visible()
+    page.get_by_role("button", name=f"Sweep {BUCKET} now").click()
+    expect(page.get_by_text("Sweep queued at")).to_be_visible()
 
     rules.get_by_role("button", name="Add rule").click()
     form = page.get_by_role("form", name="New rule")
+    expect(form).to_contain_text("A 0-day rule therefore waits for the next midnight UTC")
     form.get_by_label("Rule ID").fill("raw-to-ia")
     form.get_by_label("Key prefix").fill("run-2026-11/")
     form.get_by_label("Transition 1: days after creation").fill("30")

@@ -15,6 +15,7 @@ from tierpilot.catalog.models import Bucket
 from tierpilot.kit.db import utcnow
 from tierpilot.kit.errors import Conflict, NotFound
 from tierpilot.kit.inputs import RowId
+from tierpilot.kit.settings import get_settings
 from tierpilot.lifecycle import history, preview, repository, service
 from tierpilot.lifecycle.rules import LifecycleConfig, LifecycleRule
 from tierpilot.lifecycle.schemas import (
@@ -27,6 +28,7 @@ from tierpilot.lifecycle.schemas import (
     MovesOut,
     PreviewOut,
     SweepQueued,
+    SweepSchedule,
 )
 from tierpilot.tiers import repository as tiers_repository
 
@@ -189,6 +191,12 @@ def get_meter(session: SessionDep, user: AdminUser,
               days: Annotated[int | None, Query(ge=1, le=3650)] = None) -> dict[str, Any]:
     """Metered moves per action and tier pair (all buckets; admins)."""
     return history.meter(session, days)
+
+
+@router.get("/sweep", response_model=SweepSchedule)
+def sweep_schedule(user: CurrentUser) -> SweepSchedule:
+    """How often the workers sweep on their own: a rule's moves wait at most this long past due."""
+    return SweepSchedule(period_s=get_settings().lifecycle_sweep_s)
 
 
 @router.post("/sweep", response_model=SweepQueued, status_code=202)

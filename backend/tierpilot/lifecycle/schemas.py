@@ -159,3 +159,7 @@ class LifecycleMeterOut(BaseModel):
 
 class SweepQueued(BaseModel):
     task_id: str
+
+
+class SweepSchedule(BaseModel):
+    period_s: float = Field(description="the beat starts a sweep this often (TIERPILOT_LIFECYCLE_SWEEP_S)")

@@ -134,3 +134,21 @@ export function useRetryFailed(bucket: string | null) {
     onSuccess: invalidate,
   });
 }
+
+/** How often the workers sweep on their own. */
+export const sweepScheduleQueryOptions = () =>
+  queryOptions({
+    queryKey: [...lifecycleKeys.all, "sweep"] as const,
+    queryFn: () => unwrap(api.GET("/api/lifecycle/sweep")),
+    staleTime: 5 * 60_000,
+  });
+
+/** Admins: queue a sweep now (one bucket, or all) instead of waiting for the next beat. */
+export function useSweepNow(bucket: string | null) {
+  const invalidate = useInvalidateLifecycle();
+  return useMutation({
+    mutationFn: () =>
+      unwrap(api.POST("/api/lifecycle/sweep", { params: { query: { bucket: bucket ?? undefined } } })),
+    onSuccess: invalidate,
+  });
+}

@@ -5,7 +5,9 @@ import {
   configurationQueryOptions,
   type LifecycleRule,
   previewQueryOptions,
+  sweepScheduleQueryOptions,
   useDeleteRule,
+  useSweepNow,
 } from "@/api/lifecycle";
 import { tiersQueryOptions } from "@/api/tiers";
 import {
@@ -16,16 +18,24 @@ import {
   ConfirmDialog,
   EmptyState,
   ErrorBanner,
+  errorText,
   LoadingState,
   PageHeader,
   Select,
   Table,
 } from "@/components/ui";
-import { formatBytes, formatCount, formatDateTime } from "@/lib/format";
+import { formatBytes, formatCount, formatDateTime, formatDuration } from "@/lib/format";
 import { MoveHistory } from "./MoveHistory";
 import { PreviewChart, PreviewSummary } from "./PreviewChart";
 import { RuleForm } from "./RuleForm";
-import { describeActions, describeFilter, emptyDraft, fromRule, type RuleDraft } from "./rule-form";
+import {
+  describeActions,
+  describeFilter,
+  emptyDraft,
+  fromRule,
+  nextUtcMidnight,
+  type RuleDraft,
+} from "./rule-form";
 import "./lifecycle.css";
 
 interface Editing {
@@ -34,7 +44,15 @@ interface Editing {
 }
 
 /** Rules per bucket (the same rules S3 clients set), what they will do over 90 days, and executed moves. */
-export function LifecyclePage({ bucket, onBucket }: { bucket: string; onBucket: (b: string) => void }) {
+export function LifecyclePage({
+  bucket,
+  onBucket,
+  isAdmin = false,
+}: {
+  bucket: string;
+  onBucket: (b: string) => void;
+  isAdmin?: boolean;
+}) {
   const buckets = useQuery(bucketsQueryOptions());
   const tiers = useQuery(tiersQueryOptions());
   const config = useQuery(configurationQueryOptions(bucket));
@@ -83,7 +101,9 @@ export function LifecyclePage({ bucket, onBucket }: { bucket: string; onBucket: 
       <PageHeader
         title="Lifecycle"
         description="Rules move objects down the tiers and expire them on schedule. S3 clients see and set the same rules (PutBucketLifecycleConfiguration)."
+        actions={isAdmin ? <SweepNow bucket={bucket || null} /> : undefined}
       />
+      <SweepPeriod />
       <div className="lc-bucket-bar">
         <Select
           label="Bucket"
@@ -159,7 +179,7 @@ export function LifecyclePage({ bucket, onBucket }: { bucket: string; onBucket: 
 
       <Card
         title={bucket ? `Next 90 days in ${bucket}` : "Next 90 days in every bucket"}
-        description="What the saved rules move or expire per day and target tier, and storage per month before and after (prices from each tier's price catalog entry)."
+        description={`What the saved rules move or expire per day and target tier, and storage per month before and after (prices from each tier's price catalog entry). Days-rules act from midnight UTC: the first moves of a 0-day rule come at ${formatDateTime(new Date(nextUtcMidnight(Date.now())).toISOString(), true)}.`}
       >
         {preview.isError ? (
           <ErrorBanner error={preview.error} onRetry={() => preview.refetch()} />
@@ -191,5 +211,32 @@ export function LifecyclePage({ bucket, onBucket }: { bucket: string; onBucket: 
         onConfirm={() => deleting && remove.mutate(deleting, { onSuccess: () => setDeleting(null) })}
       />
     </>
+  );
+}
+
+/** When the workers next act on their own, and (admins) a sweep at once. */
+function SweepPeriod() {
+  const schedule = useQuery(sweepScheduleQueryOptions());
+  if (!schedule.data) return null;
+  return (
+    <p className="muted lc-sweep-period">
+      The workers sweep every {formatDuration(schedule.data.period_s)}: objects that fall due are queued for
+      moving within {formatDuration(schedule.data.period_s)}.
+    </p>
+  );
+}
+
+function SweepNow({ bucket }: { bucket: string | null }) {
+  const sweep = useSweepNow(bucket);
+  return (
+    <div className="row">
+      {sweep.isSuccess ? (
+        <output className="muted">Sweep queued at {formatDateTime(new Date().toISOString(), true)}.</output>
+      ) : null}
+      {sweep.isError ? <span className="ui-field__error">{errorText(sweep.error)}</span> : null}
+      <Button onClick={() => sweep.mutate()} loading={sweep.isPending}>
+        {bucket ? `Sweep ${bucket} now` : "Sweep all buckets now"}
+      </Button>
+    </div>
   );
 }

@@ -2,7 +2,7 @@ import { type FormEvent, useState } from "react";
 import { useDryRun, useSaveRule } from "@/api/lifecycle";
 import { Button, Checkbox, ErrorBanner, Input, Select } from "@/components/ui";
 import { PreviewChart, PreviewSummary } from "./PreviewChart";
-import { type RuleDraft, TRANSITION_CLASSES, toRule, type WhenMode } from "./rule-form";
+import { daysRuleTiming, type RuleDraft, TRANSITION_CLASSES, toRule, type WhenMode } from "./rule-form";
 
 /** Add or edit one rule of a bucket; "What would this rule do?" previews it before it is saved. */
 export function RuleForm({
@@ -106,6 +106,7 @@ export function RuleForm({
           ]}
         />
       </div>
+      {draft.mode === "days" ? <p className="muted lc-form__timing">{daysRuleTiming(Date.now())}</p> : null}
 
       <fieldset className="lc-form__transitions">
         <legend>Transitions</legend>

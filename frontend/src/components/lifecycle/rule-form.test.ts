@@ -1,7 +1,16 @@
 import { describe, expect, it } from "vitest";
 import type { Preview } from "@/api/lifecycle";
 import { chartRows, maxStack, seriesOf, usd } from "./preview-chart-data";
-import { describeActions, describeFilter, emptyDraft, fromRule, parseTags, toRule } from "./rule-form";
+import {
+  daysRuleTiming,
+  describeActions,
+  describeFilter,
+  emptyDraft,
+  fromRule,
+  nextUtcMidnight,
+  parseTags,
+  toRule,
+} from "./rule-form";
 
 describe("toRule", () => {
   it("builds S3's filter: one condition directly, several under And", () => {
@@ -138,5 +147,14 @@ describe("preview chart data", () => {
   it("formats money from decimal strings", () => {
     expect(usd("12.345")).toBe("$12.35");
     expect(usd("0.0012", true)).toBe("$0.0012 / month");
+  });
+});
+
+describe("days-rule timing", () => {
+  it("names the next midnight UTC, also just before and at midnight", () => {
+    expect(nextUtcMidnight(Date.parse("2026-11-24T23:59:59Z"))).toBe(Date.parse("2026-11-25T00:00:00Z"));
+    expect(nextUtcMidnight(Date.parse("2026-11-25T00:00:00Z"))).toBe(Date.parse("2026-11-26T00:00:00Z"));
+    expect(nextUtcMidnight(Date.parse("2026-12-31T12:00:00Z"))).toBe(Date.parse("2027-01-01T00:00:00Z"));
+    expect(daysRuleTiming(Date.parse("2026-11-24T10:00:00Z"))).toContain("0-day rule therefore waits");
   });
 });

@@ -1,6 +1,7 @@
 // The rule form's state and its conversion to and from S3's rule model (what the API stores and the
 // gateway serves as XML). Pure functions, so the form and its tests share one definition.
 import type { LifecycleRule } from "@/api/lifecycle";
+import { formatDateTime } from "@/lib/format";
 
 /** Storage classes a transition can go to, warm to cold (S3's waterfall). */
 export const TRANSITION_CLASSES = [
@@ -187,4 +188,16 @@ export function describeActions(rule: LifecycleRule): string {
     parts.push("noncurrent-version actions (no effect: buckets are unversioned)");
   }
   return parts.join("; ") || "—";
+}
+
+/** The next midnight UTC after `now` (ms): when objects that a days-rule makes due are acted on first. */
+export function nextUtcMidnight(now: number): number {
+  const d = new Date(now);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1);
+}
+
+/** How a days-rule's timing reads, said plainly: S3 counts days to the midnight UTC after creation + N. */
+export function daysRuleTiming(now: number): string {
+  const at = new Date(nextUtcMidnight(now)).toISOString();
+  return `Days count as S3 counts them: an object is due at the first midnight UTC at least that many days after it was written. A 0-day rule therefore waits for the next midnight UTC (${formatDateTime(at, true)}), not for the next sweep.`;
 }

@@ -15,8 +15,10 @@ export const Route = createFileRoute("/_app/lifecycle")({
 function LifecycleRoute() {
   const { bucket = "" } = Route.useSearch();
   const navigate = Route.useNavigate();
+  const { user } = Route.useRouteContext();
   return (
     <LifecyclePage
+      isAdmin={user.is_admin}
       bucket={bucket}
       onBucket={(b) => navigate({ search: { bucket: b || undefined }, replace: true })}
     />
