@@ -81,7 +81,8 @@ class Request:
     async def _send_checked(self, message: MutableMapping[str, Any]) -> None:
         assert self._send_raw is not None
         await self._send_raw(message)
-        if lost(self.scope):  # cut by the send time-out (kit/httpserver.py): stop reading and paying for the rest
+        # cut by the send time-out (kit/httpserver.py) with more to come: stop reading and paying for the rest
+        if message.get("more_body") and lost(self.scope):
             raise ClientDisconnected("the client stopped reading the response")
 
     def track_body(self, idle_timeout_s: float) -> None:
