@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_FORM, fromScenario, tierRef, tierText, toScenario } from "./scenario-form";
+import type { CatalogSummary, InstallationTier } from "@/api/pricing";
+import {
+  DEFAULT_FORM,
+  fromScenario,
+  installationStart,
+  tierRef,
+  tierRefLabel,
+  tierText,
+  toScenario,
+} from "./scenario-form";
 
 describe("scenario form", () => {
   it("turns the default form into the case-study scenario", () => {
@@ -82,5 +91,31 @@ describe("scenario form", () => {
     expect(again.extra).toEqual({ measured });
     const back = toScenario(again).body;
     expect(back).toEqual({ ...body, measured });
+  });
+});
+
+describe("the planner's first form", () => {
+  const catalogs = [
+    { id: "aws-us-east-1-2026", provider: "aws", region: "us-east-1", valid_from: "2026-07-28" },
+    { id: "aws-ap-northeast-1-2018", provider: "aws", region: "ap-northeast-1", valid_from: "2018-07-01" },
+    { id: "aws-ap-northeast-1-2026", provider: "aws", region: "ap-northeast-1", valid_from: "2026-07-28" },
+  ] as unknown as CatalogSummary[];
+  const mine = [
+    { id: 1, name: "hot", ref: "tier:hot", priceable: true, catalog: "aws-ap-northeast-1-2018" },
+    { id: 2, name: "tape", ref: "tier:tape", priceable: false, catalog: null },
+  ] as unknown as InstallationTier[];
+
+  it("opens on the installation's priceable tiers and the newest catalog of their region", () => {
+    const form = installationStart(DEFAULT_FORM, mine, catalogs);
+    expect(form.tiers).toEqual(["tier:hot"]);
+    expect(form.catalog).toBe("aws-ap-northeast-1-2026");
+  });
+
+  it("names a catalog in a tier reference as the dropdown does", () => {
+    expect(tierRefLabel("aws-us-east-1-2026:GLACIER@bulk", catalogs)).toBe(
+      "GLACIER@bulk, AWS us-east-1 (2026-07-28)",
+    );
+    expect(tierRefLabel("STANDARD", catalogs)).toBe("STANDARD");
+    expect(tierRefLabel("tier:hot", catalogs)).toBe("tier:hot");
   });
 });
