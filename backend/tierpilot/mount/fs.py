@@ -3,10 +3,11 @@
 Blocks (``block`` bytes, the last one shorter) are ranged GETs with ``If-Match`` on the snapshot's ETag (an
 object overwritten since the snapshot reads as EIO until a refresh, never as a mix of two versions), through
 the user's S3 keys and reservation: the gateway meters and reads ahead as for any client. A block read
-after its predecessor makes the next ``ahead`` blocks load in the background (0 by default: a mount next
-to its gateway reads best in order, which the gateway's stride detector follows; concurrent requests reach
-it out of order). The cache is a private
-directory bounded to ``cache_bytes`` (least recently used blocks go first), removed when the mount ends.
+after its predecessor makes the next ``ahead`` blocks load in the background, by one fetch thread, so the
+requests reach the gateway in order (its stride detector follows one reader's sequence; concurrent
+requests would arrive shuffled). The kernel keeps pages and names (``kernel_cache``, ``CACHE_S``). The
+cache is a private directory bounded to ``cache_bytes`` (least recently used blocks go first), removed when
+the mount ends.
 
 Archived objects (offline tier, no completed restore) are listed with their size; opening one fails with
 EACCES, and ``user.tierpilot.restore`` tells its state (``archived``, ``ongoing``, ``failed``).
@@ -30,6 +31,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from tierpilot.mount.tree import DirEntry, FileEntry, Tree
 
+CACHE_S = 5.0  # seconds the kernel trusts names and attributes: a refresh shows within this
 XATTRS = ("user.tierpilot.restore", "user.tierpilot.storage_class", "user.tierpilot.etag", "user.tierpilot.key")
 
 
@@ -85,7 +87,7 @@ class TierpilotFS(mfusepy.Operations):
     use_ns = True
 
     def __init__(self, load: Callable[[], Tree], client: Any, bucket: str, cache: BlockCache, *,
-                 block: int = 4 << 20, ahead: int = 0) -> None:
+                 block: int = 4 << 20, ahead: int = 2) -> None:
         self._load = load
         self.tree = load()
         self._client = client
@@ -98,10 +100,18 @@ class TierpilotFS(mfusepy.Operations):
         self._next_fh = 1
         self._lock = threading.Lock()
         self._inflight: dict[str, Future[bytes]] = {}
-        self._pool = ThreadPoolExecutor(8, thread_name_prefix="mount-fetch")
+        # one fetch thread: block requests reach the gateway in the order they were asked, as its stride
+        # detector expects of one reader; the reading thread works from the cache meanwhile
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="mount-fetch")
 
     def refresh(self) -> None:
         self.tree = self._load()
+
+    def init_with_config(self, conn: Any, config: Any) -> None:
+        """The tree is a snapshot and blocks are pinned to an ETag: the kernel may keep pages and names."""
+        if config is not None:
+            config.kernel_cache = 1
+            config.entry_timeout = config.attr_timeout = config.negative_timeout = CACHE_S
 
     # names -----------------------------------------------------------------------------------------------
 
