@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from datetime import UTC, datetime
 
 from tierpilot.kit.db import transaction
@@ -30,10 +31,20 @@ class Meter:
         self._counts: dict[tuple[str, int, int, str], list[int]] = {}
         self._lock = threading.Lock()
         self.dropped = 0
+        self._day_index = -1
+        self._day = ""
+
+    def _today(self) -> str:
+        # the UTC day's name, formatted once a day rather than per request
+        index = int(time.time() // 86400)
+        if index != self._day_index:
+            self._day = datetime.fromtimestamp(index * 86400, UTC).date().isoformat()
+            self._day_index = index
+        return self._day
 
     def add(self, user_id: int, bucket_id: int, direction: str, nbytes: int, requests: int = 1,
             day: str | None = None) -> None:
-        key = (day or datetime.now(UTC).date().isoformat(), user_id, bucket_id, direction)
+        key = (day or self._today(), user_id, bucket_id, direction)
         with self._lock:
             counts = self._counts.get(key)
             if counts is None:
