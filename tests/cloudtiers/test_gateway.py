@@ -120,6 +120,11 @@ def test_upload_list_download_on_a_cloud_tier_with_the_aws_cli(site: Site, tier:
     assert head["StorageClass"] == {"azcool": "COOL", "gcold": "COLDLINE"}[tier]
     ranged = client.get_object(Bucket=bucket, Key="data/big.bin", Range="bytes=100-199")["Body"].read()
     assert ranged == big.read_bytes()[100:200]
+    # fsck lists the tier through its driver: every blob known, no multipart part left behind
+    from tierpilot.lifecycle.fsck import fsck
+
+    report = fsck(min_age_s=0, tier_names=[f"{tier}-{site.tag}"])
+    assert report.blobs >= 2 and report.findings == [], report.findings
 
 
 # lifecycle rules speak S3's class names: the Azure tier serves STANDARD_IA as Cool, the GCS tier GLACIER_IR
