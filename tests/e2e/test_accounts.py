@@ -106,7 +106,7 @@ def test_admin_disables_a_member_whose_session_and_tokens_stop_at_once(
     admin.get_by_role("link", name="Audit log").click()
     expect(admin.get_by_role("heading", level=1, name="Audit log")).to_be_visible()
     events = admin.get_by_role("region", name="Events", exact=True)
-    expect(events.get_by_role("cell", name=f"user:{name}").first).to_be_visible()
+    expect(events.get_by_text(f"user:{name}", exact=True).first).to_be_visible()
     expect(events.get_by_text("user.disabled").first).to_be_visible()
     shoot(admin, artifacts, "desktop-accounts-audit")
     admin.get_by_label("User", exact=True).fill(name)

@@ -37,7 +37,16 @@ function detailText(detail: AuditEvent["detail"]): string {
 
 const columns: Array<Column<AuditEvent>> = [
   { id: "at", header: "When", cell: (e) => formatDateTime(e.at) },
-  { id: "event", header: "Event", cell: (e) => <Badge tone={tone(e.event)}>{e.event}</Badge> },
+  {
+    id: "event",
+    header: "Event",
+    cell: (e) => (
+      <span className="cell-stack">
+        <Badge tone={tone(e.event)}>{e.event}</Badge>
+        {e.target ? <span className="cell-sub mono">{e.target}</span> : null}
+      </span>
+    ),
+  },
   {
     id: "actor",
     header: "Who",
@@ -48,7 +57,6 @@ const columns: Array<Column<AuditEvent>> = [
       </span>
     ),
   },
-  { id: "target", header: "Target", cell: (e) => <code>{e.target}</code> },
   {
     id: "detail",
     header: "Detail",
