@@ -126,3 +126,18 @@ def test_metrics_need_loopback_or_the_token(api: Api, monkeypatch: pytest.Monkey
     assert not may_scrape("10.1.2.3", "Bearer wrong") and not may_scrape("127.0.0.1", "Bearer wrong")
     r = httpx.get(f"{api.url}/metrics")
     assert r.status_code == 200 and "tierpilot_db_pool_connections" in r.text
+
+
+def test_activity_shows_admins_the_gateway_counters_and_members_only_their_own(gateway: Gateway, api: Api) -> None:
+    admin, bob = _login(api, "root"), _login(api, "bob")
+    before = admin.get("/api/activity").json()
+    s3 = gateway.client("bob")
+    bucket = f"a-{uuid.uuid4().hex[:10]}"
+    s3.create_bucket(Bucket=bucket)
+    s3.put_object(Bucket=bucket, Key="k", Body=b"a" * 5000)
+    after = admin.get("/api/activity").json()
+    assert after["gateway"]["requests"] - before["gateway"]["requests"] >= 2
+    assert after["gateway"]["bytes_in"] - before["gateway"]["bytes_in"] >= 5000
+    mine = bob.get("/api/activity").json()
+    assert mine["gateway"] is None and mine["lifecycle_backlog"] is None
+    assert mine["reservations"] == [] and mine["restores_in_flight"] == 0

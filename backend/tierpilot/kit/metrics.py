@@ -120,6 +120,20 @@ def exposition(services: Iterable[str]) -> bytes:
     return generate_latest(registry)
 
 
+def totals(service: str) -> dict[str, float]:
+    """Sums over the processes of ``service`` and over labels, per sample name (e.g. every gateway process's
+    ``tierpilot_gateway_requests_total``, and ``..._requests_total{status=5xx}`` as ``..._requests_total:5xx``)."""
+    out: dict[str, float] = {}
+    for metric in _ServiceFiles((service,)).collect():
+        for sample in metric.samples:
+            out[sample.name] = out.get(sample.name, 0.0) + sample.value
+            status = sample.labels.get("status", "")
+            if status.startswith("5"):
+                key = f"{sample.name}:5xx"
+                out[key] = out.get(key, 0.0) + sample.value
+    return out
+
+
 def may_scrape(client_host: str | None, authorization: str | None) -> bool:
     """``/metrics`` is open to loopback clients; others need ``Authorization: Bearer <TIERPILOT_METRICS_TOKEN>``
     (with no token set, only loopback)."""

@@ -12,11 +12,13 @@ import logging
 from collections.abc import Iterable
 
 from prometheus_client.core import Metric
+from sqlalchemy.orm import Session
 
 from tierpilot.kit.db import transaction, utcnow
 from tierpilot.kit.metrics import gauge_family
 from tierpilot.lifecycle import repository as lifecycle
 from tierpilot.reservations import repository as reservations
+from tierpilot.reservations.models import Reservation
 from tierpilot.restores import repository as restores
 
 log = logging.getLogger(__name__)
@@ -30,19 +32,33 @@ def reservation_label(reservation_id: str) -> str:
     return hashlib.sha256(reservation_id.encode()).hexdigest()[:12]
 
 
+def restore_items(session: Session, owner_id: int | None) -> dict[str, int]:
+    """Restore items by state (one owner's, or everyone's)."""
+    totals = dict.fromkeys(RESTORE_STATES, 0)
+    for row in restores.tier_counts(session, owner_id):
+        for state, value in zip(RESTORE_STATES, row[3:8], strict=True):
+            totals[state] += int(value or 0)
+    loose, _oldest = restores.loose_items_active(session, owner_id)
+    totals["pending"] += loose  # gateway restores without a batch: counted as waiting on the tier
+    return totals
+
+
+def lifecycle_moves(session: Session) -> dict[str, int]:
+    return dict.fromkeys(MOVE_STATES, 0) | lifecycle.count_moves_by_state(session, None)
+
+
+def active_reservations(session: Session, owner_id: int | None) -> list[Reservation]:
+    return reservations.list_reservations(session, owner_id=owner_id, states=("active",), now=utcnow(),
+                                          limit=MAX_RESERVATIONS)
+
+
 def collect() -> Iterable[Metric]:
     """Gauges from the database (nothing when it cannot be read: a scrape never fails on them)."""
     try:
         with transaction() as session:
-            totals = dict.fromkeys(RESTORE_STATES, 0)
-            for row in restores.tier_counts(session, None):
-                for state, value in zip(RESTORE_STATES, row[3:8], strict=True):
-                    totals[state] += int(value or 0)
-            loose, _oldest = restores.loose_items_active(session, None)
-            totals["pending"] += loose  # gateway restores without a batch: counted as waiting on the tier
-            moves = dict.fromkeys(MOVE_STATES, 0) | lifecycle.count_moves_by_state(session, None)
-            active = reservations.list_reservations(session, owner_id=None, states=("active",), now=utcnow(),
-                                                    limit=MAX_RESERVATIONS)
+            totals = restore_items(session, None)
+            moves = lifecycle_moves(session)
+            active = active_reservations(session, None)
             booked = [([reservation_label(r.id), r.direction], float(r.rate_bps)) for r in active]
             achieved = [([reservation_label(r.id), r.direction], float(r.achieved_mean_bps or 0)) for r in active]
     except Exception:

@@ -7,7 +7,7 @@ from fastapi import APIRouter, Path, Query
 from tierpilot.auth.deps import CurrentUser, SessionDep
 from tierpilot.observability import service
 from tierpilot.observability.models import RequestTrace
-from tierpilot.observability.schemas import PhaseOut, RequestTraceOut, RequestTracesOut
+from tierpilot.observability.schemas import ActivityOut, PhaseOut, RequestTraceOut, RequestTracesOut
 
 router = APIRouter(tags=["requests"])
 
@@ -35,3 +35,10 @@ def get_request(session: SessionDep, user: CurrentUser,
                 request_id: str = Path(max_length=32, pattern="^[0-9A-Za-z]+$")) -> RequestTraceOut:
     """One sampled request with its phases (404 when not sampled, pruned, or someone else's)."""
     return _out(service.get_trace(session, user.id, user.is_admin, request_id))
+
+
+@router.get("/activity", response_model=ActivityOut)
+def get_activity(session: SessionDep, user: CurrentUser) -> ActivityOut:
+    """What is happening now: gateway counters (admins), restores in flight, lifecycle backlog (admins) and the
+    active reservations with achieved vs booked (the caller's own; everyone's for an admin)."""
+    return service.activity(session, user.id, user.is_admin)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 
 class PhaseOut(BaseModel):
@@ -25,3 +25,28 @@ class RequestTraceOut(BaseModel):
 
 class RequestTracesOut(BaseModel):
     items: list[RequestTraceOut]
+
+
+class GatewayTotals(BaseModel):
+    """Counters since the gateway processes started (rates come from two readings)."""
+
+    requests: float
+    errors: float
+    bytes_in: float
+    bytes_out: float
+    in_flight: float
+
+
+class ActiveReservation(BaseModel):
+    bucket: str
+    direction: str
+    booked_bps: int
+    achieved_bps: int | None
+
+
+class ActivityOut(BaseModel):
+    at: datetime
+    gateway: GatewayTotals | None = Field(description="installation-wide: admins only")
+    restores_in_flight: int
+    lifecycle_backlog: int | None = Field(description="queued and running moves: admins only")
+    reservations: list[ActiveReservation]

@@ -16,7 +16,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -26,8 +26,9 @@ from tierpilot.kit.db import transaction
 from tierpilot.kit.errors import NotFound
 from tierpilot.kit.settings import get_settings
 from tierpilot.kit.tracing import Recorder
-from tierpilot.observability import repository
+from tierpilot.observability import gauges, repository
 from tierpilot.observability.models import RequestTrace
+from tierpilot.observability.schemas import ActiveReservation, ActivityOut, GatewayTotals
 
 log = logging.getLogger(__name__)
 QUEUE_MAX = 5000  # records waiting for a flush at most; past it the oldest are dropped
@@ -143,3 +144,27 @@ def recent(session: Session, user_id: int, is_admin: bool, operation: str | None
            slower_than_ms: float | None, limit: int) -> list[RequestTrace]:
     """The newest sampled requests the caller may see."""
     return repository.recent(session, _visible(user_id, is_admin), operation, bucket, slower_than_ms, limit)
+
+
+def activity(session: Session, user_id: int, is_admin: bool) -> ActivityOut:
+    """The Overview's live figures; installation-wide counters only for admins."""
+    owner = _visible(user_id, is_admin)
+    gateway = None
+    if is_admin:
+        t = metrics.totals("gateway")
+        gateway = GatewayTotals(requests=t.get("tierpilot_gateway_requests_total", 0.0),
+                                errors=t.get("tierpilot_gateway_requests_total:5xx", 0.0),
+                                bytes_in=t.get("tierpilot_gateway_received_bytes_total", 0.0),
+                                bytes_out=t.get("tierpilot_gateway_sent_bytes_total", 0.0),
+                                in_flight=t.get("tierpilot_gateway_requests_in_flight", 0.0))
+    items = gauges.restore_items(session, owner)
+    backlog = None
+    if is_admin:
+        moves = gauges.lifecycle_moves(session)
+        backlog = moves.get("queued", 0) + moves.get("running", 0)
+    return ActivityOut(
+        at=datetime.now(UTC), gateway=gateway, restores_in_flight=items["pending"] + items["ongoing"],
+        lifecycle_backlog=backlog,
+        reservations=[ActiveReservation(bucket=r.bucket, direction=r.direction, booked_bps=r.rate_bps,
+                                        achieved_bps=r.achieved_mean_bps)
+                      for r in gauges.active_reservations(session, owner)])
