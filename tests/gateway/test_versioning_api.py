@@ -14,8 +14,8 @@ from fastapi.testclient import TestClient
 from tests.conftest import login
 
 
-@pytest.fixture
-def api() -> Iterator[TestClient]:
+@pytest.fixture(scope="module")
+def api(gateway: object) -> Iterator[TestClient]:
     """alice (the gateway tests' member) signed in to the API; no table is emptied afterwards."""
     from tierpilot.api import create_app
 
