@@ -57,3 +57,12 @@ def test_a_traced_put_shows_its_phases_as_a_waterfall(new_context: NewContext, p
                                                   re.S | re.I))
         expect(page.get_by_text(re.compile(r"PUT object.*answered 200 in"))).to_be_visible()
         shoot(page, artifacts, f"{size}-requests-waterfall")
+        page.goto("/")
+        live = page.get_by_role("region", name="Live activity")
+        expect(live).to_contain_text("Restores in flight")
+        expect(live).not_to_contain_text("Requests/s")  # installation-wide rates are for admins
+        shoot(page, artifacts, f"{size}-overview-live-activity")
+    admin.goto("/")
+    expect(admin.get_by_role("region", name="Live activity")).to_contain_text("Requests/s")
+    expect(admin.get_by_role("region", name="Live activity")).to_contain_text("MB/s", timeout=20_000)
+    shoot(admin, artifacts, "desktop-overview-live-activity-admin")

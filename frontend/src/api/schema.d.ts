@@ -4002,6 +4002,11 @@ export interface components {
              * @description the tier, bucket or user name
              */
             key: string;
+            /**
+             * Lifecycle
+             * @description transition fees and early deletion of lifecycle moves
+             */
+            lifecycle: number;
             /** Read Bytes */
             read_bytes: number;
             /** Read Requests */
@@ -4023,6 +4028,8 @@ export interface components {
         SpendMonthOut: {
             /** Egress */
             egress: number;
+            /** Lifecycle */
+            lifecycle: number;
             /** Month */
             month: string;
             /** Requests */

@@ -40,3 +40,12 @@ export const requestQueryOptions = (id: string) =>
     queryKey: requestsKeys.detail(id),
     queryFn: () => unwrap(api.GET("/api/requests/{request_id}", { params: { path: { request_id: id } } })),
   });
+
+export type Activity = Schemas["ActivityOut"];
+
+export const activityQueryOptions = () =>
+  queryOptions({
+    queryKey: [...requestsKeys.all, "activity"] as const,
+    queryFn: () => unwrap(api.GET("/api/activity")),
+    refetchInterval: 5000,
+  });

@@ -4,6 +4,7 @@ import { overviewQueryOptions } from "@/api/overview";
 import { BucketsTable } from "@/components/overview/BucketsTable";
 import { BucketVolumeChart } from "@/components/overview/BucketVolumeChart";
 import { HealthSummary } from "@/components/overview/HealthSummary";
+import { LiveActivity } from "@/components/overview/LiveActivity";
 import { TierUsageList } from "@/components/overview/TierUsageList";
 import { tierColorMap } from "@/components/overview/tier-colors";
 import { Card, CopyButton, EmptyState, PageHeader } from "@/components/ui";
@@ -48,6 +49,8 @@ function OverviewPage() {
           <HealthSummary />
         </div>
       </div>
+
+      <LiveActivity />
 
       <Card
         title="S3 gateway"

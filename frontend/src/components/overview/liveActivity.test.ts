@@ -1,0 +1,45 @@
+import { describe, expect, it } from "vitest";
+import type { Activity } from "@/api/requests";
+import { appendPoint, ratesBetween } from "./liveActivity";
+
+function reading(at: string, requests: number, bytesOut: number): Activity {
+  return {
+    at,
+    gateway: { requests, errors: 0, bytes_in: 0, bytes_out: bytesOut, in_flight: 1 },
+    restores_in_flight: 0,
+    lifecycle_backlog: 0,
+    reservations: [],
+  };
+}
+
+describe("ratesBetween", () => {
+  it("divides counter growth by the time between readings", () => {
+    const point = ratesBetween(
+      reading("2026-11-25T00:00:00Z", 100, 0),
+      reading("2026-11-25T00:00:05Z", 150, 50e6),
+    );
+    expect(point?.requestsPerS).toBe(10);
+    expect(point?.outMBps).toBe(10);
+  });
+
+  it("counts from zero after a gateway restart and gives nothing without counters", () => {
+    const point = ratesBetween(
+      reading("2026-11-25T00:00:00Z", 100, 0),
+      reading("2026-11-25T00:00:10Z", 20, 0),
+    );
+    expect(point?.requestsPerS).toBe(2);
+    expect(
+      ratesBetween(
+        { ...reading("2026-11-25T00:00:00Z", 1, 0), gateway: null },
+        reading("2026-11-25T00:00:05Z", 2, 0),
+      ),
+    ).toBeNull();
+  });
+});
+
+describe("appendPoint", () => {
+  it("keeps the newest points", () => {
+    const p = { t: 0, requestsPerS: 0, errorsPerS: 0, inMBps: 0, outMBps: 0 };
+    expect(appendPoint([p, p, p], { ...p, t: 9 }, 2).map((x) => x.t)).toEqual([0, 9]);
+  });
+});
