@@ -1,13 +1,6 @@
 import type { NewAccessKey } from "@/api/keys";
 import { Button, CopyButton, CopyField, Dialog } from "@/components/ui";
-
-function envSnippet(key: NewAccessKey): string {
-  return [
-    `export AWS_ACCESS_KEY_ID=${key.access_key_id}`,
-    `export AWS_SECRET_ACCESS_KEY=${key.secret_access_key}`,
-    `export AWS_ENDPOINT_URL=${key.gateway_url}`,
-  ].join("\n");
-}
+import { endpointSnippets } from "./endpoint-snippets";
 
 /**
  * Shows a freshly issued secret once. The caller drops the secret from memory on close;
@@ -39,13 +32,17 @@ export function NewSecretDialog({
           <CopyField label="Access key ID" value={secret.access_key_id} />
           <CopyField label="Secret access key" value={secret.secret_access_key} secret />
           <CopyField label="S3 gateway endpoint" value={secret.gateway_url} />
-          <div className="ui-copyfield">
-            <span className="ui-field__label">Shell environment (AWS CLI, boto3, rclone)</span>
-            <pre className="snippet">{envSnippet(secret)}</pre>
-            <div>
-              <CopyButton value={envSnippet(secret)} label="Copy snippet" />
+          {endpointSnippets(secret).map((snippet) => (
+            <div className="ui-copyfield" key={snippet.id}>
+              <span className="ui-field__label">{snippet.title}</span>
+              <pre className="snippet" data-snippet={snippet.id}>
+                {snippet.code}
+              </pre>
+              <div>
+                <CopyButton value={snippet.code} label={`Copy the ${snippet.id} snippet`} />
+              </div>
             </div>
-          </div>
+          ))}
         </div>
       ) : null}
     </Dialog>
