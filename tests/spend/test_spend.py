@@ -21,6 +21,7 @@ from tierpilot.kit.flow import BestEffortPolicy, FlowRequest
 from tierpilot.pricing.catalogs import shipped_catalogs
 from tierpilot.spend import repository, service
 from tierpilot.spend.metering import Meter, MeteringPolicy
+from tierpilot.tiers import repository as tiers_repository
 from tierpilot.tiers import service as tiers
 from tierpilot.tiers.schemas import TierCreate
 
@@ -144,3 +145,26 @@ def test_spend_api_answers_owners_and_refuses_bad_input(member_client: TestClien
         assert r.status_code == 422 and field in r.text, (params, r.text)
     r = member_client.get("/api/spend.csv", params={"month": datetime.now(UTC).strftime("%Y-%m")})
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/csv")
+
+
+def test_lifecycle_moves_of_the_month_are_charged_to_their_target_tier(session: Session, tmp_path: Path) -> None:
+    from tierpilot.lifecycle import repository as lifecycle_repository
+
+    owner = _setup(session, tmp_path)
+    ia = next(t for t in tiers_repository.list_tiers(session) if t.name == "ia")
+    lifecycle_repository.add_meter(session, day="2026-11-03", action="transition", src_tier_id=ia.id,
+                                   dst_tier_id=ia.id, objects=2000, transition_requests=2000,
+                                   early_deletion_nanousd=500_000_000)
+    lifecycle_repository.add_meter(session, day="2026-10-30", action="transition", src_tier_id=ia.id,
+                                   dst_tier_id=ia.id, objects=1000, transition_requests=1000)
+    session.flush()
+    admin, _ = auth.create_user(session, "root", "root-password", is_admin=True)
+    by_tier = service.spend(session, admin, "2026-11", "tier", now=NOW)
+    # 2,000 transitions at 0.01 $ per 1,000 into Standard-IA, plus 0.50 $ of early deletion
+    assert by_tier["groups"][0]["lifecycle"] == pytest.approx(0.02 + 0.5)
+    october = next(h for h in by_tier["history"] if h["month"] == "2026-10")
+    assert october["lifecycle"] == pytest.approx(0.01)
+    by_bucket = service.spend(session, admin, "2026-11", "bucket", now=NOW)
+    assert any(g["key"] == service.LIFECYCLE_KEY for g in by_bucket["groups"])
+    # an owner's statement holds only what is theirs
+    assert all(g["lifecycle"] == 0 for g in service.spend(session, owner, "2026-11", "bucket", now=NOW)["groups"])

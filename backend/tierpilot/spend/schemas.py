@@ -11,6 +11,7 @@ class SpendLineOut(BaseModel):
     requests: float
     retrieval: float
     egress: float
+    lifecycle: float = Field(description="transition fees and early deletion of lifecycle moves")
     total: float
     gib_days: float
     read_requests: int
@@ -26,6 +27,7 @@ class SpendMonthOut(BaseModel):
     requests: float
     retrieval: float
     egress: float
+    lifecycle: float
     total: float
 
 

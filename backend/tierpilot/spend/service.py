@@ -25,6 +25,7 @@ from tierpilot.auth import repository as auth_repository
 from tierpilot.auth.models import User
 from tierpilot.catalog import repository as catalog_repository
 from tierpilot.kit.errors import Invalid
+from tierpilot.lifecycle import repository as lifecycle_repository
 from tierpilot.pricing import service as pricing
 from tierpilot.pricing.engine import DAYS_PER_MONTH, GIB, THOUSAND, ZERO, band_cost
 from tierpilot.pricing.schemas import Catalog, StorageClass
@@ -33,8 +34,9 @@ from tierpilot.tiers import repository as tiers_repository
 
 GroupBy = Literal["tier", "bucket", "user"]
 GROUPS: tuple[GroupBy, ...] = ("tier", "bucket", "user")
-COMPONENTS = ("storage", "requests", "retrieval", "egress")
-NOT_METERED = ["restores", "lifecycle transitions", "HEAD, LIST and other metadata requests"]
+COMPONENTS = ("storage", "requests", "retrieval", "egress", "lifecycle")
+NOT_METERED = ["restores", "HEAD, LIST and other metadata requests"]
+LIFECYCLE_KEY = "(lifecycle moves, all buckets)"
 HISTORY_MONTHS = 6
 MONTH = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
 
@@ -65,6 +67,7 @@ class Line:
     requests: Decimal = ZERO
     retrieval: Decimal = ZERO
     egress: Decimal = ZERO
+    lifecycle: Decimal = ZERO  # transition fees and early deletion of executed moves (admins: not per bucket)
     gib_days: Decimal = ZERO
     read_requests: int = 0
     write_requests: int = 0
@@ -74,7 +77,7 @@ class Line:
 
     @property
     def total(self) -> Decimal:
-        return self.storage + self.requests + self.retrieval + self.egress
+        return self.storage + self.requests + self.retrieval + self.egress + self.lifecycle
 
     def out(self) -> dict[str, Any]:
         return {"key": self.key, **{c: float(round(getattr(self, c), 6)) for c in COMPONENTS},
@@ -174,7 +177,8 @@ def _compute(session: Session, user: User, first_month: date, last_month: date, 
     out: list[MonthSpend] = []
     month = first_month
     while month <= last_month:
-        prices, tier_names = _tier_prices(session, tier_ids, _month_end(month))
+        moves = _lifecycle_of_month(session, month) if user.is_admin else []
+        prices, tier_names = _tier_prices(session, tier_ids | {r[2] for r in moves}, _month_end(month))
         book = _Book(group_by, {b.id: b for b in buckets}, owners, tier_names, prices)
         for b in buckets:
             gd = gib_days.get((b.id, month), ZERO)
@@ -188,12 +192,31 @@ def _compute(session: Session, user: User, first_month: date, last_month: date, 
                 continue
             for tier_id, share in shares.get(bucket_id, {}).items():
                 book.add_usage(bucket_id, tier_id, share, direction == "read", n, nbytes)
+        for _action, _src, dst, transition_requests, early_nano in moves:
+            p = prices.get(dst)
+            fee = Decimal(transition_requests) * p.cls.transition_per_1k / THOUSAND if p is not None else ZERO
+            book.add_moves(dst, fee + Decimal(early_nano) / Decimal(10**9))
         month_start = datetime(month.year, month.month, 1, tzinfo=UTC)
         month_stop = datetime.combine(_month_end(month) + timedelta(days=1), datetime.min.time(), UTC)
         elapsed = max(ZERO, Decimal((min(now, month_stop) - month_start).total_seconds()) / 86400)
         out.append(MonthSpend(month, book.lines, book.per_bucket, elapsed,
                               calendar.monthrange(month.year, month.month)[1]))
         month = _shift(month, 1)
+    return out
+
+
+def _lifecycle_of_month(session: Session, month: date) -> list[tuple[str, int, int, int, int]]:
+    """(action, source tier, target tier, transition requests, early-deletion nano-USD) of the moves executed
+    in a month: the totals from its first day less those from the next month's."""
+    def totals(since: date) -> dict[tuple[str, int, int], tuple[int, int]]:
+        return {(str(r[0]), int(r[1]), int(r[2])): (int(r[5] or 0), int(r[6] or 0))
+                for r in lifecycle_repository.meter_totals(session, since.isoformat())}
+    start, after = totals(month), totals(_shift(month, 1))
+    out = []
+    for key, (requests, nano) in start.items():
+        later = after.get(key, (0, 0))
+        if requests - later[0] or nano - later[1]:
+            out.append((*key, requests - later[0], nano - later[1]))
     return out
 
 
@@ -223,6 +246,14 @@ class _Book:
                 setattr(target, name, getattr(target, name) + value)
             if tier_id in self.prices:
                 target.catalogs.add(self.prices[tier_id].catalog.id)
+
+    def add_moves(self, tier_id: int, cost: Decimal) -> None:
+        """Lifecycle charges: on the target tier's line, else on one line for every bucket (not per bucket)."""
+        key = self.tier_names.get(tier_id, f"tier {tier_id}") if self.group_by == "tier" else LIFECYCLE_KEY
+        line = self.lines.setdefault(key, Line(key))
+        line.lifecycle += cost
+        if tier_id in self.prices:
+            line.catalogs.add(self.prices[tier_id].catalog.id)
 
     def add_usage(self, bucket_id: int, tier_id: int, share: Decimal, reads: bool, n: int, nbytes: int) -> None:
         p = self.prices.get(tier_id)
@@ -286,7 +317,7 @@ def spend(session: Session, user: User, month_text: str, group_by: str, divergen
                                    "volume changed during the month")
                 elif c != "storage" and value > 0 and value > plan * divergence:
                     what = {"requests": "more requests", "retrieval": "reads of a class with retrieval fees",
-                            "egress": "reads leaving the cloud"}[c]
+                            "egress": "reads leaving the cloud", "lifecycle": "lifecycle moves"}[c]
                     reasons.append(f"{c} {float(value):.4f} $ not in the plan ({what} than planned: the plan "
                                    "assumed no reads)")
         comparison.append({"bucket": names.get(bucket_id, str(bucket_id)), "planned": float(round(plan, 6)),

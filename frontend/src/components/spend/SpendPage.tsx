@@ -27,6 +27,7 @@ import {
   formatUsd,
   monthProgress,
   SPEND_COLORS,
+  SPEND_COMPONENTS,
   SPEND_LABELS,
   usedSpendComponents,
 } from "./spend-data";
@@ -48,7 +49,7 @@ export function SpendPage() {
 
   const columns: Array<Column<SpendLine>> = [
     { id: "key", header: groupLabel, cell: (r) => <strong>{r.key}</strong> },
-    ...(["storage", "requests", "retrieval", "egress"] as const).map(
+    ...SPEND_COMPONENTS.map(
       (c): Column<SpendLine> => ({
         id: c,
         header: SPEND_LABELS[c],

@@ -21,8 +21,8 @@ const spend = (history: Spend["history"], days = 15, inMonth = 30): Spend => ({
 describe("spend data", () => {
   it("draws only the components that cost anything", () => {
     const s = spend([
-      { month: "2026-10", storage: 1, requests: 0, retrieval: 0, egress: 0, total: 1 },
-      { month: "2026-11", storage: 1, requests: 0.1, retrieval: 0, egress: 0, total: 1.1 },
+      { month: "2026-10", storage: 1, requests: 0, retrieval: 0, egress: 0, lifecycle: 0, total: 1 },
+      { month: "2026-11", storage: 1, requests: 0.1, retrieval: 0, egress: 0, lifecycle: 0, total: 1.1 },
     ]);
     expect(usedSpendComponents(s)).toEqual(["storage", "requests"]);
   });

@@ -2,7 +2,7 @@
 import type { Spend } from "@/api/spend";
 import { COMPONENT_COLORS, COMPONENT_LABELS, formatUsd } from "@/components/pricing/chart-data";
 
-export const SPEND_COMPONENTS = ["storage", "requests", "retrieval", "egress"] as const;
+export const SPEND_COMPONENTS = ["storage", "requests", "retrieval", "egress", "lifecycle"] as const;
 export type SpendComponent = (typeof SPEND_COMPONENTS)[number];
 
 export const SPEND_LABELS: Record<SpendComponent, string> = {
@@ -10,6 +10,7 @@ export const SPEND_LABELS: Record<SpendComponent, string> = {
   requests: COMPONENT_LABELS.requests,
   retrieval: COMPONENT_LABELS.retrieval,
   egress: COMPONENT_LABELS.egress,
+  lifecycle: "Lifecycle moves",
 };
 
 export const SPEND_COLORS: Record<SpendComponent, string> = {
@@ -17,6 +18,7 @@ export const SPEND_COLORS: Record<SpendComponent, string> = {
   requests: COMPONENT_COLORS.requests,
   retrieval: COMPONENT_COLORS.retrieval,
   egress: COMPONENT_COLORS.egress,
+  lifecycle: COMPONENT_COLORS.early_deletion,
 };
 
 export { formatUsd };
