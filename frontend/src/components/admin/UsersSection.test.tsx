@@ -1,11 +1,13 @@
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
-import { render, screen, within } from "@testing-library/react";
+import { configure, render, screen, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { installFakeApi } from "@/test/fake-api";
 import { UsersSection } from "./UsersSection";
 
 afterEach(() => vi.unstubAllGlobals());
+// the machine is shared and loaded: a first render may take longer than the default second
+configure({ asyncUtilTimeout: 5000 });
 
 function renderSection() {
   const client = new QueryClient({ defaultOptions: { queries: { retry: false } } });
