@@ -12,6 +12,7 @@ from tierpilot.gateway.cli import gateway_app
 from tierpilot.kit.settings import get_settings
 from tierpilot.lifecycle.cli import fsck, lifecycle_app
 from tierpilot.mount.cli import mount
+from tierpilot.observability.bench_cli import bench_app
 from tierpilot.pricing.cli import plan
 from tierpilot.tiers.cli import tiers_app
 
@@ -24,6 +25,7 @@ app.add_typer(users_app, name="users")
 app.add_typer(gateway_app, name="gateway")
 app.add_typer(lifecycle_app, name="lifecycle")
 app.add_typer(tiers_app, name="tiers")
+app.add_typer(bench_app, name="bench")
 app.command("fsck")(fsck)
 app.command("plan")(plan)
 app.command("mount")(mount)

@@ -1,0 +1,47 @@
+"""A sweep through real gateway processes with a user's own keys: points with rates, percentiles and the
+gateway's phase times; the scratch bucket is gone after; the CLI writes the points as CSV."""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import ROOT
+from tests.gateway.conftest import Gateway
+from tierpilot.observability.sweep import Sweep
+
+
+def test_a_sweep_measures_each_point_and_leaves_no_bucket(gateway: Gateway) -> None:
+    alice = gateway.users["alice"]
+    progress: list[tuple[int, int]] = []
+    sweep = Sweep(gateway.url, alice.access_key_id, alice.secret_access_key)
+    points = sweep.run(["put", "get"], [1024], [1, 4], 0.5, progress=lambda i, n, _p: progress.append((i, n)))
+    assert progress == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    assert [(p.workload, p.concurrency) for p in points] == [("put", 1), ("put", 4), ("get", 1), ("get", 4)]
+    for p in points:
+        assert p.ops_per_s > 0 and p.failures == 0 and p.object_size == 1024
+        assert 0 < p.ttfb_p50_ms <= p.p50_ms <= p.p90_ms <= p.p99_ms
+        assert abs(p.mb_per_s - p.ops_per_s * 1024 / 1e6) < 0.01
+    assert {"auth", "transfer", "commit"} <= set(points[0].phases_ms)
+    assert {"auth", "tier_open", "transfer"} <= set(points[2].phases_ms)
+    names = [b["Name"] for b in gateway.client("alice").list_buckets()["Buckets"]]
+    assert sweep.bucket not in names
+
+
+def test_the_cli_sweeps_with_the_keys_of_the_environment(gateway: Gateway, tmp_path: Path) -> None:
+    alice = gateway.users["alice"]
+    out = tmp_path / "points.csv"
+    env = dict(os.environ, AWS_ACCESS_KEY_ID=alice.access_key_id, AWS_SECRET_ACCESS_KEY=alice.secret_access_key)
+    done = subprocess.run([sys.executable, "-m", "tierpilot.cli", "bench", "sweep", "--endpoint", gateway.url,
+                           "--workload", "put", "--sizes", "2048", "--concurrency", "2", "--seconds", "0.3",
+                           "--output", str(out)], env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    rows = list(csv.DictReader(out.open()))
+    assert len(rows) == 1 and rows[0]["workload"] == "put" and rows[0]["object_size"] == "2048"
+    assert float(rows[0]["ops_per_s"]) > 0 and rows[0]["failures"] == "0"
+    bad = subprocess.run([sys.executable, "-m", "tierpilot.cli", "bench", "sweep", "--sizes", "0"], env=env,
+                         cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--sizes" in bad.stderr
