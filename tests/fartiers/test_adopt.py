@@ -113,6 +113,14 @@ def test_cli_adopts_with_a_progress_line_and_refuses_unknown_tiers(remote: dict[
     assert bad.exit_code == 2 and "no tier named" in bad.output
 
 
+def test_a_flat_bucket_is_cut_into_ranges_too(remote: dict[str, Any]) -> None:
+    client, bucket = remote["client"], remote["bucket"]
+    expected = _put_many(client, bucket, [f"k{i:04d}" for i in range(300)] + ["a/1", "zz/2", "z"])
+    progress = adopt(remote["tier"], bucket, owner_id=_owner_id(remote), workers=8, page_size=40)
+    assert _catalog(bucket) == expected
+    assert progress.ranges_total > 5  # not one pager over the top level
+
+
 def test_progress_counts_requests(remote: dict[str, Any]) -> None:
     seen: list[int] = []
     _put_many(remote["client"], remote["bucket"], ["x"])

@@ -1,16 +1,17 @@
 """Adopt a bucket that already lives on a remote (s3) tier: its listing becomes catalog rows, no byte is copied.
 
 Listing a large bucket page by page costs one round trip per 1,000 keys, so it is parallel: a delimiter
-listing finds the top-level prefixes (and the keys beside them), ``workers`` threads list the prefixes at
-once, and a range whose first page is not its last has the rest of its keys cut into disjoint ranges at
-fixed characters, one position deeper each time, listed at once too (``StartAfter`` as the lower bound, the
-first key past the upper bound ends a range). Pages go through a queue to the calling thread,
-which inserts them in batches (``catalog.repository.adopt_objects``, one transaction per batch). Adopted
-objects keep their key in their bucket (``drivers.s3.adopted_locator``): reads go there through the tier's
-driver, so read-ahead, reservations and restores apply as to any object of the tier.
+listing finds the top-level prefixes (and the keys beside them; a top level of more than a page has the
+rest cut into key ranges), ``workers`` threads list the prefixes at once, and a range whose first page is
+not its last has the rest of its keys cut into disjoint ranges at fixed characters, one position deeper
+each time, listed at once too (``StartAfter`` as the lower bound, the first key past the upper bound ends
+a range). Pages go through a queue to the calling thread, which inserts them in batches
+(``catalog.repository.adopt_objects``, one transaction per batch). Adopted objects keep their key in their
+bucket (``drivers.s3.adopted_locator``): reads go there through the tier's driver, so read-ahead,
+reservations and restores apply as to any object of the tier.
 
-Run again (``tierpilot tiers adopt`` or ``rescan``), it adds the keys that appeared since; rows of keys
-the catalog has already stay as they are.
+Run again (``tierpilot tiers adopt``), it adds the keys that appeared since; rows of keys the catalog has
+already stay as they are.
 """
 
 from __future__ import annotations
@@ -110,18 +111,17 @@ def _list_range(client: Any, bucket: str, rng: KeyRange, out: queue.Queue[Any], 
         args["ContinuationToken"] = page["NextContinuationToken"]
 
 
-def discover(client: Any, bucket: str, prefix: str = "") -> tuple[list[dict[str, Any]], list[str]]:
-    """(objects directly under ``prefix``, its sub-prefixes) from one delimiter listing."""
-    objects: list[dict[str, Any]] = []
-    prefixes: list[str] = []
-    args: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix, "Delimiter": "/"}
-    while True:
-        page = client.list_objects_v2(**args)
-        objects += page.get("Contents", [])
-        prefixes += [p["Prefix"] for p in page.get("CommonPrefixes", [])]
-        if not page.get("IsTruncated"):
-            return objects, prefixes
-        args["ContinuationToken"] = page["NextContinuationToken"]
+def discover(client: Any, bucket: str, page_size: int = 1000) -> tuple[list[dict[str, Any]], list[str], str | None]:
+    """One delimiter listing of the bucket's top level: (objects, prefixes, and when the level has more
+    than a page, the key after which the rest of the bucket lies)."""
+    page = client.list_objects_v2(Bucket=bucket, Delimiter="/", MaxKeys=page_size)
+    objects = page.get("Contents", [])
+    prefixes = [p["Prefix"] for p in page.get("CommonPrefixes", [])]
+    if not page.get("IsTruncated"):
+        return objects, prefixes, None
+    # past the page: everything after its last object and after every key under its last prefix
+    last = max([o["Key"] for o in objects] + [p + "\U0010ffff" for p in prefixes])
+    return objects, prefixes, last
 
 
 def list_parallel(client: Any, bucket: str, *, workers: int = 16, progress: Progress | None = None,
@@ -129,11 +129,13 @@ def list_parallel(client: Any, bucket: str, *, workers: int = 16, progress: Prog
     """Every object of ``bucket`` as pages of ListObjectsV2 ``Contents``, listed ``workers`` ranges at a time."""
     progress = progress if progress is not None else Progress()
     lock = threading.Lock()
-    top, prefixes = discover(client, bucket)
+    top, prefixes, rest = discover(client, bucket, page_size)
     progress.requests += 1
     if top:
         yield top
     ranges = [KeyRange(p) for p in prefixes]
+    if rest is not None:  # a wide top level (a flat bucket): its rest in cut ranges, no delimiter
+        ranges += split_after("", rest, None)
     if not ranges:
         return
     pages: queue.Queue[Any] = queue.Queue(maxsize=4 * workers)
