@@ -17,6 +17,7 @@ TASK_MODULES = [
     "tierpilot.lifecycle.tasks",
     "tierpilot.reservations.tasks",
     "tierpilot.tiers.tasks",
+    "tierpilot.observability.tasks",
 ]
 
 BEAT_SCHEDULE: dict[str, dict[str, object]] = {

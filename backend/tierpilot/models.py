@@ -7,7 +7,7 @@ from tierpilot.kit.counters import SharedCounter
 from tierpilot.kit.db import Base
 from tierpilot.lifecycle.models import LifecycleConfiguration, LifecycleMeter, LifecycleMove
 from tierpilot.notifications.models import Notification
-from tierpilot.observability.models import RequestTrace
+from tierpilot.observability.models import BenchmarkRun, RequestTrace
 from tierpilot.pricing.models import PriceCatalog, Scenario
 from tierpilot.reservations.models import CapacityPool, Reservation, ReservationSample
 from tierpilot.restores.models import RestoreBatch, RestoreBatchTier, RestoreItem, RestoreSchedule
@@ -19,5 +19,5 @@ __all__ = ["AccessKey", "ApiToken", "AuditEvent", "Base", "Bucket", "CapacityPoo
            "Reservation", "ReservationSample", "RestoreBatch", "RestoreBatchTier", "RestoreItem", "RestoreSchedule",
            "Scenario", "SharedCounter", "Tier", "UploadPart", "User"]
 __all__ += ["ObjectVersion"]
-__all__ += ["RequestTrace"]
+__all__ += ["BenchmarkRun", "RequestTrace"]
 __all__ += ["UsageMeter"]

@@ -31,7 +31,7 @@ def upgrade() -> None:
         sa.Column("operation", sa.String(length=64), nullable=False),
         sa.Column("status", sa.Integer(), nullable=False),
         sa.Column("bytes", sa.BigInteger(), nullable=False),
-        sa.Column("total_ms", sa.Float(), nullable=False),
+        sa.Column("total_ms", sa.Double(), nullable=False),
         sa.Column("reason", sa.String(length=16), nullable=False),
         sa.Column("phases", sa.JSON(), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_request_traces")),
@@ -40,9 +40,29 @@ def upgrade() -> None:
     op.create_index("ix_request_traces_request_id", "request_traces", ["request_id"], unique=True)
     op.create_index("ix_request_traces_user_at", "request_traces", ["user_id", "at"], unique=False)
     op.create_index("ix_request_traces_at", "request_traces", ["at"], unique=False)
+    op.create_table(
+        "benchmark_runs",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("owner_id", sa.Integer(), nullable=False),
+        sa.Column("state", sa.String(length=16), nullable=False),
+        sa.Column("progress", sa.Double(), nullable=False),
+        sa.Column("params", sa.JSON(), nullable=False),
+        sa.Column("points", sa.JSON(), nullable=False),
+        sa.Column("error", sa.String(length=500), nullable=False),
+        sa.Column("cancel_requested", sa.Boolean(), nullable=False),
+        sa.Column("created_at", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("finished_at", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=True),
+        sa.ForeignKeyConstraint(["owner_id"], ["users.id"], name=op.f("fk_benchmark_runs_owner_id_users"),
+                                ondelete="CASCADE"),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_benchmark_runs")),
+        sqlite_autoincrement=True,
+    )
+    op.create_index("ix_benchmark_runs_owner_created", "benchmark_runs", ["owner_id", "created_at"], unique=False)
 
 
 def downgrade() -> None:
+    op.drop_index("ix_benchmark_runs_owner_created", table_name="benchmark_runs")
+    op.drop_table("benchmark_runs")
     op.drop_index("ix_request_traces_at", table_name="request_traces")
     op.drop_index("ix_request_traces_user_at", table_name="request_traces")
     op.drop_index("ix_request_traces_request_id", table_name="request_traces")

@@ -121,6 +121,10 @@ class Settings(BaseSettings):
     trace_keep: int = Field(20_000, ge=100, le=10_000_000, description="request traces kept; older ones are pruned")
     otel_endpoint: str = Field("", description="OTLP/HTTP collector base URL (e.g. http://127.0.0.1:4318) the gateway "
                                "sends sampled request traces to; empty = OTEL_EXPORTER_OTLP_ENDPOINT, else none")
+    bench_max_run_s: float = Field(600.0, gt=0, description="longest benchmark run users may start from the "
+                                   "dashboard (points x seconds per point)")
+    bench_max_concurrency: int = Field(64, ge=1, le=1024, description="most concurrent requests of a benchmark point")
+    bench_max_object_bytes: int = Field(64 << 20, ge=1, description="largest object size of a benchmark run")
 
     @field_validator("trusted_proxies")
     @classmethod

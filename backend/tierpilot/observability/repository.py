@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import delete, func, insert, select
 from sqlalchemy.orm import Session
 
-from tierpilot.observability.models import RequestTrace
+from tierpilot.observability.models import BenchmarkRun, RequestTrace
 
 
 def add_many(session: Session, rows: Sequence[dict[str, Any]]) -> None:
@@ -43,3 +43,30 @@ def recent(session: Session, user_id: int | None, operation: str | None, bucket:
     if slower_than_ms is not None:
         q = q.where(RequestTrace.total_ms >= slower_than_ms)
     return list(session.scalars(q.order_by(RequestTrace.id.desc()).limit(limit)))
+
+
+def add_run(session: Session, run: BenchmarkRun) -> BenchmarkRun:
+    session.add(run)
+    session.flush()
+    return run
+
+
+def get_run(session: Session, run_id: int, for_update: bool = False) -> BenchmarkRun | None:
+    q = select(BenchmarkRun).where(BenchmarkRun.id == run_id)
+    return session.scalar(q.with_for_update() if for_update else q)
+
+
+def runs(session: Session, owner_id: int | None, limit: int) -> list[BenchmarkRun]:
+    q = select(BenchmarkRun)
+    if owner_id is not None:
+        q = q.where(BenchmarkRun.owner_id == owner_id)
+    return list(session.scalars(q.order_by(BenchmarkRun.id.desc()).limit(limit)))
+
+
+def active_run_of(session: Session, owner_id: int) -> BenchmarkRun | None:
+    return session.scalar(select(BenchmarkRun).where(BenchmarkRun.owner_id == owner_id,
+                                                     BenchmarkRun.state.in_(("queued", "running"))).limit(1))
+
+
+def delete_run(session: Session, run: BenchmarkRun) -> None:
+    session.delete(run)

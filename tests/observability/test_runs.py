@@ -1,0 +1,70 @@
+"""Benchmark runs through the API: limits and one run at a time, the worker's side of a run against real
+gateway processes (the task function called directly, as Celery's testing guide says for logic), owner-only
+reads, CSV/JSON export, cancel and delete."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator
+from urllib.parse import urlparse
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.conftest import login
+from tests.gateway.conftest import Gateway
+from tierpilot.observability import runs
+
+
+@pytest.fixture
+def clients(gateway: Gateway) -> Iterator[tuple[TestClient, TestClient]]:
+    """alice and bob signed in to the API (the gateway's users)."""
+    from tierpilot.api import create_app
+
+    with TestClient(create_app(), base_url="http://127.0.0.1") as a, \
+            TestClient(create_app(), base_url="http://127.0.0.1") as b:
+        yield login(a, "alice", "alice-password-1"), login(b, "bob", "bob-password-1")
+
+
+def test_a_run_is_checked_queued_once_run_by_the_worker_and_exported(
+        gateway: Gateway, clients: tuple[TestClient, TestClient], monkeypatch: pytest.MonkeyPatch) -> None:
+    alice, bob = clients
+    body = {"workload": "put", "object_sizes": [1024], "concurrency": [1, 2], "seconds_per_point": 0.3}
+    for bad, field in (({"workload": "copy"}, "workload"), ({"concurrency": [5000]}, "concurrency"),
+                       ({"seconds_per_point": 10_000}, "seconds_per_point"), ({"object_sizes": [0]}, "object_sizes")):
+        r = alice.post("/api/benchmarks/runs", json={**body, **bad})
+        assert 400 <= r.status_code < 500 and field in r.text, r.text
+    r = alice.post("/api/benchmarks/runs", json=body)
+    assert r.status_code == 202, r.text
+    run_id = r.json()["id"]
+    assert alice.post("/api/benchmarks/runs", json=body).status_code == 409  # one at a time
+    assert bob.get(f"/api/benchmarks/runs/{run_id}").status_code == 404
+    assert alice.delete(f"/api/benchmarks/runs/{run_id}").status_code == 409  # cancel first
+
+    from tierpilot.kit.settings import get_settings
+
+    monkeypatch.setattr(get_settings(), "gateway_port", urlparse(gateway.url).port)
+    assert runs.execute(run_id) == "done"
+    run = alice.get(f"/api/benchmarks/runs/{run_id}").json()
+    assert run["state"] == "done" and run["progress"] == 1.0
+    assert [(p["workload"], p["concurrency"]) for p in run["points"]] == [("put", 1), ("put", 2)]
+    assert all(p["ops_per_s"] > 0 and p["failures"] == 0 and "commit" in p["phases_ms"] for p in run["points"])
+    rows = list(csv.DictReader(io.StringIO(alice.get(f"/api/benchmarks/runs/{run_id}/export").text)))
+    assert [r["concurrency"] for r in rows] == ["1", "2"]
+    assert alice.get(f"/api/benchmarks/runs/{run_id}/export", params={"format": "json"}).json()["id"] == run_id
+    assert [r["id"] for r in alice.get("/api/benchmarks/runs").json()["items"]][:1] == [run_id]
+    assert bob.get("/api/benchmarks/runs").json()["items"] == []
+    assert alice.delete(f"/api/benchmarks/runs/{run_id}").status_code == 204
+    assert alice.get(f"/api/benchmarks/runs/{run_id}").status_code == 404
+
+
+def test_a_queued_run_cancelled_never_runs(gateway: Gateway, clients: tuple[TestClient, TestClient]) -> None:
+    alice, _ = clients
+    r = alice.post("/api/benchmarks/runs", json={"workload": "get", "object_sizes": [10], "concurrency": [1],
+                                                 "seconds_per_point": 0.2})
+    run_id = r.json()["id"]
+    assert alice.post(f"/api/benchmarks/runs/{run_id}/cancel").json()["state"] == "cancelled"
+    assert runs.execute(run_id) == "cancelled"
+    assert alice.get(f"/api/benchmarks/runs/{run_id}").json()["points"] == []
+    assert alice.delete(f"/api/benchmarks/runs/{run_id}").status_code == 204
