@@ -66,3 +66,32 @@ def test_a_traced_put_shows_its_phases_as_a_waterfall(new_context: NewContext, p
     expect(admin.get_by_role("region", name="Live activity")).to_contain_text("Requests/s")
     expect(admin.get_by_role("region", name="Live activity")).to_contain_text("MB/s", timeout=20_000)
     shoot(admin, artifacts, "desktop-overview-live-activity-admin")
+
+
+def test_a_sweep_started_from_the_benchmarks_page_runs_on_the_worker_and_is_charted(
+        new_context: NewContext, product: Product, artifacts: Path) -> None:
+    admin = new_context(DESKTOP).new_page()
+    sign_in(admin, product.admin_user, product.admin_password)
+    csrf = next(c["value"] for c in admin.context.cookies() if c["name"] == "tierpilot_csrf")
+    name, password = f"sweeper{uuid.uuid4().hex[:6]}", "sweeper-password-1"
+    assert admin.request.post("/api/users", data={"username": name, "password": password},
+                              headers={"X-CSRF-Token": csrf}).status == 201
+    page = new_context(DESKTOP).new_page()
+    sign_in(page, name, password)
+    page.goto("/benchmarks")
+    form = page.get_by_role("region", name="New run")
+    form.get_by_label("Object sizes (bytes)").fill("1024,65536")
+    form.get_by_label("Concurrency").fill("1,4")
+    form.get_by_label("Seconds per point").fill("0.5")
+    form.get_by_role("button", name="Start run").click()
+    runs = page.get_by_role("region", name="Your runs")
+    expect(runs.get_by_text("done", exact=True)).to_be_visible(timeout=90_000)
+    expect(page.get_by_text("Throughput (ops/s) with failures and retries, by concurrency").first).to_be_visible()
+    expect(page.get_by_role("region", name=re.compile(r"put of 64 KiB"))).to_be_visible()
+    charts = page.get_by_role("region", name=re.compile(r"put of 1 KiB"))
+    charts.screenshot(path=str(artifacts / "desktop-benchmarks-run-charts.png"), animations="disabled")
+    shoot(page, artifacts, "desktop-benchmarks-run")
+    page.set_viewport_size(NARROW)
+    charts.screenshot(path=str(artifacts / "narrow-benchmarks-run-charts.png"), animations="disabled")
+    shoot(page, artifacts, "narrow-benchmarks-run")
+

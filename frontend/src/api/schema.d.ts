@@ -191,6 +191,85 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/benchmarks/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Runs
+         * @description Your runs, newest first (everyone's for an admin).
+         */
+        get: operations["list_runs_api_benchmarks_runs_get"];
+        put?: never;
+        /**
+         * Create Run
+         * @description Queue a sweep through the gateway with your own S3 key (one at a time; limits set by admins).
+         */
+        post: operations["create_run_api_benchmarks_runs_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/benchmarks/runs/{run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Run */
+        get: operations["get_run_api_benchmarks_runs__run_id__get"];
+        put?: never;
+        post?: never;
+        /** Delete Run */
+        delete: operations["delete_run_api_benchmarks_runs__run_id__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/benchmarks/runs/{run_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel Run */
+        post: operations["cancel_run_api_benchmarks_runs__run_id__cancel_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/benchmarks/runs/{run_id}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export Run
+         * @description The run's points as CSV (one row a point, phases as JSON) or JSON.
+         */
+        get: operations["export_run_api_benchmarks_runs__run_id__export_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/buckets": {
         parameters: {
             query?: never;
@@ -1735,6 +1814,86 @@ export interface components {
             price: number;
             /** Up To Gib */
             up_to_gib?: number | null;
+        };
+        /** BenchmarkPointOut */
+        BenchmarkPointOut: {
+            /** Concurrency */
+            concurrency: number;
+            /** Failures */
+            failures: number;
+            /** Mb Per S */
+            mb_per_s: number;
+            /** Object Size */
+            object_size: number;
+            /** Ops Per S */
+            ops_per_s: number;
+            /** P50 Ms */
+            p50_ms: number;
+            /** P90 Ms */
+            p90_ms: number;
+            /** P99 Ms */
+            p99_ms: number;
+            /** Phases Ms */
+            phases_ms: {
+                [key: string]: number;
+            };
+            /** Retries */
+            retries: number;
+            /** Ttfb P50 Ms */
+            ttfb_p50_ms: number;
+            /** Workload */
+            workload: string;
+        };
+        /** BenchmarkRunCreated */
+        BenchmarkRunCreated: {
+            /** Id */
+            id: number;
+        };
+        /** BenchmarkRunIn */
+        BenchmarkRunIn: {
+            /** Concurrency */
+            concurrency: number[];
+            /**
+             * Object Sizes
+             * @description bytes
+             */
+            object_sizes: number[];
+            /** Seconds Per Point */
+            seconds_per_point: number;
+            /**
+             * Workload
+             * @description put | get
+             */
+            workload: string;
+        };
+        /** BenchmarkRunOut */
+        BenchmarkRunOut: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Error */
+            error: string;
+            /** Finished At */
+            finished_at: string | null;
+            /** Id */
+            id: number;
+            /** Params */
+            params: {
+                [key: string]: unknown;
+            };
+            /** Points */
+            points: components["schemas"]["BenchmarkPointOut"][];
+            /** Progress */
+            progress: number;
+            /** State */
+            state: string;
+        };
+        /** BenchmarkRunsOut */
+        BenchmarkRunsOut: {
+            /** Items */
+            items: components["schemas"]["BenchmarkRunOut"][];
         };
         /** BenchmarksOut */
         BenchmarksOut: {
@@ -5080,6 +5239,194 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BenchmarksOut"];
+                };
+            };
+        };
+    };
+    list_runs_api_benchmarks_runs_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BenchmarkRunsOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    create_run_api_benchmarks_runs_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BenchmarkRunIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BenchmarkRunCreated"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_run_api_benchmarks_runs__run_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BenchmarkRunOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    delete_run_api_benchmarks_runs__run_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    cancel_run_api_benchmarks_runs__run_id__cancel_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BenchmarkRunOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    export_run_api_benchmarks_runs__run_id__export_get: {
+        parameters: {
+            query?: {
+                format?: "csv" | "json";
+            };
+            header?: never;
+            path: {
+                run_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
         };
