@@ -107,13 +107,17 @@ def test_quota_applies_to_api_uploads(client: TestClient, tiers: dict[str, Tier]
 
 
 def test_buckets_with_archived_objects_for_the_restore_picker(client: TestClient, tiers: dict[str, Tier]) -> None:
-    for name in ("warm", "mixed", "empty-archive"):
-        assert client.post("/api/buckets", json={"name": name}).status_code == 201
+    from tierpilot.catalog import service
+    from tierpilot.kit.db import transaction
+
+    owner = int(client.get("/api/auth/me").json()["id"])
+    with transaction(write=True) as s:  # the buckets as the API makes them, in one transaction
+        for name, tier in (("warm", "hot-disk"), ("mixed", "hot-disk"), ("on-archive", "archive")):
+            service.create_bucket(s, owner_id=owner, name=name, tier_name=tier)
     _upload(client, "warm", "a", b"x")
     _upload(client, "mixed", "a", b"x")
     _upload(client, "mixed", "cold/b", b"y", storage_class="GLACIER")
-    # a bucket whose default tier is the archive but that holds nothing yet has nothing to restore
-    assert client.post("/api/buckets", json={"name": "on-archive", "tier": "archive"}).status_code == 201
+    # "on-archive": its default tier is the archive, but it holds nothing yet, so nothing to restore
     assert [b["name"] for b in client.get("/api/buckets", params={"archived": "true"}).json()] == ["mixed"]
-    assert len(client.get("/api/buckets").json()) == 4
+    assert len(client.get("/api/buckets").json()) == 3
     assert client.get("/api/buckets", params={"archived": "maybe"}).status_code == 422
