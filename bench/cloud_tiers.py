@@ -11,7 +11,7 @@ for both sides. SDK baselines:
 - GCS: ``Blob.upload_from_file(stream)`` with ``chunk_size`` (resumable) and ``Blob.download_to_file``
   (one request, streamed).
 
-Run: .venv/bin/python bench/cloud_tiers.py [--size-mib 1024] [--rounds 3] [--markdown]
+Run: .venv/bin/python bench/cloud_tiers.py [--size-mib 1024] [--rounds 3] [--only azure|gcs] [--markdown]
 """
 
 from __future__ import annotations
@@ -170,13 +170,18 @@ def main() -> None:
     parser.add_argument("--size-mib", type=int, default=1024)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--only", choices=["azure", "gcs"], help="one emulator (fake-gcs-server holds a whole "
+                        "resumable upload in memory: 1 GiB takes it minutes and 3 GiB of RAM)")
     args = parser.parse_args()
     size = args.size_mib * MiB
     print(f"load: {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f} {os.getloadavg()[2]:.1f}; "
           f"object {args.size_mib} MiB, {args.rounds} rounds", flush=True)
     rows = []
-    for name, start, cases in (("Azurite", start_azurite, azure_cases), ("fake-gcs-server", start_fake_gcs,
-                                                                           gcs_cases)):
+    emulators = [("azure", "Azurite", start_azurite, azure_cases), ("gcs", "fake-gcs-server", start_fake_gcs,
+                                                                     gcs_cases)]
+    for key, name, start, cases in emulators:
+        if args.only and key != args.only:
+            continue
         emulator = start()
         try:
             for direction, (drv, sdk) in cases(emulator.url, size).items():
