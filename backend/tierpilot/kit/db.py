@@ -115,9 +115,32 @@ def session_factory() -> sessionmaker[Session]:
     return _sessionmaker
 
 
+_AFTER_COMMIT = "tierpilot.after_commit"
+
+
 def after_commit(session: Session, fn: Callable[[], object]) -> None:
-    """Run ``fn`` once the session's transaction commits; dropped on rollback (jobs after the commit)."""
-    event.listen(session, "after_commit", lambda _s: fn(), once=True)
+    """Run ``fn`` once the session's outermost transaction commits; dropped on its rollback.
+
+    A SAVEPOINT's release fires SQLAlchemy's ``after_commit`` too, while the outer transaction still holds
+    its locks: a job that writes (SQLite) would wait on its own request until the busy time-out.
+    """
+    pending: list[Callable[[], object]] = session.info.setdefault(_AFTER_COMMIT, [])
+    if not event.contains(session, "after_commit", _run_after_commit):
+        event.listen(session, "after_commit", _run_after_commit)
+        event.listen(session, "after_rollback", _drop_after_commit)
+    pending.append(fn)
+
+
+def _run_after_commit(session: Session) -> None:
+    if session.in_nested_transaction():
+        return
+    for fn in session.info.pop(_AFTER_COMMIT, []):
+        fn()
+
+
+def _drop_after_commit(session: Session) -> None:
+    if not session.in_nested_transaction():
+        session.info.pop(_AFTER_COMMIT, None)
 
 
 @contextmanager
