@@ -85,13 +85,14 @@ def api(host: str | None = None, port: int | None = None, workers: int = 1) -> N
     import uvicorn
 
     from tierpilot.bootstrap import bootstrap_admin
+    from tierpilot.kit.httpserver import ApiHttpToolsProtocol
 
     s = get_settings()
     bootstrap_admin()
     # uvicorn's own proxy headers would believe X-Forwarded-For from 127.0.0.1: the app reads it only from
-    # TIERPILOT_TRUSTED_PROXIES (kit/proxies.py)
+    # TIERPILOT_TRUSTED_PROXIES (kit/proxies.py); the protocol closes half-open connections (kit/httpserver.py)
     uvicorn.run("tierpilot.api:app", host=host or s.api_host, port=port or s.api_port, workers=workers,
-                log_level=s.log_level, proxy_headers=False)
+                log_level=s.log_level, proxy_headers=False, http=ApiHttpToolsProtocol)
 
 
 @app.command("worker", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

@@ -41,6 +41,19 @@ class Settings(BaseSettings):
                                           "answered 400 RequestTimeout and its connection closed")
     gateway_max_pending_connections: int = Field(256, ge=1, description="connections per gateway process that are "
                                                  "still sending a header section; a new one closes the oldest")
+    gateway_send_timeout_s: float = Field(20.0, gt=0, description="a gateway response its client does not read "
+                                          "(the socket's buffers stay full) this long is cut and its stream ended")
+    gateway_body_min_rate_bps: float = Field(1000.0, ge=0, description="a request body bringing fewer bytes/s than "
+                                             "this, counted over gateway_body_rate_window_s of the time the gateway "
+                                             "waits for it, is answered 400 RequestTimeout; 0 = no minimum")
+    gateway_body_rate_window_s: float = Field(60.0, gt=0, description="the period the minimum body rate is counted "
+                                              "over, seconds of waiting for the client")
+    api_header_timeout_s: float = Field(20.0, gt=0, description="an API connection that has not sent a request's "
+                                        "whole header section this long after it began is closed")
+    api_max_pending_connections: int = Field(256, ge=1, description="connections per API process that are still "
+                                             "sending a header section; a new one closes the oldest")
+    api_send_timeout_s: float = Field(60.0, gt=0, description="an API response its client does not read this long "
+                                      "is cut")
     gateway_domain: str = Field("", description="base domain of virtual-hosted-style bucket URLs (bucket.domain)")
     # far tiers (issue 15): read-ahead of remote (s3) tiers, drivers/readahead.py
     readahead_enabled: bool = Field(True, description="gateway reads remote tiers ahead of sequential and strided "
