@@ -1,5 +1,5 @@
 """A sweep through real gateway processes with a user's own keys: points with rates, percentiles and the
-gateway's phase times; the scratch bucket is gone after; the CLI writes the points as CSV."""
+gateway's phase medians of traced requests; the scratch bucket is gone after; the CLI writes the points as CSV."""
 
 from __future__ import annotations
 
@@ -9,9 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ROOT
 from tests.gateway.conftest import Gateway
-from tierpilot.observability.sweep import Sweep
+from tierpilot.observability.sweep import Sweep, check_ratios, phase_medians
 
 
 def test_a_sweep_measures_each_point_and_leaves_no_bucket(gateway: Gateway) -> None:
@@ -45,3 +47,27 @@ def test_the_cli_sweeps_with_the_keys_of_the_environment(gateway: Gateway, tmp_p
     bad = subprocess.run([sys.executable, "-m", "tierpilot.cli", "bench", "sweep", "--sizes", "0"], env=env,
                          cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "--sizes" in bad.stderr
+
+
+def test_head_list_and_delete_points_with_phase_medians_of_traced_requests(gateway: Gateway) -> None:
+    alice = gateway.users["alice"]
+    sweep = Sweep(gateway.url, alice.access_key_id, alice.secret_access_key)
+    points = sweep.run(["head", "list", "delete"], [512], [2], 0.4)
+    assert [p.workload for p in points] == ["head", "list", "delete"]
+    for p in points:
+        assert p.ops_per_s > 0 and p.failures == 0 and p.mb_per_s == 0
+        assert p.traced > 0 and p.phases_ms["auth"] > 0
+    names = [b["Name"] for b in gateway.client("alice").list_buckets()["Buckets"]]
+    assert sweep.bucket not in names
+
+
+def test_phase_medians_count_a_phase_a_request_skipped_as_zero() -> None:
+    traces = [[["auth", 0, 1.0], ["transfer", 1.0, 4.0]],
+              [["auth", 0, 3.0], ["transfer", 3.0, 2.0], ["limiter_wait", 5.0, 9.0]],
+              [["auth", 0, 2.0], ["transfer", 2.0, 6.0]]]
+    assert phase_medians(traces) == {"auth": 2.0, "limiter_wait": 0.0, "transfer": 4.0}
+    assert phase_medians([]) == {}
+    assert check_ratios({"put": 1, "get": 3}) == {"put": 0.25, "get": 0.75}
+    for bad in ({"copy": 1.0}, {"put": -1.0}, {"put": 0.0}, {"put": float("nan")}):
+        with pytest.raises(ValueError):
+            check_ratios(bad)

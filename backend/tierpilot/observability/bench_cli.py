@@ -26,27 +26,63 @@ def _ints(value: str, name: str) -> list[int]:
     return out
 
 
+def _sizes(value: str) -> list[int | tuple[int, int]]:
+    out: list[int | tuple[int, int]] = []
+    for part in (p.strip() for p in value.split(",") if p.strip()):
+        low, _, high = part.partition("-")
+        bounds = _ints(f"{low},{high}" if high else low, "--sizes")
+        out.append(bounds[0] if len(bounds) == 1 else (min(bounds), max(bounds)))
+    if not out:
+        raise typer.BadParameter("a comma-separated list of sizes", param_hint="--sizes")
+    return out
+
+
+def _ratios(value: str) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for part in (p.strip() for p in value.split(",") if p.strip()):
+        name, _, share = part.partition("=")
+        try:
+            out[name.strip()] = float(share)
+        except ValueError:
+            raise typer.BadParameter("name=share pairs, e.g. put=0.2,get=0.8", param_hint="--ratios") from None
+    return out
+
+
 @bench_app.command("sweep")
 def sweep(
-    workload: str = typer.Option("put,get", help="comma-separated: put, get"),
-    sizes: str = typer.Option("1024,1048576", help="object sizes in bytes, comma-separated"),
+    workload: str = typer.Option("put,get", help="comma-separated: put, get, head, list, delete, mixed"),
+    sizes: str = typer.Option("1024,1048576", help="object sizes in bytes, comma-separated; LOW-HIGH for sizes "
+                              "drawn log-uniformly per object"),
+    ratios: str | None = typer.Option(None, help="mixed: operation shares, e.g. put=0.2,get=0.7,head=0.1"),
     concurrency: str = typer.Option("1,4,16,64", help="concurrent requests per point, comma-separated"),
     seconds: float = typer.Option(5.0, min=0.2, max=600, help="seconds per point"),
     endpoint: str | None = typer.Option(None, help="gateway URL (default: the configured gateway)"),
     reservation: str | None = typer.Option(None, help="reservation id sent with every request"),
+    bucket: str | None = typer.Option(None, help="with --reservation: the reservation's bucket (the sweep works "
+                                      "under a scratch prefix of it)"),
+    phases: bool = typer.Option(True, help="read the traced requests' phases back from this installation's "
+                                "database (medians per point)"),
     output: Path | None = typer.Option(None, "--output", "-o", help="write the points as .json or .csv"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
 ) -> None:
     """Sweep workloads × object sizes × concurrency in a scratch bucket (removed after); print one row a point."""
     workloads = [w.strip() for w in workload.split(",") if w.strip()]
-    size_list, conc_list = _ints(sizes, "--sizes"), _ints(concurrency, "--concurrency")
+    size_list = _sizes(sizes)
+    conc_list = _ints(concurrency, "--concurrency")
+    if reservation and not bucket:
+        raise typer.BadParameter("a reservation holds for one bucket: name it", param_hint="--bucket")
+    shares = _ratios(ratios) if ratios else None
     if max(conc_list) > 1024:
         raise typer.BadParameter("at most 1024", param_hint="--concurrency")
     key_id, secret = os.environ.get("AWS_ACCESS_KEY_ID"), os.environ.get("AWS_SECRET_ACCESS_KEY")
     if not key_id or not secret:
         typer.echo("error: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY to your tierpilot S3 key", err=True)
         raise typer.Exit(2)
-    runner = Sweep(endpoint or get_settings().gateway_url, key_id, secret, reservation)
+    try:
+        runner = Sweep(endpoint or get_settings().gateway_url, key_id, secret, reservation, ratios=shares,
+                       read_phases=phases, bucket=bucket if reservation else None)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--ratios") from exc
     total = len(workloads) * len(size_list) * len(conc_list)
     rows: list[Point] = []
     with typer.progressbar(length=total, label="sweep", file=sys.stderr, hidden=quiet) as bar:

@@ -1,14 +1,16 @@
-"""Only this module queries ``request_traces``."""
+"""Only this module queries ``request_traces`` and ``benchmark_runs``."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select
+from sqlalchemy import delete, func, insert, select, text
 from sqlalchemy.orm import Session
 
 from tierpilot.observability.models import BenchmarkRun, RequestTrace
+
+_RUNS_LOCK_SPACE = 0x7462  # pg_advisory_xact_lock's first key: benchmark runs ("tb")
 
 
 def add_many(session: Session, rows: Sequence[dict[str, Any]]) -> None:
@@ -28,6 +30,15 @@ def prune(session: Session, keep: int) -> int:
 
 def get(session: Session, request_id: str) -> RequestTrace | None:
     return session.scalar(select(RequestTrace).where(RequestTrace.request_id == request_id))
+
+
+def phases_by_request_id(session: Session, request_ids: Sequence[str]) -> dict[str, list[Any]]:
+    """The stored phases of those of ``request_ids`` that were kept."""
+    if not request_ids:
+        return {}
+    rows = session.execute(select(RequestTrace.request_id, RequestTrace.phases)
+                           .where(RequestTrace.request_id.in_(list(request_ids))))
+    return {request_id: list(phases) for request_id, phases in rows}
 
 
 def recent(session: Session, user_id: int | None, operation: str | None, bucket: str | None,
@@ -61,6 +72,14 @@ def runs(session: Session, owner_id: int | None, limit: int) -> list[BenchmarkRu
     if owner_id is not None:
         q = q.where(BenchmarkRun.owner_id == owner_id)
     return list(session.scalars(q.order_by(BenchmarkRun.id.desc()).limit(limit)))
+
+
+def lock_owner_runs(session: Session, owner_id: int) -> None:
+    """Serialise run creation per owner until the transaction ends: a PostgreSQL advisory lock (SQLite's
+    mutating requests already hold the database's write lock from BEGIN)."""
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(text("SELECT pg_advisory_xact_lock(CAST(:space AS integer), CAST(:owner AS integer))"),
+                        {"space": _RUNS_LOCK_SPACE, "owner": owner_id})
 
 
 def active_run_of(session: Session, owner_id: int) -> BenchmarkRun | None:

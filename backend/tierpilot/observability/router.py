@@ -62,7 +62,10 @@ def _run_out(run: BenchmarkRun) -> BenchmarkRunOut:
 @router.post("/benchmarks/runs", response_model=BenchmarkRunCreated, status_code=202, tags=["benchmarks"])
 def create_run(body: BenchmarkRunIn, session: SessionDep, user: CurrentUser) -> BenchmarkRunCreated:
     """Queue a sweep through the gateway with your own S3 key (one at a time; limits set by admins)."""
-    run = runs.create(session, user, body.workload, body.object_sizes, body.concurrency, body.seconds_per_point)
+    size_range = (body.size_distribution.min, body.size_distribution.max) if body.size_distribution else None
+    run = runs.create(session, user, runs.RunSpec(
+        workload=body.workload, concurrency=body.concurrency, seconds=body.seconds_per_point,
+        sizes=body.object_sizes or [], size_range=size_range, ratios=body.ratios, reservation_id=body.reservation_id))
     return BenchmarkRunCreated(id=run.id)
 
 

@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import logging
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -19,37 +20,79 @@ from tierpilot.kit.errors import Conflict, Invalid, NotFound
 from tierpilot.kit.settings import get_settings
 from tierpilot.observability import repository
 from tierpilot.observability.models import BenchmarkRun
-from tierpilot.observability.sweep import WORKLOADS, Point, Sweep
+from tierpilot.observability.sweep import WORKLOADS, Point, Sweep, check_ratios
+from tierpilot.reservations import service as reservations
 
 log = logging.getLogger(__name__)
 TASK = "benchmarks.run"
-POINT_FIELDS = ("workload", "object_size", "concurrency", "ops_per_s", "mb_per_s", "failures", "retries", "p50_ms",
-                "p90_ms", "p99_ms", "ttfb_p50_ms")
+POINT_FIELDS = ("workload", "object_size", "size_distribution", "concurrency", "ops_per_s", "mb_per_s", "failures",
+                "retries", "p50_ms", "p90_ms", "p99_ms", "ttfb_p50_ms", "traced")
 
 
-def check_limits(workload: str, sizes: list[int], concurrency: list[int], seconds: float) -> None:
+@dataclass(frozen=True)
+class RunSpec:
+    """What a run sweeps (checked by ``check``)."""
+
+    workload: str
+    concurrency: list[int]
+    seconds: float
+    sizes: list[int] = field(default_factory=list)
+    size_range: tuple[int, int] | None = None
+    ratios: dict[str, float] | None = None
+    reservation_id: str | None = None
+
+    def params(self) -> dict[str, Any]:
+        return {"workload": self.workload, "object_sizes": self.sizes,
+                "size_distribution": None if self.size_range is None else
+                {"min": self.size_range[0], "max": self.size_range[1]},
+                "ratios": self.ratios, "reservation_id": self.reservation_id, "concurrency": self.concurrency,
+                "seconds_per_point": self.seconds}
+
+
+def check_limits(spec: RunSpec) -> None:
     """Refuse a run past the admins' limits (time, bytes per point, concurrency) with the field named."""
     s = get_settings()
-    if workload not in WORKLOADS:
+    if spec.workload not in WORKLOADS:
         raise Invalid(f"workload must be one of {', '.join(WORKLOADS)}", field="workload")
-    if max(sizes) > s.bench_max_object_bytes:
-        raise Invalid(f"object sizes are limited to {s.bench_max_object_bytes} bytes", field="object_sizes")
-    if max(concurrency) > s.bench_max_concurrency:
+    if spec.ratios is not None:
+        if spec.workload != "mixed":
+            raise Invalid("ratios are for the mixed workload only", field="ratios")
+        try:
+            check_ratios(spec.ratios)
+        except ValueError as exc:
+            raise Invalid(str(exc), field="ratios") from None
+    largest = spec.size_range[1] if spec.size_range else max(spec.sizes)
+    if largest > s.bench_max_object_bytes:
+        raise Invalid(f"object sizes are limited to {s.bench_max_object_bytes} bytes",
+                      field="size_distribution" if spec.size_range else "object_sizes")
+    if max(spec.concurrency) > s.bench_max_concurrency:
         raise Invalid(f"concurrency is limited to {s.bench_max_concurrency}", field="concurrency")
-    total = len(sizes) * len(concurrency) * seconds
+    total = (1 if spec.size_range else len(spec.sizes)) * len(spec.concurrency) * spec.seconds
     if total > s.bench_max_run_s:
         raise Invalid(f"a run may take {s.bench_max_run_s:.0f} s at most (this one: {total:.0f} s)",
                       field="seconds_per_point")
 
 
-def create(session: Session, user: User, workload: str, sizes: list[int], concurrency: list[int],
-           seconds: float) -> BenchmarkRun:
+def create(session: Session, user: User, spec: RunSpec) -> BenchmarkRun:
     """A queued run (409 while the user has one queued or running); the worker is told after the commit."""
-    check_limits(workload, sizes, concurrency, seconds)
+    check_limits(spec)
+    params = spec.params()
+    if spec.reservation_id is not None:
+        try:
+            reservation, _owner = reservations.get_visible(session, user, spec.reservation_id)
+        except NotFound:
+            raise Invalid("no such reservation of yours", field="reservation_id") from None
+        if reservation.owner_id != user.id:
+            raise Invalid("a benchmark runs with your own keys: use one of your own reservations",
+                          field="reservation_id")
+        if reservation.state == "cancelled" or reservation.end_at <= utcnow():
+            raise Invalid("the reservation is over or cancelled", field="reservation_id")
+        params["reservation_bucket"] = reservation.bucket
+    # two simultaneous POSTs of one user: the second waits here for the first's commit, then sees its run
+    repository.lock_owner_runs(session, user.id)
     if repository.active_run_of(session, user.id) is not None:
         raise Conflict("you have a benchmark run queued or running; cancel it or wait for it")
-    run = repository.add_run(session, BenchmarkRun(owner_id=user.id, params={
-        "workload": workload, "object_sizes": sizes, "concurrency": concurrency, "seconds_per_point": seconds}))
+    run = repository.add_run(session, BenchmarkRun(owner_id=user.id, params=params))
     from tierpilot.kit.jobs import celery_app
 
     run_id = run.id
@@ -108,7 +151,12 @@ def execute(run_id: int) -> str:
         credential = auth.credential_for(session, keys[0].access_key_id) if keys else None
     if credential is None:
         return _finish(run_id, "failed", "the user has no active S3 key")
-    sweep = Sweep(gateway_endpoint(), keys[0].access_key_id, credential.secret_access_key)
+    distribution = params.get("size_distribution")
+    sizes: list[int | tuple[int, int]] = (
+        [(int(distribution["min"]), int(distribution["max"]))] if distribution else list(params["object_sizes"]))
+    sweep = Sweep(gateway_endpoint(), keys[0].access_key_id, credential.secret_access_key,
+                  reservation=params.get("reservation_id"), ratios=params.get("ratios"),
+                  bucket=params.get("reservation_bucket"))
 
     def progress(done: int, total: int, point: Point) -> None:
         with transaction(write=True) as s:
@@ -122,7 +170,7 @@ def execute(run_id: int) -> str:
                 sweep.cancelled.set()
 
     try:
-        sweep.run([params["workload"]], params["object_sizes"], params["concurrency"],
+        sweep.run([params["workload"]], sizes, params["concurrency"],
                   float(params["seconds_per_point"]), progress=progress)
     except Exception as exc:
         log.warning("benchmark run %s failed", run_id, exc_info=True)

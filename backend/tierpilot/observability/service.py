@@ -128,6 +128,12 @@ def store(rows: list[dict[str, Any]], keep: int | None = None) -> None:
         repository.prune(session, keep if keep is not None else get_settings().trace_keep)
 
 
+def phases_of(request_ids: list[str]) -> dict[str, list[Any]]:
+    """The stored phases of those sampled requests that reached the table (a sweep reads its own back)."""
+    with transaction() as session:
+        return repository.phases_by_request_id(session, request_ids[:1000])
+
+
 def _visible(user_id: int, is_admin: bool) -> int | None:
     return None if is_admin else user_id
 

@@ -2,31 +2,67 @@
 the research counted (client retries and failures per point).
 
 Each point runs ``concurrency`` threads, each with its own boto3 client (no retries of boto3's own), for
-``seconds``, in a scratch bucket created for the sweep and emptied and removed after. A request that fails
+``seconds``, in a scratch bucket created for the sweep and emptied and removed after (with a reservation:
+under a scratch prefix of the reservation's bucket, emptied after). A request that fails
 with a connection error, a time-out or a 5xx is retried up to ``RETRIES`` times after 50 ms × attempt; each
-retry counts in ``retries``, a request still failing (or answered another 4xx) in ``failures``. ``phases_ms``
-are the gateway's mean phase times for the point's operation, read from its ``/_tierpilot/metrics`` before and
-after (a loopback gateway; empty when it cannot be read).
+retry counts in ``retries``, a request still failing (or answered another 4xx) in ``failures``.
+
+Workloads: ``put``, ``get``, ``head``, ``list`` (ListObjectsV2 of the point's seed objects), ``delete`` (of
+objects seeded before the point; the point ends early when they run out, and its rate is over the time it
+took) and ``mixed`` (each request draws its operation by the given ratios; its deletes remove objects the same
+thread put before, a delete with none left puts one instead). Sizes are fixed per point or drawn per object
+from a log-uniform distribution between two bounds (as warp's random sizes); ``mb_per_s`` counts the object
+bytes sent or received.
+
+``phases_ms`` are medians, per phase, over a sample of the point's requests: every ``TRACE_EVERY``-th request
+(at most ``TRACE_MAX`` a point) is sent with ``X-Tierpilot-Trace: 1``, which makes the gateway keep its full
+trace; after the point the sweep reads those traces back from the trace store by their ``x-amz-request-id``
+(a phase a traced request did not pass through counts as 0 ms for it). The gateway flushes traces every 2 s,
+so this needs the installation's database and costs up to ``TRACE_WAIT_S`` per point; without it
+(``read_phases=False`` or no database) ``phases_ms`` is empty.
 """
 
 from __future__ import annotations
 
-import re
+import itertools
+import logging
+import math
+import random
 import statistics
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import httpx
-
+log = logging.getLogger(__name__)
 RETRIES = 3
-WORKLOADS = ("put", "get")
-_OPERATION = {"put": "PUT object", "get": "GET object"}
-_SAMPLE = re.compile(r'^tierpilot_gateway_phase_duration_seconds_(sum|count)\{operation="([^"]+)",phase="([^"]+)"\} '
-                     r"([0-9.e+-]+)$", re.M)
+WORKLOADS = ("put", "get", "head", "list", "delete", "mixed")
+MIXED_OPERATIONS = ("put", "get", "head", "list", "delete")
+TRACE_EVERY = 4
+TRACE_MAX = 200
+TRACE_WAIT_S = 5.0
+DELETE_SEED_BYTES = 256 << 20  # objects seeded for a delete point at most (bytes), besides the count below
+DELETE_SEED_MAX = 4000
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """Object sizes of one point: ``low == high`` for a fixed size, else log-uniform in [low, high]."""
+
+    low: int
+    high: int
+
+    def draw(self, rng: random.Random) -> int:
+        if self.low == self.high:
+            return self.low
+        return min(self.high, max(self.low, round(math.exp(rng.uniform(math.log(self.low), math.log(self.high))))))
+
+    @property
+    def label(self) -> str:
+        return "" if self.low == self.high else f"log-uniform {self.low}-{self.high}"
 
 
 @dataclass
@@ -43,6 +79,8 @@ class Point:
     p99_ms: float
     ttfb_p50_ms: float
     phases_ms: dict[str, float] = field(default_factory=dict)
+    size_distribution: str = ""
+    traced: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -56,35 +94,57 @@ def _pct(values: list[float], q: int) -> float:
     return statistics.quantiles(values, n=100)[q - 1] * 1000
 
 
-def _phase_sums(endpoint: str) -> dict[tuple[str, str, str], float]:
-    try:
-        text = httpx.get(f"{endpoint.rstrip('/')}/_tierpilot/metrics", timeout=5).text
-    except httpx.HTTPError:
-        return {}
-    return {(kind, op, phase): float(value) for kind, op, phase, value in _SAMPLE.findall(text)}
+def phase_medians(traces: Sequence[Sequence[Sequence[Any]]]) -> dict[str, float]:
+    """Per phase, the median duration (ms) over the traces (``[[name, start_ms, duration_ms], ...]`` each)."""
+    per: list[dict[str, float]] = []
+    for phases in traces:
+        mine: dict[str, float] = {}
+        for name, _start, duration in phases:
+            mine[str(name)] = mine.get(str(name), 0.0) + float(duration)
+        per.append(mine)
+    names = sorted({n for p in per for n in p})
+    return {n: round(statistics.median(p.get(n, 0.0) for p in per), 3) for n in names}
 
 
-def _phase_means(before: dict[tuple[str, str, str], float], after: dict[tuple[str, str, str], float],
-                 operation: str) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for (kind, op, phase), total in after.items():
-        if kind != "sum" or op != operation:
-            continue
-        count = after.get(("count", op, phase), 0.0) - before.get(("count", op, phase), 0.0)
-        if count > 0:
-            out[phase] = round((total - before.get(("sum", op, phase), 0.0)) / count * 1000, 3)
-    return out
+def check_ratios(ratios: Mapping[str, float]) -> dict[str, float]:
+    """Mixed-workload ratios normalised to a sum of 1 (ValueError naming the problem)."""
+    unknown = set(ratios) - set(MIXED_OPERATIONS)
+    if unknown:
+        raise ValueError(f"ratios may name only {', '.join(MIXED_OPERATIONS)} (not {', '.join(sorted(unknown))})")
+    if any(not math.isfinite(v) or v < 0 for v in ratios.values()):
+        raise ValueError("ratios must be finite and not negative")
+    total = sum(ratios.values())
+    if total <= 0:
+        raise ValueError("ratios must add up to more than 0")
+    return {k: v / total for k, v in ratios.items() if v > 0}
+
+
+def _stored_phases(request_ids: list[str]) -> dict[str, list[Any]]:
+    from tierpilot.observability import service
+
+    return service.phases_of(request_ids)
 
 
 class Sweep:
     """One sweep against ``endpoint`` with one user's keys."""
 
-    def __init__(self, endpoint: str, key_id: str, secret: str, reservation: str | None = None) -> None:
+    def __init__(self, endpoint: str, key_id: str, secret: str, reservation: str | None = None,
+                 ratios: Mapping[str, float] | None = None, read_phases: bool = True,
+                 phases_of: Callable[[list[str]], dict[str, list[Any]]] | None = None,
+                 bucket: str | None = None) -> None:
         self.endpoint, self.key_id, self.secret, self.reservation = endpoint, key_id, secret, reservation
-        self.bucket = f"tierpilot-sweep-{uuid.uuid4().hex[:12]}"
+        self.ratios = check_ratios(ratios) if ratios else {"put": 0.2, "get": 0.7, "head": 0.1}
+        self.read_phases = read_phases
+        self.phases_of = phases_of or _stored_phases
+        scratch = f"tierpilot-sweep-{uuid.uuid4().hex[:12]}"
+        # a reservation holds for one bucket: then the sweep works under a scratch prefix of that bucket
+        self.own_bucket = bucket is None
+        self.bucket = bucket or scratch
+        self.prefix = "" if bucket is None else f"{scratch}/"
         self.cancelled = threading.Event()
 
-    def client(self) -> Any:
+    def client(self, trace: threading.Event | None = None) -> Any:
+        """A boto3 client without retries of its own; ``trace`` set asks the gateway to keep the next trace."""
         import boto3
         from botocore.config import Config
 
@@ -92,27 +152,36 @@ class Sweep:
                           aws_secret_access_key=self.secret, region_name="us-east-1",
                           config=Config(retries={"max_attempts": 1, "mode": "standard"}, connect_timeout=10,
                                         read_timeout=60, max_pool_connections=2))
-        if self.reservation:
-            reservation = self.reservation
-            s3.meta.events.register("before-sign.s3", lambda request, **_: request.headers.__setitem__(
-                "X-Tierpilot-Reservation", reservation))
+        reservation = self.reservation
+
+        def headers(request: Any, **_: Any) -> None:
+            if reservation:
+                request.headers["X-Tierpilot-Reservation"] = reservation
+            if trace is not None and trace.is_set():
+                request.headers["X-Tierpilot-Trace"] = "1"
+
+        s3.meta.events.register("before-sign.s3", headers)
         return s3
 
-    def run(self, workloads: Iterable[str], sizes: Iterable[int], concurrency: Iterable[int], seconds: float,
-            progress: Callable[[int, int, Point], None] | None = None) -> list[Point]:
-        """Every (workload, size, concurrency) point in order; the scratch bucket is removed at the end."""
-        plan = [(w, s, c) for w in workloads for s in sizes for c in concurrency]
+    def run(self, workloads: Iterable[str], sizes: Iterable[int | tuple[int, int]], concurrency: Iterable[int],
+            seconds: float, progress: Callable[[int, int, Point], None] | None = None) -> list[Point]:
+        """Every (workload, size, concurrency) point in order; the scratch bucket is removed at the end.
+
+        A size is a number of bytes or a ``(low, high)`` pair drawn log-uniformly per object."""
+        ranges = [Sizes(s, s) if isinstance(s, int) else Sizes(min(s), max(s)) for s in sizes]
+        plan = [(w, s, c) for w in workloads for s in ranges for c in concurrency]
         for w, _, _ in plan:
             if w not in WORKLOADS:
                 raise ValueError(f"workload must be one of {', '.join(WORKLOADS)}")
         admin = self.client()
-        admin.create_bucket(Bucket=self.bucket)
+        if self.own_bucket:
+            admin.create_bucket(Bucket=self.bucket)
         points: list[Point] = []
         try:
             for i, (workload, size, conc) in enumerate(plan):
                 if self.cancelled.is_set():
                     break
-                point = self._point(workload, size, conc, seconds)
+                point = self._point(workload, size, conc, seconds, f"p{i}")
                 points.append(point)
                 if progress is not None:
                     progress(i + 1, len(plan), point)
@@ -120,43 +189,110 @@ class Sweep:
             self._empty(admin)
         return points
 
-    def _point(self, workload: str, size: int, conc: int, seconds: float) -> Point:
-        body = b"s" * size
-        seeds = [f"seed/{size}/{i}" for i in range(max(conc, 8))]
-        if workload == "get":
-            seeder = self.client()
-            for key in seeds:
-                seeder.put_object(Bucket=self.bucket, Key=key, Body=body)
+    def _seed(self, keys: list[str], sizes: Sizes, threads: int) -> None:
+        rng = random.Random(len(keys))
+        lengths = [sizes.draw(rng) for _ in keys]
+        body = b"s" * sizes.high
+        todo = deque(zip(keys, lengths, strict=True))
+
+        def work() -> None:
+            s3 = self.client()
+            while True:
+                try:
+                    key, n = todo.popleft()
+                except IndexError:
+                    return
+                s3.put_object(Bucket=self.bucket, Key=key, Body=body[:n])
+
+        pool = [threading.Thread(target=work) for _ in range(max(1, min(threads, 16)))]
+        for t in pool:
+            t.start()
+        for t in pool:
+            t.join()
+
+    def _point(self, workload: str, sizes: Sizes, conc: int, seconds: float, tag: str) -> Point:
+        body = b"s" * sizes.high
+        prefix = f"{self.prefix}seed/{tag}/"
+        seeds = [f"{prefix}{i}" for i in range(max(conc, 8))]
+        if workload in ("get", "head", "list", "mixed"):
+            self._seed(seeds, sizes, conc)
+        doomed: deque[str] = deque()
+        if workload == "delete":
+            mean = (sizes.low + sizes.high) / 2
+            n = min(DELETE_SEED_MAX, max(conc * 8, int(seconds * 400)), max(conc, int(DELETE_SEED_BYTES // mean)))
+            doomed.extend(f"{self.prefix}d/{tag}/{i}" for i in range(n))
+            self._seed(list(doomed), sizes, conc)
         lock = threading.Lock()
         latencies: list[float] = []
         ttfbs: list[float] = []
+        traced: list[str] = []
         counts = {"ok": 0, "failures": 0, "retries": 0, "bytes": 0}
-        before = _phase_sums(self.endpoint)
+        sequence = itertools.count()
+        last_end = [0.0]
         start_at = time.monotonic() + 0.2
         end_at = start_at + seconds
 
+        def request(s3: Any, op: str, key: str, size: int) -> tuple[int, float, str]:
+            """One request: (object bytes moved, time to the first byte, request id)."""
+            t0 = time.perf_counter()
+            if op == "put":
+                answer = s3.put_object(Bucket=self.bucket, Key=key, Body=body[:size])
+                return size, time.perf_counter() - t0, answer["ResponseMetadata"].get("RequestId", "")
+            if op == "get":
+                answer = s3.get_object(Bucket=self.bucket, Key=key)
+                first = time.perf_counter() - t0
+                return len(answer["Body"].read()), first, answer["ResponseMetadata"].get("RequestId", "")
+            if op == "head":
+                answer = s3.head_object(Bucket=self.bucket, Key=key)
+            elif op == "list":
+                answer = s3.list_objects_v2(Bucket=self.bucket, Prefix=prefix, MaxKeys=1000)
+            else:
+                answer = s3.delete_object(Bucket=self.bucket, Key=key)
+            return 0, time.perf_counter() - t0, answer["ResponseMetadata"].get("RequestId", "")
+
         def worker(n: int) -> None:
-            s3 = self.client()
+            trace = threading.Event()
+            s3 = self.client(trace)
+            rng = random.Random(n)
+            ops, weights = list(self.ratios), list(self.ratios.values())
             mine: list[float] = []
             first: list[float] = []
+            ids: list[str] = []
+            mine_put: list[str] = []
             ok = failures = retries = moved = i = 0
             while time.monotonic() < start_at:
                 time.sleep(0.005)
             while time.monotonic() < end_at and not self.cancelled.is_set():
-                key = f"w/{n}/{i % 50}" if workload == "put" else seeds[(n + i) % len(seeds)]
+                op = rng.choices(ops, weights)[0] if workload == "mixed" else workload
+                key = seeds[(n + i) % len(seeds)]
+                if op == "put":
+                    key = f"{self.prefix}w/{tag}/{n}/{i % 50 if workload == 'put' else i}"
+                elif op == "delete" and workload == "delete":
+                    try:
+                        key = doomed.popleft()
+                    except IndexError:
+                        break
+                elif op == "delete":
+                    if not mine_put:
+                        op, key = "put", f"{self.prefix}w/{tag}/{n}/{i}"
+                    else:
+                        key = mine_put.pop()
                 i += 1
+                size = sizes.draw(rng)
+                seq = next(sequence)
+                if seq % TRACE_EVERY == 0 and seq // TRACE_EVERY < TRACE_MAX:
+                    trace.set()
                 t0 = time.perf_counter()
                 for attempt in range(RETRIES + 1):
                     try:
-                        if workload == "put":
-                            s3.put_object(Bucket=self.bucket, Key=key, Body=body)
-                            first.append(time.perf_counter() - t0)
-                        else:
-                            answer = s3.get_object(Bucket=self.bucket, Key=key)
-                            first.append(time.perf_counter() - t0)
-                            answer["Body"].read()
+                        got, ttfb, request_id = request(s3, op, key, size)
+                        first.append(ttfb)
+                        if trace.is_set() and request_id:
+                            ids.append(request_id)
+                        if op == "put" and workload == "mixed":
+                            mine_put.append(key)
                         ok += 1
-                        moved += size
+                        moved += got
                         break
                     except Exception as exc:  # connection errors, time-outs, 5xx: retried; other answers fail
                         status = getattr(exc, "response", {}).get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
@@ -165,32 +301,53 @@ class Sweep:
                             break
                         retries += 1
                         time.sleep(0.05 * (attempt + 1))
+                trace.clear()
                 mine.append(time.perf_counter() - t0)
             with lock:
                 latencies.extend(mine)
                 ttfbs.extend(first)
+                traced.extend(ids)
                 counts["ok"] += ok
                 counts["failures"] += failures
                 counts["retries"] += retries
                 counts["bytes"] += moved
+                last_end[0] = max(last_end[0], time.monotonic())
 
         threads = [threading.Thread(target=worker, args=(n,)) for n in range(conc)]
         for t in threads:
             t.start()
         for t in threads:
             t.join()
-        elapsed = max(min(time.monotonic(), end_at) - start_at, 1e-9)
-        return Point(workload=workload, object_size=size, concurrency=conc, ops_per_s=round(counts["ok"] / elapsed, 2),
-                     mb_per_s=round(counts["bytes"] / elapsed / 1e6, 3), failures=counts["failures"],
-                     retries=counts["retries"], p50_ms=round(_pct(latencies, 50), 3),
+        elapsed = max(min(last_end[0], end_at) - start_at, 1e-9)
+        return Point(workload=workload, object_size=sizes.high, concurrency=conc,
+                     ops_per_s=round(counts["ok"] / elapsed, 2), mb_per_s=round(counts["bytes"] / elapsed / 1e6, 3),
+                     failures=counts["failures"], retries=counts["retries"], p50_ms=round(_pct(latencies, 50), 3),
                      p90_ms=round(_pct(latencies, 90), 3), p99_ms=round(_pct(latencies, 99), 3),
-                     ttfb_p50_ms=round(_pct(ttfbs, 50), 3),
-                     phases_ms=_phase_means(before, _phase_sums(self.endpoint), _OPERATION[workload]))
+                     ttfb_p50_ms=round(_pct(ttfbs, 50), 3), phases_ms=self._phases(traced),
+                     size_distribution=sizes.label, traced=len(traced))
+
+    def _phases(self, request_ids: list[str]) -> dict[str, float]:
+        """Phase medians of the traced requests, waiting for the gateways' next flushes (bounded)."""
+        if not self.read_phases or not request_ids:
+            return {}
+        deadline = time.monotonic() + TRACE_WAIT_S
+        found: dict[str, list[Any]] = {}
+        while True:
+            try:
+                found = self.phases_of(request_ids)
+            except Exception:
+                log.warning("could not read the sweep's request traces", exc_info=True)
+                return {}
+            if len(found) >= len(request_ids) or time.monotonic() >= deadline or self.cancelled.is_set():
+                break
+            time.sleep(0.25)
+        return phase_medians(list(found.values()))
 
     def _empty(self, s3: Any) -> None:
         paginator = s3.get_paginator("list_objects_v2")
-        for page in paginator.paginate(Bucket=self.bucket):
+        for page in paginator.paginate(Bucket=self.bucket, Prefix=self.prefix):
             keys = [{"Key": o["Key"]} for o in page.get("Contents", [])]
             if keys:
                 s3.delete_objects(Bucket=self.bucket, Delete={"Objects": keys, "Quiet": True})
-        s3.delete_bucket(Bucket=self.bucket)
+        if self.own_bucket:
+            s3.delete_bucket(Bucket=self.bucket)

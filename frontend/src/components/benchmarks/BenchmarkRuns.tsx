@@ -21,7 +21,7 @@ import {
   useDeleteBenchmarkRun,
 } from "@/api/benchmarks";
 import { Button, Card, type Column, ErrorBanner, Input, ProgressBar, Select, Table } from "@/components/ui";
-import { bySize, formatSize, overlay, parseList, phaseRows } from "./runCharts";
+import { bySize, formatSize, overlay, parseList, parseRatios, parseSizes, phaseRows } from "./runCharts";
 
 const PHASE_COLORS = [
   "#2563eb",
@@ -35,42 +35,77 @@ const PHASE_COLORS = [
   "#0891b2",
 ];
 
+/** A run's sizes as asked: the list, or the range sizes were drawn from. */
+function runSizes(run: BenchmarkRun): string {
+  const range = run.params.size_distribution as { min: number; max: number } | null | undefined;
+  if (range) return `${formatSize(range.min)}–${formatSize(range.max)}`;
+  return ((run.params.object_sizes as number[] | undefined) ?? []).map(formatSize).join(", ");
+}
+
+const WORKLOADS = [
+  { value: "put", label: "PUT" },
+  { value: "get", label: "GET" },
+  { value: "head", label: "HEAD" },
+  { value: "list", label: "LIST" },
+  { value: "delete", label: "DELETE" },
+  { value: "mixed", label: "Mixed" },
+];
+
 function NewRunForm() {
   const create = useCreateBenchmarkRun();
   const [workload, setWorkload] = useState("put");
   const [sizes, setSizes] = useState("1024,1048576");
+  const [ratios, setRatios] = useState("put=0.2,get=0.7,head=0.1");
   const [concurrency, setConcurrency] = useState("1,4,16,64");
   const [seconds, setSeconds] = useState("5");
-  const sizeList = parseList(sizes);
+  const [reservation, setReservation] = useState("");
+  const sizeSpec = parseSizes(sizes);
   const concList = parseList(concurrency);
+  const mixed = workload === "mixed";
+  const shares = mixed ? parseRatios(ratios) : null;
   const secs = Number(seconds);
+  const valid = sizeSpec !== null && concList !== null && secs > 0 && (!mixed || shares !== null);
   return (
     <Card
       title="New run"
-      description="A sweep through the gateway with your own S3 key, in a scratch bucket removed after."
+      description="A sweep through the gateway with your own S3 key, in a scratch bucket removed after (with a reservation: under a scratch prefix of its bucket)."
     >
       <form
         className="benchmarks-run-form"
         onSubmit={(e) => {
           e.preventDefault();
-          if (!sizeList || !concList || !(secs > 0)) return;
-          create.mutate({ workload, object_sizes: sizeList, concurrency: concList, seconds_per_point: secs });
+          if (!valid || !sizeSpec || !concList) return;
+          create.mutate({
+            workload,
+            ...sizeSpec,
+            concurrency: concList,
+            seconds_per_point: secs,
+            ...(mixed && shares ? { ratios: shares } : {}),
+            ...(reservation.trim() ? { reservation_id: reservation.trim() } : {}),
+          });
         }}
       >
         <Select
           label="Workload"
           value={workload}
           onChange={(e) => setWorkload(e.target.value)}
-          options={[
-            { value: "put", label: "PUT" },
-            { value: "get", label: "GET" },
-          ]}
+          options={WORKLOADS}
         />
+        {mixed ? (
+          <Input
+            label="Ratios"
+            value={ratios}
+            onChange={(e) => setRatios(e.target.value)}
+            error={shares ? undefined : "name=share pairs of put, get, head, list, delete"}
+          />
+        ) : null}
         <Input
           label="Object sizes (bytes)"
           value={sizes}
           onChange={(e) => setSizes(e.target.value)}
-          error={sizeList ? undefined : "whole numbers of at least 1, comma-separated"}
+          error={
+            sizeSpec ? undefined : "comma-separated whole numbers, or LOW-HIGH for sizes drawn between them"
+          }
         />
         <Input
           label="Concurrency"
@@ -86,12 +121,13 @@ function NewRunForm() {
           value={seconds}
           onChange={(e) => setSeconds(e.target.value)}
         />
-        <Button
-          type="submit"
-          variant="primary"
-          loading={create.isPending}
-          disabled={!sizeList || !concList || !(secs > 0)}
-        >
+        <Input
+          label="Reservation id (optional)"
+          value={reservation}
+          placeholder="rsv_…"
+          onChange={(e) => setReservation(e.target.value)}
+        />
+        <Button type="submit" variant="primary" loading={create.isPending} disabled={!valid}>
           Start run
         </Button>
       </form>
@@ -107,7 +143,7 @@ function RunCharts({ run, compare }: { run: BenchmarkRun; compare: BenchmarkRun 
       {groups.map(({ size, points }) => {
         const { rows, phases } = phaseRows(points);
         return (
-          <Card key={size} title={`Run ${run.id}: ${run.params.workload} of ${formatSize(size)}`} level={3}>
+          <Card key={size} title={`Run ${run.id}: ${run.params.workload} of ${points[0]?.size_distribution ? runSizes(run) : formatSize(size)}`} level={3}>
             <div className="benchmarks-run-charts">
               <figure>
                 <figcaption>Throughput (ops/s) with failures and retries, by concurrency</figcaption>
@@ -149,7 +185,7 @@ function RunCharts({ run, compare }: { run: BenchmarkRun; compare: BenchmarkRun 
               </figure>
               <figure>
                 <figcaption>
-                  Where the time went: the gateway's mean phase times (ms) per concurrency
+                  Where the time went: the gateway's median phase times (ms) of traced requests, per concurrency
                 </figcaption>
                 <ResponsiveContainer width="100%" height={220}>
                   <BarChart data={rows}>
@@ -222,7 +258,7 @@ export function BenchmarkRuns() {
     {
       id: "what",
       header: "Sweep",
-      cell: (r) => `${r.params.workload} · ${(r.params.object_sizes as number[]).map(formatSize).join(", ")}`,
+      cell: (r) => `${r.params.workload} · ${runSizes(r)}`,
     },
     {
       id: "state",

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { BenchmarkPoint } from "@/api/benchmarks";
-import { bySize, formatSize, overlay, parseList, phaseRows } from "./runCharts";
+import { bySize, formatSize, overlay, parseList, parseRatios, parseSizes, phaseRows } from "./runCharts";
 
 function point(
   size: number,
@@ -21,6 +21,8 @@ function point(
     p99_ms: 3,
     ttfb_p50_ms: 1,
     phases_ms: phases,
+    size_distribution: "",
+    traced: 0,
   };
 }
 
@@ -30,6 +32,18 @@ describe("run charts", () => {
     expect(parseList("1,0")).toBeNull();
     expect(parseList("1.5")).toBeNull();
     expect(parseList("")).toBeNull();
+  });
+
+  it("parses sizes as a list or a LOW-HIGH range, and mixed-workload ratios", () => {
+    expect(parseSizes("1024, 2048")).toEqual({ object_sizes: [1024, 2048] });
+    expect(parseSizes("1024-1048576")).toEqual({ size_distribution: { min: 1024, max: 1048576 } });
+    expect(parseSizes("2048-1024")).toBeNull();
+    expect(parseSizes("0-10")).toBeNull();
+    expect(parseRatios("put=0.2, get=0.7,head=0.1")).toEqual({ put: 0.2, get: 0.7, head: 0.1 });
+    expect(parseRatios("copy=1")).toBeNull();
+    expect(parseRatios("put=-1")).toBeNull();
+    expect(parseRatios("put=0")).toBeNull();
+    expect(parseRatios("put")).toBeNull();
   });
 
   it("groups points by object size, ordered by concurrency", () => {

@@ -11,6 +11,40 @@ export function parseList(text: string): number[] | null {
   return values.every((v) => Number.isInteger(v) && v >= 1) ? values : null;
 }
 
+export type SizeSpec =
+  | { object_sizes: number[]; size_distribution?: undefined }
+  | { object_sizes?: undefined; size_distribution: { min: number; max: number } };
+
+/** "1024,1048576" (one point per size) or "1024-1048576" (sizes drawn log-uniformly per object); null if neither. */
+export function parseSizes(text: string): SizeSpec | null {
+  const range = /^\s*(\d+)\s*-\s*(\d+)\s*$/.exec(text);
+  if (range) {
+    const [min, max] = [Number(range[1]), Number(range[2])];
+    return min >= 1 && max >= min ? { size_distribution: { min, max } } : null;
+  }
+  const list = parseList(text);
+  return list ? { object_sizes: list } : null;
+}
+
+const MIXED_OPERATIONS = ["put", "get", "head", "list", "delete"];
+
+/** "put=0.2,get=0.7,head=0.1": shares of the mixed workload's operations; null when malformed. */
+export function parseRatios(text: string): Record<string, number> | null {
+  const out: Record<string, number> = {};
+  const parts = text
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const part of parts) {
+    const [name, share] = part.split("=").map((s) => s.trim());
+    const value = Number(share);
+    if (!name || !MIXED_OPERATIONS.includes(name) || share === undefined || share === "" || !(value >= 0))
+      return null;
+    out[name] = value;
+  }
+  return Object.values(out).some((v) => v > 0) ? out : null;
+}
+
 /** Points grouped by object size (one chart panel each), each group ordered by concurrency. */
 export function bySize(points: readonly BenchmarkPoint[]): Array<{ size: number; points: BenchmarkPoint[] }> {
   const groups = new Map<number, BenchmarkPoint[]>();
@@ -20,7 +54,7 @@ export function bySize(points: readonly BenchmarkPoint[]): Array<{ size: number;
     .map(([size, pts]) => ({ size, points: [...pts].sort((a, b) => a.concurrency - b.concurrency) }));
 }
 
-/** Rows for a stacked bar per point: one key per phase (mean ms), the union of phases over the points. */
+/** Rows for a stacked bar per point: one key per phase (median ms), the union of phases over the points. */
 export function phaseRows(points: readonly BenchmarkPoint[]): {
   rows: Array<Record<string, number | string>>;
   phases: string[];

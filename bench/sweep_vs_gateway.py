@@ -1,0 +1,169 @@
+"""Does a benchmark run's sweep (``tierpilot.observability.sweep``, what the New run form and
+``tierpilot bench sweep`` run) measure what ``bench/gateway_throughput.py`` measures, on the same gateway?
+
+One installation (``gateway_throughput.Installation``: scratch SQLite, one posix tier, one gateway process).
+For each point (PUT and GET × 1 KiB and 1 MiB × concurrency 1, 4, 16, 64) in turn:
+  (ref)   gateway_throughput's small-object sweep method: SigV4-presigned requests over keep-alive
+          ``http.client`` connections from 4 client processes (at 1 KiB its own ``_sweep_worker``; at 1 MiB the
+          same loop with a 1 MiB body, ``_worker`` below);
+  (sweep) ``Sweep.run`` for that one point: boto3 clients in threads of this process, header-signed requests,
+          a quarter of the first 800 requests traced and their phases read back (as a run does).
+Printed: requests/s of each, the ratio sweep/ref, p50 of each, the sweep's phase medians, and the CPU
+seconds per request this process (the sweep's client) used.
+
+Run: .venv/bin/python bench/sweep_vs_gateway.py [--seconds 3] [--rounds 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import multiprocessing as mp
+import os
+import resource
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import gateway_throughput as gt  # noqa: E402
+
+SIZES = (1024, 1 << 20)
+CONCURRENCY = (1, 4, 16, 64)
+SEEDS = 200
+
+
+def _worker(args: tuple[str, str, str, str, int, int, float, float, int]) -> dict[str, Any]:
+    """gateway_throughput's ``_sweep_worker`` with the object size as a parameter (keys ``sized/``)."""
+    endpoint, key_id, secret, op, proc, threads, start_at, seconds, size = args
+    signer = gt.Presigner(endpoint, key_id, secret)
+    host, port = endpoint.removeprefix("http://").split(":")
+    body = os.urandom(size)
+    stats: dict[str, Any] = {"ok": 0, "failed": 0, "retries": 0, "latency": []}
+    lock = threading.Lock()
+
+    def run(thread: int) -> None:
+        conn = http.client.HTTPConnection(host, int(port), timeout=30)
+        i = ok = failed = retries = 0
+        lat: list[float] = []
+        while time.time() < start_at:
+            time.sleep(0.001)
+        end = start_at + seconds
+        while time.time() < end:
+            key = f"sized/{proc}-{thread}-{i % 200}" if op == "PUT" else f"sized/seed-{(proc * 997 + thread + i) % 200}"
+            i += 1
+            t0 = time.perf_counter()
+            for attempt in range(4):
+                try:
+                    conn.request(op, signer.path(op, key), body=body if op == "PUT" else None)
+                    r = conn.getresponse()
+                    r.read()
+                    if r.status in (500, 502, 503, 504) and attempt < 3:
+                        retries += 1
+                        time.sleep(0.05 * (attempt + 1))
+                        continue
+                    ok, failed = (ok + 1, failed) if r.status == 200 else (ok, failed + 1)
+                    break
+                except (OSError, http.client.HTTPException):
+                    conn.close()
+                    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+                    if attempt == 3:
+                        failed += 1
+                    else:
+                        retries += 1
+                        time.sleep(0.05 * (attempt + 1))
+            lat.append(time.perf_counter() - t0)
+        conn.close()
+        with lock:
+            stats["ok"] += ok
+            stats["failed"] += failed
+            stats["retries"] += retries
+            stats["latency"] += lat
+
+    pool = [threading.Thread(target=run, args=(t,)) for t in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    return stats
+
+
+def reference(pool: Any, inst: gt.Installation, op: str, size: int, conc: int, seconds: float) -> dict[str, float]:
+    procs = min(gt.CLIENT_PROCS, conc)
+    per = [conc // procs + (1 if p < conc % procs else 0) for p in range(procs)]
+    start_at = time.time() + 1.0
+    if size == 1024:
+        results = pool.map(gt._sweep_worker, [(inst.gateway, inst.key_id, inst.secret, op, p, per[p], start_at,
+                                               seconds) for p in range(procs)])
+    else:
+        results = pool.map(_worker, [(inst.gateway, inst.key_id, inst.secret, op, p, per[p], start_at, seconds, size)
+                                     for p in range(procs)])
+    latency = [x for r in results for x in r["latency"]]
+    return {"rate": sum(r["ok"] for r in results) / seconds, "failed": sum(r["failed"] for r in results),
+            "p50": statistics.median(latency) * 1000 if latency else 0.0}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=3.0, help="seconds per point and method")
+    parser.add_argument("--rounds", type=int, default=1, help="repeat every point; medians are printed")
+    args = parser.parse_args()
+    inst = gt.Installation(1)
+    from tierpilot.observability.sweep import Sweep
+
+    try:
+        s3 = inst.s3("gateway")
+        for size in SIZES:
+            body = os.urandom(size)
+            prefix = "small/seed-" if size == 1024 else "sized/seed-"
+            for i in range(SEEDS):
+                s3.put_object(Bucket="bench", Key=f"{prefix}{i}", Body=body)
+        rows: list[tuple[str, int, int, float, float, float, float, float, dict[str, float], int]] = []
+        with mp.get_context("spawn").Pool(gt.CLIENT_PROCS) as pool:
+            for op in ("PUT", "GET"):
+                for size in SIZES:
+                    for conc in CONCURRENCY:
+                        refs, sweeps, cpus, p50s, p50r = [], [], [], [], []
+                        phases: dict[str, float] = {}
+                        traced = 0
+                        for _ in range(args.rounds):
+                            ref = reference(pool, inst, op, size, conc, args.seconds)
+                            refs.append(ref["rate"])
+                            p50r.append(ref["p50"])
+                            cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+                            point = Sweep(inst.gateway, inst.key_id, inst.secret).run(
+                                [op.lower()], [size], [conc], args.seconds)[0]
+                            cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+                            sweeps.append(point.ops_per_s)
+                            p50s.append(point.p50_ms)
+                            requests = max(point.ops_per_s * args.seconds, 1)
+                            cpus.append((cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime) / requests)
+                            phases, traced = point.phases_ms, point.traced
+                        row = (op, size, conc, statistics.median(refs), statistics.median(sweeps),
+                               statistics.median(p50r), statistics.median(p50s), statistics.median(cpus) * 1000,
+                               phases, traced)
+                        rows.append(row)
+                        print(f"  {op} {size:>8d} B x{conc:<3d} ref {row[3]:8.1f} req/s  sweep {row[4]:8.1f} req/s  "
+                              f"ratio {row[4] / row[3] if row[3] else 0:.2f}  p50 ref {row[5]:.1f} ms sweep "
+                              f"{row[6]:.1f} ms  sweep client CPU {row[7]:.2f} ms/req", flush=True)
+    finally:
+        inst.close()
+    print()
+    print(f"{os.cpu_count()} CPUs; load average at the end {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
+          f"{args.seconds:g} s per point and method, {args.rounds} round(s) (medians)")
+    print()
+    print("| op | size | concurrency | ref req/s | sweep req/s | sweep/ref | ref p50 ms | sweep p50 ms "
+          "| sweep client CPU ms/req | sweep phase medians ms (traced requests) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    for op, size, conc, ref, swp, pr, ps, cpu, phases, traced in rows:
+        ph = ", ".join(f"{k} {v:.2f}" for k, v in phases.items())
+        print(f"| {op} | {'1 KiB' if size == 1024 else '1 MiB'} | {conc} | {ref:,.1f} | {swp:,.1f} | "
+              f"{swp / ref if ref else 0:.2f} | {pr:.1f} | {ps:.1f} | {cpu:.2f} | {ph} ({traced}) |")
+
+
+if __name__ == "__main__":
+    main()
