@@ -40,7 +40,7 @@ def test_a_token_used_for_a_write_with_a_savepoint_notes_its_last_use(db: str, c
     with transaction(write=True) as s:
         s.query(ApiToken).update({ApiToken.last_used_at: None})
     r = client.post("/api/buckets", json={"name": "db-savepoint", "tier": "db-hot"},
-                    headers={"Authorization": f"Bearer {token}"}, cookies={})
+                    headers={"Authorization": f"Bearer {token}"})
     assert r.status_code == 201, r.text
     with transaction() as s:
         used = [t.last_used_at for t in s.query(ApiToken).filter(ApiToken.name == "script")]

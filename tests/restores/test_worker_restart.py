@@ -36,7 +36,8 @@ def worker_env(db_url: str, redis_url: str, data_dir: Path) -> dict[str, str]:
     redis.Redis.from_url(broker).flushdb()
     return dict(os.environ, TIERPILOT_DATABASE_URL=db_url, TIERPILOT_REDIS_URL=broker,
                 TIERPILOT_RESTORE_SWEEP_S="0.5", TIERPILOT_RESTORE_LEASE_S=str(LEASE_S),
-                TIERPILOT_RESTORE_CHUNK="40", TIERPILOT_RESTORE_CONCURRENCY="2")
+                TIERPILOT_RESTORE_CHUNK="40", TIERPILOT_RESTORE_CONCURRENCY="2",
+                TIERPILOT_LOG_LEVEL="info")  # the log names the tasks it ran (the default shows warnings only)
 
 
 class Worker:
