@@ -26,6 +26,7 @@ from tierpilot.gateway import (  # noqa: F401  (importing the operation modules 
     ops_objects,
     ops_versions,
 )
+from tierpilot.gateway.admission import Admission, slow_down
 from tierpilot.gateway.auth import authenticate, credentials, forget_bucket
 from tierpilot.gateway.errors import S3Error
 from tierpilot.gateway.http import Request
@@ -143,6 +144,7 @@ class Gateway:
         self._trace_flusher: asyncio.Task[None] | None = None
         self.sampler = traces.Sampler.from_settings()
         self._observer = metrics.RequestObserver()
+        self.admission = Admission(settings.gateway_max_inflight, settings.gateway_queue_wait_s)
 
     async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -269,6 +271,8 @@ class Gateway:
                 rec.resp_start = now_ns()
             await send(message)
 
+        # backpressure before any work: a wait for a slot shows in the "headers" phase
+        admitted = await self.admission.enter()
         metrics.GATEWAY_IN_FLIGHT.inc()
         request_id = _request_id()
         req: Request | None = None
@@ -279,6 +283,9 @@ class Gateway:
             level: Level = "object" if req.key else ("bucket" if req.bucket else "service")
             handler, sub = find(req.method, level, req.query)
             op = f"{req.method} {level}{'?' + sub if sub else ''}"
+            if not admitted:
+                metrics.GATEWAY_SLOWDOWNS.inc()
+                raise slow_down(self.admission.wait_s)
             await authenticate(req)
             rec.authed = now_ns()
             if handler is None:
@@ -297,6 +304,8 @@ class Gateway:
                               request_id=request_id)
             await self._fail(req, exc)
         finally:
+            if admitted:
+                self.admission.leave()
             rec.end = now_ns()
             metrics.GATEWAY_IN_FLIGHT.dec()
             if req is not None:

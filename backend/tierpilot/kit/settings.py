@@ -48,6 +48,10 @@ class Settings(BaseSettings):
                                              "waits for it, is answered 400 RequestTimeout; 0 = no minimum")
     gateway_body_rate_window_s: float = Field(60.0, gt=0, description="the period the minimum body rate is counted "
                                               "over, seconds of waiting for the client")
+    gateway_max_inflight: int = Field(64, ge=1, description="S3 requests one gateway process serves at once; "
+                                      "more wait for a slot (backpressure, issue 18)")
+    gateway_queue_wait_s: float = Field(2.0, ge=0, description="how long a request waits for a gateway slot before "
+                                        "it is answered 503 SlowDown with Retry-After (clients retry); 0 = no wait")
     api_header_timeout_s: float = Field(20.0, gt=0, description="an API connection that has not sent a request's "
                                         "whole header section this long after it began is closed")
     api_max_pending_connections: int = Field(256, ge=1, description="connections per API process that are still "
