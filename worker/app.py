@@ -23,6 +23,10 @@ TASK_MODULES = [
 BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     # a backstop: walks every tier directory, so rarely
     "tiers.housekeep": {"task": "tiers.housekeep", "schedule": timedelta(hours=6), "options": {"expires": 3600}},
+    # picks the adopted buckets whose last scan is TIERPILOT_ADOPT_RESCAN_S old; checks at least once a minute
+    "tiers.rescan_adopted": {"task": "tiers.rescan_adopted",
+                             "schedule": timedelta(seconds=min(60.0, get_settings().adopt_rescan_s)),
+                             "options": {"expires": 300}},
     "auth.purge_expired_tokens": {"task": "auth.purge_expired_tokens", "schedule": timedelta(hours=1)},
     "audit.prune": {"task": "audit.prune", "schedule": timedelta(hours=1), "options": {"expires": 3600}},
     # restore sweeps read due rows from the database; a sweep not started within a few periods is dropped

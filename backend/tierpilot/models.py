@@ -12,6 +12,7 @@ from tierpilot.pricing.models import PriceCatalog, Scenario
 from tierpilot.reservations.models import CapacityPool, Reservation, ReservationSample
 from tierpilot.restores.models import RestoreBatch, RestoreBatchTier, RestoreItem, RestoreSchedule
 from tierpilot.spend.models import UsageMeter
+from tierpilot.tiers.adoptions import AdoptedBucket
 from tierpilot.tiers.models import Tier
 
 __all__ = ["AccessKey", "ApiToken", "AuditEvent", "Base", "Bucket", "CapacityPool", "LifecycleConfiguration",
@@ -21,3 +22,4 @@ __all__ = ["AccessKey", "ApiToken", "AuditEvent", "Base", "Bucket", "CapacityPoo
 __all__ += ["ObjectVersion"]
 __all__ += ["BenchmarkRun", "RequestTrace"]
 __all__ += ["UsageMeter"]
+__all__ += ["AdoptedBucket"]

@@ -130,3 +130,16 @@ def test_progress_counts_requests(remote: dict[str, Any]) -> None:
 
     adopt(remote["tier"], remote["bucket"], owner_id=_owner_id(remote), on_progress=note)
     assert seen[-1] == 1
+
+
+def test_a_rescan_deletes_from_the_catalog_the_keys_gone_from_the_remote(remote: dict[str, Any]) -> None:
+    client, bucket = remote["client"], remote["bucket"]
+    expected = _put_many(client, bucket, [f"g/{i}" for i in range(12)] + ["top"])
+    adopt(remote["tier"], bucket, owner_id=_owner_id(remote), workers=4)
+    client.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": "g/3"}, {"Key": "top"}]})
+    progress = adopt(remote["tier"], bucket, owner_id=_owner_id(remote), workers=4)
+    assert (progress.objects, progress.added, progress.removed) == (11, 0, 2)
+    assert _catalog(bucket) == {k: v for k, v in expected.items() if k not in ("g/3", "top")}
+    with transaction() as s:
+        row = s.scalars(select(Bucket).where(Bucket.name == bucket)).one()
+        assert row.object_count == 11

@@ -643,3 +643,25 @@ def tree_rows(session: Session, bucket_id: int, prefix: str) -> list[Any]:
         select(Object.key, Object.size, Object.last_modified, Object.etag, Object.storage_class, Object.tier_id,
                Object.restore_state)
         .where(Object.bucket_id == bucket_id, *starts_with(Object.key, prefix)).order_by(Object.key)).all())
+
+
+def adopted_rows(session: Session, bucket_id: int, locator_prefix: str, after_key: str | None,
+                 limit: int) -> list[tuple[int, str, str, int]]:
+    """(id, key, locator, size) of a bucket's objects still at an adopted locator under ``locator_prefix``, in
+    key order after ``after_key`` (one range of the (bucket_id, key) index per page; a re-scan compares them
+    with the remote listing)."""
+    after = [] if after_key is None else [Object.key > after_key]
+    return [(int(i), str(k), str(loc), int(n)) for i, k, loc, n in session.execute(
+        select(Object.id, Object.key, Object.locator, Object.size)
+        .where(Object.bucket_id == bucket_id, *after, *starts_with(Object.locator, locator_prefix))
+        .order_by(Object.key).limit(limit))]
+
+
+def forget_adopted(session: Session, bucket_id: int, rows: Sequence[tuple[int, str, int]]) -> tuple[int, int]:
+    """Delete adopted objects whose keys left the remote bucket: (id, locator, size) rows, each only while it is
+    still at that locator and unlocked (an overwrite through the gateway wins). Returns (objects, bytes) gone."""
+    gone = [(object_id, size) for object_id, locator, size in rows if delete_object(session, object_id, locator)]
+    nbytes = sum(size for _, size in gone)
+    if gone:
+        add_usage(session, bucket_id, -len(gone), -nbytes)
+    return len(gone), nbytes

@@ -67,6 +67,7 @@ from tierpilot.drivers.cloud import (
     upload_prefix,
 )
 from tierpilot.drivers.offline import MAX_RESTORE_DAYS, SPEEDS, restore_expiry
+from tierpilot.drivers.s3 import ADOPTED
 from tierpilot.kit.db import utcnow
 
 CHUNK = 4 << 20
@@ -185,6 +186,7 @@ class AzureBlobDriver(TierDriver):
                 credential = sas_token.lstrip("?")
             service = BlobServiceClient(account_url, credential=credential, **options)
         self.account_url = service.url.split("?")[0].rstrip("/")
+        self.service = service
         self.container_client = service.get_container_client(container)
         self._pool = ThreadPoolExecutor(max_workers=max_pool_connections, thread_name_prefix=f"azure-{name}")
 
@@ -199,15 +201,31 @@ class AzureBlobDriver(TierDriver):
 
     # names ---------------------------------------------------------------------------------------------
 
+    def _where(self, name: str) -> tuple[str, str]:
+        """(container, blob name) of a name: an adopted blob (``%a/<container>/<name>``) stays where it was found."""
+        if name.startswith(ADOPTED):
+            container, _, blob = name[len(ADOPTED):].partition("/")
+            if not container or not blob:
+                raise ValueError("adopted locator without container or name")
+            return container, blob
+        return self.container, name
+
     def _blob(self, name: str) -> BlobClient:
+        if name.startswith(ADOPTED):
+            return self.service.get_blob_client(*self._where(name))
         return self.container_client.get_blob_client(name)
 
     def _name(self, locator: str) -> tuple[str, dict[str, str]]:
+        if locator.startswith(ADOPTED):  # tiers adopt: the locator names the blob itself
+            self._where(locator)
+            return locator, {}
         name, long = object_name(self.prefix, locator)
         meta = {_LOCATOR_META: base64.urlsafe_b64encode(long.encode()).decode()} if long is not None else {}
         return name, meta
 
     def _copy_name(self, name: str) -> str:
+        if name.startswith(ADOPTED):  # an adopted blob's copy goes to the tier's own container
+            return f"{self.prefix}{RESTORED}{name}"
         return f"{self.prefix}{RESTORED}{name[len(self.prefix):]}"
 
     def _tier(self, storage_class: str | None) -> StandardBlobTier:
@@ -220,7 +238,8 @@ class AzureBlobDriver(TierDriver):
         blob = self._blob(name)
         if self._key is None:
             return str(blob.url)
-        sas = generate_blob_sas(self._key[0], self.container, name, account_key=self._key[1],
+        container, blob_name = self._where(name)
+        sas = generate_blob_sas(self._key[0], container, blob_name, account_key=self._key[1],
                                 permission=BlobSasPermissions(read=True),
                                 expiry=datetime.now(UTC) + timedelta(hours=1))
         return f"{str(blob.url).split('?')[0]}?{sas}"

@@ -50,6 +50,7 @@ from tierpilot.drivers.cloud import (
     scan_prefixes,
     upload_prefix,
 )
+from tierpilot.drivers.s3 import ADOPTED
 
 CHUNK = 1 << 20
 GRANULE = 256 << 10  # resumable upload chunks are multiples of 256 KiB
@@ -145,13 +146,28 @@ class GCSDriver(TierDriver):
             blob.metadata = {_LOCATOR_META: base64.urlsafe_b64encode(long.encode()).decode()}
         return blob
 
+    def _where(self, locator: str) -> tuple[str, str]:
+        """(bucket, object name) of a locator: an adopted object (``%a/<bucket>/<name>``) stays where it was found."""
+        if locator.startswith(ADOPTED):
+            bucket, _, name = locator[len(ADOPTED):].partition("/")
+            if not bucket or not name:
+                raise ValueError("adopted locator without bucket or name")
+            return bucket, name
+        return self.bucket_name, object_name(self.prefix, locator)[0]
+
+    def _existing(self, locator: str) -> storage.Blob:
+        """The object a locator names, to read or delete (never to write: writes take fresh locators)."""
+        bucket, name = self._where(locator)
+        return (self.bucket if bucket == self.bucket_name else self.client.bucket(bucket)).blob(name)
+
     def _class(self, storage_class: str | None) -> str:
         chosen = (storage_class or "").upper()
         chosen = _S3_NAMES.get(chosen, chosen)
         return chosen if chosen in STORAGE_CLASSES else self.storage_class
 
-    def _media_url(self, name: str) -> str:
-        return f"{self.endpoint_url}/storage/v1/b/{quote(self.bucket_name, safe='')}/o/{quote(name, safe='')}"
+    def _media_url(self, name: str, bucket: str | None = None) -> str:
+        bucket = bucket or self.bucket_name
+        return f"{self.endpoint_url}/storage/v1/b/{quote(bucket, safe='')}/o/{quote(name, safe='')}"
 
     # writes --------------------------------------------------------------------------------------------
 
@@ -203,12 +219,13 @@ class GCSDriver(TierDriver):
             raise ValueError("negative range start")
         if end is not None and end < start:
             return empty()
-        name, _ = object_name(self.prefix, locator)
+        bucket, name = self._where(locator)
         headers = {"Accept-Encoding": "identity"}
         if start or end is not None:
             headers["Range"] = f"bytes={start}-{'' if end is None else end}"
         with _mapped_errors(locator):
-            reply = self.session.get(self._media_url(name), params={"alt": "media"}, headers=headers, stream=True)
+            reply = self.session.get(self._media_url(name, bucket), params={"alt": "media"}, headers=headers,
+                                     stream=True)
         if reply.status_code == 416:
             reply.close()
             return empty()  # start past the end: nothing, as the posix driver
@@ -219,9 +236,9 @@ class GCSDriver(TierDriver):
                            errors=(requests.RequestException, OSError))
 
     def head(self, locator: str) -> BlobInfo:
-        name, _ = object_name(self.prefix, locator)
+        bucket, name = self._where(locator)
         with _mapped_errors(locator):
-            blob = self.bucket.get_blob(name)
+            blob = self.client.bucket(bucket).get_blob(name)
         if blob is None:
             raise BlobNotFound(locator)
         return BlobInfo(locator=locator, size=int(blob.size or 0), modified=blob.updated,
@@ -229,9 +246,8 @@ class GCSDriver(TierDriver):
 
     def delete(self, locator: str) -> None:
         """Remove an object; deleting a missing object is not an error (idempotent)."""
-        name, _ = object_name(self.prefix, locator)
         with contextlib.suppress(BlobNotFound), _mapped_errors(locator):
-            self.bucket.blob(name).delete()
+            self._existing(locator).delete()
 
     def list(self, prefix: str = "") -> Iterator[BlobInfo]:
         """Every object whose locator starts with ``prefix`` (fsck and tests)."""
@@ -266,11 +282,10 @@ class GCSDriver(TierDriver):
         """Copy an object from any tier; on the same endpoint the service copies (rewrite)."""
         if not (isinstance(source, GCSDriver) and self.same_account(source)):
             return super().copy_from(source, src_locator, dst_locator, storage_class)
-        src_name, _ = object_name(source.prefix, src_locator)
         dest = self._blob(dst_locator)
         dest.storage_class = self._class(storage_class)
         with _mapped_errors(src_locator):
-            self._rewrite(dest, source.bucket.blob(src_name))
+            self._rewrite(dest, source._existing(src_locator))
             dest.reload()
         md5 = base64.b64decode(dest.md5_hash).hex() if dest.md5_hash else ""
         return PutResult(size=int(dest.size or 0), md5_hex=md5)

@@ -116,6 +116,9 @@ class Settings(BaseSettings):
     webhook_allow_hosts: str = Field("", description="host or host:port entries (comma-separated) webhooks may "
                                      "reach although they resolve to loopback, private or other inside addresses")
 
+    adopt_rescan_s: float = Field(3600.0, gt=0, description="adopted buckets are listed again this long after their "
+                                  "last scan: new remote keys are added, keys gone from the remote deleted")
+
     # lifecycle: moves are best-effort traffic; the rate caps what all workers together copy between tiers
     lifecycle_sweep_s: float = Field(300.0, gt=0, description="period of the lifecycle.sweep beat task, seconds")
     lifecycle_move_rate_mbps: float = Field(200.0, ge=0, description="MB/s all lifecycle copies share; 0 = unbounded")

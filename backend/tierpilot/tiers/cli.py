@@ -12,14 +12,15 @@ tiers_app = typer.Typer(help="Tiers: adopt buckets that already live on a remote
 
 @tiers_app.command("adopt")
 def adopt(
-    tier: str = typer.Argument(..., help="name of an s3 tier whose endpoint holds the bucket"),
-    bucket: str = typer.Option(..., "--bucket", help="the remote bucket to adopt"),
+    tier: str = typer.Argument(..., help="name of an s3, azure or gcs tier whose endpoint holds the bucket"),
+    bucket: str = typer.Option(..., "--bucket", help="the remote bucket (Azure: container) to adopt"),
     into: str | None = typer.Option(None, "--into", help="local bucket (default: the remote bucket's name)"),
     owner: str | None = typer.Option(None, "--owner", help="owner of a new local bucket (default: first admin)"),
     workers: int = typer.Option(16, "--workers", min=1, max=256, help="key ranges listed at once"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress line"),
 ) -> None:
-    """Import the listing of a remote bucket into the catalog without copying data (run again to re-scan)."""
+    """Import the listing of a remote bucket into the catalog without copying data (run again to re-scan: new keys
+    are added, keys gone from the remote deleted from the catalog)."""
     from tierpilot.auth import repository as auth_repository
     from tierpilot.kit.db import transaction
     from tierpilot.kit.errors import DomainError
@@ -53,5 +54,5 @@ def adopt(
         raise typer.Exit(2) from exc
     if not quiet:
         sys.stderr.write("\n")
-    typer.echo(f"{done.objects} objects listed, {done.added} added ({done.bytes_added} bytes) "
+    typer.echo(f"{done.objects} objects listed, {done.added} added ({done.bytes_added} bytes), {done.removed} removed "
                f"in {time.monotonic() - started:.1f} s, {done.requests} list requests")
