@@ -40,14 +40,23 @@ def make_bucket(db: str) -> Callable[[str, int], None]:
 
 
 @pytest.fixture
-def book(client: TestClient) -> Callable[..., Any]:
-    """POST a reservation with the given client (admin by default)."""
+def book(client: TestClient, make_bucket: Callable[[str, int], None]) -> Callable[..., Any]:
+    """POST a reservation with the given client (admin by default). Without a bucket named, it books
+    `bench-<user>`, a bucket of the signed-in user made on first use (the server refuses missing buckets)."""
+    made: set[str] = set()
 
-    def _book(c: TestClient | None = None, *, bucket: str = "bench", direction: str = "read",
+    def _book(c: TestClient | None = None, *, bucket: str | None = None, direction: str = "read",
               rate_mbps: float = 100, start: datetime | None = None, minutes: float = 60, **extra: Any) -> Any:
+        c = c or client
+        if bucket is None:
+            me = c.get("/api/auth/me")
+            bucket = f"bench-{me.json()['username']}" if me.status_code == 200 else "bench"
+            if me.status_code == 200 and bucket not in made:
+                make_bucket(bucket, int(me.json()["id"]))
+                made.add(bucket)
         start = start or soon()
         body = {"bucket": bucket, "direction": direction, "rate_mbps": rate_mbps, "start": iso(start),
                 "end": iso(start + timedelta(minutes=minutes)), **extra}
-        return (c or client).post("/api/reservations", json=body)
+        return c.post("/api/reservations", json=body)
 
     return _book

@@ -166,14 +166,29 @@ def test_members_cannot_book_another_users_bucket(client: TestClient, member_cli
     r = book(member_client, bucket="admins-data")
     assert r.status_code == 403 and "another user" in r.json()["detail"]
     assert book(client, bucket="admins-data").status_code == 201
-    # a bucket that does not exist yet may be booked ahead of its creation
-    assert book(member_client, bucket="not-created-yet").status_code == 201
 
 
-def test_naive_times_are_utc(client: TestClient):
+def test_a_booking_for_a_missing_bucket_gets_422_naming_the_bucket_and_stores_nothing(
+        client: TestClient, member_client: TestClient, book, make_bucket, admin_user):
+    make_bucket("admins-data", int(admin_user["id"]))
+    for c in (client, member_client):
+        r = book(c, bucket="no-such-bucket")
+        assert r.status_code == 422, r.text
+        assert r.json()["detail"].startswith("bucket:") and "no-such-bucket" in r.json()["detail"]
+    # the availability check takes no bucket, so it still answers for a window alone
+    start = soon()
+    assert client.get("/api/reservations/availability", params={
+        "direction": "read", "start": iso(start), "end": iso(start + timedelta(hours=1))}).status_code == 200
+    assert count_reservations() == 0
+    # once the bucket exists its owner (and an admin) may book it
+    assert book(client, bucket="admins-data").status_code == 201
+
+
+def test_naive_times_are_utc(client: TestClient, make_bucket, admin_user):
+    make_bucket("naive-times", int(admin_user["id"]))
     start = soon().replace(tzinfo=None)
     r = client.post("/api/reservations", json={
-        "bucket": "bench", "direction": "read", "rate_mbps": 5, "start": start.isoformat(),
+        "bucket": "naive-times", "direction": "read", "rate_mbps": 5, "start": start.isoformat(),
         "end": (start + timedelta(hours=1)).isoformat()})
     assert r.status_code == 201
     assert datetime.fromisoformat(r.json()["start"]) == start.replace(tzinfo=UTC)
@@ -183,8 +198,8 @@ def test_naive_times_are_utc(client: TestClient):
 
 
 def test_members_see_only_their_own_reservations(client: TestClient, member_client: TestClient, book):
-    admins = book(client, bucket="admin-bucket").json()["id"]
-    mine = book(member_client, bucket="member-bucket").json()["id"]
+    admins = book(client).json()["id"]
+    mine = book(member_client).json()["id"]
     assert [r["id"] for r in member_client.get("/api/reservations").json()] == [mine]
     assert member_client.get(f"/api/reservations/{admins}").status_code == 404
     assert member_client.get(f"/api/reservations/{admins}/throughput").status_code == 404

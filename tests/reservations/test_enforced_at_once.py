@@ -14,7 +14,7 @@ import threading
 import time
 import urllib.parse
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -125,11 +125,17 @@ def publishing(redis_url: str) -> Iterator[str]:
     get_settings.cache_clear()
 
 
-def test_a_reservation_found_by_lookup_counts_as_contention_at_once(db: str) -> None:
+def test_a_reservation_found_by_lookup_counts_as_contention_at_once(
+        db: str, make_bucket: Callable[[str, int], None]) -> None:
     from tierpilot.auth import service as auth
 
     with transaction(write=True) as s:
         owner, _ = auth.create_user(s, "lookup-owner", "lookup-password-1")
+        owner_id = owner.id
+    make_bucket("lookup-bucket", owner_id)
+    with transaction(write=True) as s:
+        owner = s.get(User, owner_id)
+        assert owner is not None
         r = service.book(s, owner, bucket="lookup-bucket", direction="read", rate_bps=10 * MB,
                          start=datetime.now(UTC) - timedelta(seconds=1), end=datetime.now(UTC) + timedelta(hours=1))
         rid = r.id
@@ -146,9 +152,11 @@ def test_a_reservation_found_by_lookup_counts_as_contention_at_once(db: str) -> 
 
 
 def test_published_bookings_cancellations_and_capacity_reach_the_gateway_without_a_snapshot(
-        client: TestClient, publishing: str) -> None:
+        client: TestClient, publishing: str, make_bucket: Callable[[str, int], None],
+        admin_user: dict[str, str]) -> None:
     """Booked and cancelled through the API, the capacity set by an admin: the gateway's directory has
     each change from its Redis channel, while no snapshot has been read."""
+    make_bucket("published", int(admin_user["id"]))
 
     async def main() -> None:
         policy = ReservationPolicy(redis_url=publishing)

@@ -144,15 +144,19 @@ def test_unknown_id_is_refused(gw: Gateway, alice_bucket: str):
 
 
 def test_another_users_reservation_is_refused(gw: Gateway, alice_bucket: str):
-    bobs = book(gw.users["bob"].id, "bobs-own-bucket")
+    bobs_bucket = f"bob-{uuid.uuid4().hex[:10]}"
+    gw.client("bob").create_bucket(Bucket=bobs_bucket)
+    bobs = book(gw.users["bob"].id, bobs_bucket)
     s3 = with_reservation(gw.client("alice"), bobs)
     assert "another user" in rejected(lambda: s3.get_object(Bucket=alice_bucket, Key="small"))
 
 
 def test_reservation_for_another_bucket_or_direction_is_refused(gw: Gateway, alice_bucket: str):
-    other_bucket = book(gw.users["alice"].id, "some-other-bucket")
+    other = f"other-{uuid.uuid4().hex[:10]}"
+    gw.client("alice").create_bucket(Bucket=other)
+    other_bucket = book(gw.users["alice"].id, other)
     s3 = with_reservation(gw.client("alice"), other_bucket)
-    assert "some-other-bucket" in rejected(lambda: s3.get_object(Bucket=alice_bucket, Key="small"))
+    assert other in rejected(lambda: s3.get_object(Bucket=alice_bucket, Key="small"))
     read_only = book(gw.users["alice"].id, alice_bucket, "read", rate_mbps=1)
     s3 = with_reservation(gw.client("alice"), read_only)
     assert "reads" in rejected(lambda: s3.put_object(Bucket=alice_bucket, Key="w", Body=b"y"))

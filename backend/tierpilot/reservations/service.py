@@ -179,9 +179,10 @@ def book(session: Session, owner: User, *, bucket: str, direction: str, rate_bps
     if len(note) > 500:
         raise Invalid("note must be at most 500 characters")
     owner_of_bucket = catalog_repository.bucket_owner(session, bucket)
-    # a bucket that does not exist yet may be booked (it is created before the window opens);
-    # the gateway still checks the caller against the bucket on every request
-    if owner_of_bucket is not None and owner_of_bucket != owner.id and not owner.is_admin:
+    # a booking names the bucket its traffic goes to: one that does not exist is a typo, not a plan
+    if owner_of_bucket is None:
+        raise Invalid(f"bucket: no bucket named {bucket!r}; create it first", field="bucket")
+    if owner_of_bucket != owner.id and not owner.is_admin:
         raise Forbidden(f"bucket {bucket!r} belongs to another user")
 
     pool = locked_capacity(session)
