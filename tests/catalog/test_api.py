@@ -121,3 +121,36 @@ def test_buckets_with_archived_objects_for_the_restore_picker(client: TestClient
     assert [b["name"] for b in client.get("/api/buckets", params={"archived": "true"}).json()] == ["mixed"]
     assert len(client.get("/api/buckets").json()) == 3
     assert client.get("/api/buckets", params={"archived": "maybe"}).status_code == 422
+
+
+def test_create_folder_writes_the_marker_object_on_the_buckets_tier(client: TestClient, member_client: TestClient,
+                                                                    tiers: dict[str, Tier]) -> None:
+    from tierpilot.catalog import repository, service, store
+    from tierpilot.kit.db import transaction
+
+    assert client.post("/api/buckets", json={"name": "folders", "tier": "infrequent"}).status_code == 201
+    r = client.post("/api/buckets/folders/folders", json={"prefix": "runs/2026"})
+    assert r.status_code == 201, r.text
+    assert r.json() == {"key": "runs/2026/"}
+    assert client.post("/api/buckets/folders/folders", json={"prefix": "runs/2026/"}).status_code == 409
+    # the empty folder shows in the listing like any other, and its marker is a real blob on the tier
+    assert client.get("/api/buckets/folders/objects", params={"prefix": "runs/"}).json()["folders"] == [
+        "runs/2026/"]
+    detail = client.get("/api/buckets/folders/object", params={"key": "runs/2026/"}).json()
+    assert (detail["size"], detail["tier"], detail["storage_class"]) == (0, "infrequent", "STANDARD_IA")
+    assert detail["content_type"] == "application/x-directory"
+    with transaction() as s:
+        obj = repository.get_object(s, service.get_bucket(s, "folders").id, "runs/2026/")
+        assert obj is not None
+        assert store.driver(obj.tier_id).head(obj.locator).size == 0
+    # bad names: 422 naming the field, nothing stored
+    for bad in ("", "/abs", "a//b", "a/../b", "./x", "x\u0000y", "tab\there", "k" * 1100):
+        r = client.post("/api/buckets/folders/folders", json={"prefix": bad})
+        assert r.status_code == 422, (bad, r.text)
+        assert "prefix" in r.json()["detail"], r.text
+    assert client.post("/api/buckets/folders/folders", json={}).status_code == 422
+    listing = client.get("/api/buckets/folders/objects", params={"delimiter": ""}).json()
+    assert [o["key"] for o in listing["objects"]] == ["runs/2026/"]
+    # members cannot add folders to others' buckets; unknown buckets are 404
+    assert member_client.post("/api/buckets/folders/folders", json={"prefix": "x"}).status_code == 403
+    assert client.post("/api/buckets/nope/folders", json={"prefix": "x"}).status_code == 404

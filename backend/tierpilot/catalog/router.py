@@ -14,6 +14,7 @@ from urllib.parse import quote
 import anyio.to_thread
 from fastapi import APIRouter, Depends, Query, Request, status
 from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
 from starlette.datastructures import UploadFile
 
@@ -21,7 +22,7 @@ from tierpilot.audit import service as audit
 from tierpilot.auth.deps import CurrentUser, SessionDep, get_current_user
 from tierpilot.auth.models import User
 from tierpilot.catalog import repository, service, store, versions
-from tierpilot.catalog.errors import InvalidInput, NoSuchKey
+from tierpilot.catalog.errors import InvalidInput, NoSuchKey, PreconditionFailed
 from tierpilot.catalog.models import Bucket, Object, ObjectVersion
 from tierpilot.catalog.schemas import (
     BucketCreate,
@@ -37,6 +38,7 @@ from tierpilot.catalog.schemas import (
 from tierpilot.drivers import registry
 from tierpilot.drivers.registry import TierSpec
 from tierpilot.kit.db import transaction
+from tierpilot.kit.errors import Conflict, Invalid
 from tierpilot.kit.settings import get_settings
 
 router = APIRouter(prefix="/buckets", tags=["catalog"])
@@ -240,6 +242,49 @@ async def upload(request: Request, name: str, user: StoreUser, key: str | None =
         inbound = Inbound(request.receive, BestEffortFlow())
         obj = await inbound.drive(store.put_object, bucket, key, inbound.blocks(), spec)
     return UploadOut(key=obj.key, size=obj.size, etag=obj.etag, storage_class=obj.storage_class)
+
+
+# folders ---------------------------------------------------------------------------------------------
+
+FOLDER_CONTENT_TYPE = "application/x-directory"
+
+
+class FolderCreate(BaseModel):
+    prefix: str = Field(min_length=1, max_length=1024,
+                        description="the folder's full key prefix, e.g. `runs/2026/`; a missing final '/' is added")
+
+
+class FolderOut(BaseModel):
+    key: str = Field(description="the zero-byte marker object that makes the folder visible while empty")
+
+
+def folder_marker(prefix: str) -> str:
+    """The marker key S3 consoles write for a folder, or Invalid naming `prefix`."""
+    key = prefix if prefix.endswith("/") else prefix + "/"
+    if key.startswith("/") or "//" in key:
+        raise Invalid("prefix: folder names must not be empty (no leading '/' and no '//')")
+    if any(c < " " or c == "\x7f" for c in key):
+        raise Invalid("prefix: folder names must not contain control characters")
+    try:
+        service.validate_key(key)
+    except InvalidInput as exc:
+        raise Invalid(f"prefix: {exc.message}") from None
+    return key
+
+
+@router.post("/{name}/folders", response_model=FolderOut, status_code=status.HTTP_201_CREATED,
+             responses={409: {"description": "an object with the folder's marker key exists"}})
+def create_folder(name: str, body: FolderCreate, session: ReaderSession, user: StoreUser) -> FolderOut:
+    """Create an empty folder: the zero-byte `prefix/` object S3 consoles use, on the bucket's tier."""
+    key = folder_marker(body.prefix)
+    bucket = _bucket_for(session, name, user)
+    tier, cls = service.tier_for_class(registry.tiers.all(), bucket.tier_id, None)
+    spec = store.NewObject(tier=tier, storage_class=cls, content_type=FOLDER_CONTENT_TYPE)
+    try:
+        store.put_object(bucket, key, iter(()), spec, if_none_match="*")
+    except PreconditionFailed:
+        raise Conflict(f"prefix: a folder {key!r} already exists in {bucket.name!r}") from None
+    return FolderOut(key=key)
 
 
 # versions and bucket settings ------------------------------------------------------------------------

@@ -3,6 +3,7 @@ preview, dry run, move history, retries and metering."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Response
@@ -16,7 +17,7 @@ from tierpilot.kit.db import utcnow
 from tierpilot.kit.errors import Conflict, NotFound
 from tierpilot.kit.inputs import RowId
 from tierpilot.kit.settings import get_settings
-from tierpilot.lifecycle import history, preview, repository, service
+from tierpilot.lifecycle import history, preview, repository, service, sweep_clock
 from tierpilot.lifecycle.rules import LifecycleConfig, LifecycleRule
 from tierpilot.lifecycle.schemas import (
     BucketLifecycle,
@@ -195,8 +196,12 @@ def get_meter(session: SessionDep, user: AdminUser,
 
 @router.get("/sweep", response_model=SweepSchedule)
 def sweep_schedule(user: CurrentUser) -> SweepSchedule:
-    """How often the workers sweep on their own: a rule's moves wait at most this long past due."""
-    return SweepSchedule(period_s=get_settings().lifecycle_sweep_s)
+    """How often the workers sweep on their own (a rule's moves wait at most this long past due), when
+    beat's last sweep started and when the next one is due."""
+    period = get_settings().lifecycle_sweep_s
+    last = sweep_clock.last_start()
+    return SweepSchedule(period_s=period, last_run_at=last,
+                         next_run_at=last + timedelta(seconds=period) if last is not None else None)
 
 
 @router.post("/sweep", response_model=SweepQueued, status_code=202)
@@ -205,5 +210,5 @@ def sweep_now(session: SessionDep, user: AdminUser, bucket: str | None = None) -
     from tierpilot.lifecycle.tasks import sweep
 
     bucket_id = _bucket(session, user, bucket).id if bucket else None
-    result = sweep.apply_async(kwargs={"bucket_id": bucket_id})
+    result = sweep.apply_async(kwargs={"bucket_id": bucket_id, "scheduled": False})
     return SweepQueued(task_id=str(result.id))

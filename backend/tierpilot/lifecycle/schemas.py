@@ -163,3 +163,8 @@ class SweepQueued(BaseModel):
 
 class SweepSchedule(BaseModel):
     period_s: float = Field(description="the beat starts a sweep this often (TIERPILOT_LIFECYCLE_SWEEP_S)")
+    last_run_at: datetime | None = Field(
+        None, description="when beat's last sweep started; null before the first (or while Redis is unreachable)")
+    next_run_at: datetime | None = Field(
+        None, description="when beat starts the next sweep (last_run_at + period_s); in the past when beat "
+        "or the workers are behind")

@@ -7,7 +7,7 @@ from typing import Any
 
 from tierpilot.kit.db import transaction, utcnow
 from tierpilot.kit.jobs import celery_app
-from tierpilot.lifecycle import planner, repository
+from tierpilot.lifecycle import planner, repository, sweep_clock
 from tierpilot.lifecycle.executor import BATCH_OBJECTS, batches, run_moves
 
 log = logging.getLogger(__name__)
@@ -37,8 +37,13 @@ def send(move_ids: list[int]) -> None:
 
 
 @celery_app.task(name="lifecycle.sweep")
-def sweep(bucket_id: int | None = None) -> dict[str, Any]:
-    """Queue what is due and hand out unfinished moves; idempotent, so overlapping sweeps are harmless."""
+def sweep(bucket_id: int | None = None, scheduled: bool = True) -> dict[str, Any]:
+    """Queue what is due and hand out unfinished moves; idempotent, so overlapping sweeps are harmless.
+
+    Beat sends no arguments: its sweeps (``scheduled``) record their start, from which the API tells when
+    the next one comes; a sweep an admin asked for does not move beat's schedule, so it records nothing."""
+    if scheduled and bucket_id is None:
+        sweep_clock.record_start(utcnow())
     result = planner.sweep(bucket_id=bucket_id)
     messages = enqueue(result.move_ids)
     return {"buckets": result.buckets, "queued": result.queued, "resumed": len(result.resumed_move_ids),
