@@ -308,6 +308,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/buckets/{name}/folders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create Folder
+         * @description Create an empty folder: the zero-byte `prefix/` object S3 consoles use, on the bucket's tier.
+         */
+        post: operations["create_folder_api_buckets__name__folders_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/buckets/{name}/object": {
         parameters: {
             query?: never;
@@ -729,7 +749,8 @@ export interface paths {
         };
         /**
          * Sweep Schedule
-         * @description How often the workers sweep on their own: a rule's moves wait at most this long past due.
+         * @description How often the workers sweep on their own (a rule's moves wait at most this long past due), when
+         *     beat's last sweep started and when the next one is due.
          */
         get: operations["sweep_schedule_api_lifecycle_sweep_get"];
         put?: never;
@@ -1552,6 +1573,50 @@ export interface paths {
         patch: operations["update_tier_api_tiers__tier_id__patch"];
         trace?: never;
     };
+    "/api/tiers/{tier_id}/adopt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Adoptions
+         * @description The tier's adopted buckets with the progress of their last or running scan.
+         */
+        get: operations["list_adoptions_api_tiers__tier_id__adopt_get"];
+        put?: never;
+        /**
+         * Start Adoption
+         * @description Adopt a bucket that lives on the tier's endpoint: a worker lists it into the catalog (no byte copied).
+         */
+        post: operations["start_adoption_api_tiers__tier_id__adopt_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tiers/{tier_id}/adopt/{job_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Adoption
+         * @description Progress of an adoption: objects listed, inserted, removed, and its state.
+         */
+        get: operations["get_adoption_api_tiers__tier_id__adopt__job_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/tiers/check": {
         parameters: {
             query?: never;
@@ -1705,6 +1770,61 @@ export interface components {
             /** Restores In Flight */
             restores_in_flight: number;
         };
+        /** AdoptIn */
+        AdoptIn: {
+            /**
+             * Bucket
+             * @description the remote bucket (Azure: container) to adopt
+             */
+            bucket: string;
+            /**
+             * Into
+             * @description local bucket (default: the remote's name)
+             */
+            into?: string | null;
+            /**
+             * Owner
+             * @description username owning a new local bucket (default: you)
+             */
+            owner?: string | null;
+        };
+        /** AdoptionOut */
+        AdoptionOut: {
+            /** Added */
+            added: number;
+            /** Bucket */
+            bucket: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Error */
+            error: string | null;
+            /** Id */
+            id: number;
+            /** Listed */
+            listed: number;
+            /** Remote Bucket */
+            remote_bucket: string;
+            /** Removed */
+            removed: number;
+            /** Requests */
+            requests: number;
+            /** Scanned At */
+            scanned_at: string | null;
+            /** Started At */
+            started_at: string | null;
+            /** State */
+            state: string;
+            /** Tier Id */
+            tier_id: number;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+        };
         /** AndOperator */
         AndOperator: {
             /** Object Size Greater Than */
@@ -1833,12 +1953,26 @@ export interface components {
             p90_ms: number;
             /** P99 Ms */
             p99_ms: number;
-            /** Phases Ms */
+            /**
+             * Phases Ms
+             * @description per phase, the median over the point's traced requests
+             */
             phases_ms: {
                 [key: string]: number;
             };
             /** Retries */
             retries: number;
+            /**
+             * Size Distribution
+             * @default
+             */
+            size_distribution: string;
+            /**
+             * Traced
+             * @description requests of the point whose phases were read back
+             * @default 0
+             */
+            traced: number;
             /** Ttfb P50 Ms */
             ttfb_p50_ms: number;
             /** Workload */
@@ -1855,14 +1989,28 @@ export interface components {
             concurrency: number[];
             /**
              * Object Sizes
-             * @description bytes
+             * @description bytes; one point per size (or give size_distribution)
              */
-            object_sizes: number[];
+            object_sizes?: number[] | null;
+            /**
+             * Ratios
+             * @description mixed only: share of each operation, e.g. {"put": 0.2, "get": 0.7, "head": 0.1} (put, get, head, list, delete)
+             */
+            ratios?: {
+                [key: string]: number;
+            } | null;
+            /**
+             * Reservation Id
+             * @description sent with every request; the sweep then runs in the reservation's bucket, under a scratch prefix
+             */
+            reservation_id?: string | null;
             /** Seconds Per Point */
             seconds_per_point: number;
+            /** @description instead of object_sizes: one size range */
+            size_distribution?: components["schemas"]["SizeDistribution"] | null;
             /**
              * Workload
-             * @description put | get
+             * @description put | get | head | list | delete | mixed
              */
             workload: string;
         };
@@ -2352,6 +2500,14 @@ export interface components {
              */
             tiers?: string[] | null;
         };
+        /** FolderCreate */
+        FolderCreate: {
+            /**
+             * Prefix
+             * @description the folder's full key prefix, e.g. `runs/2026/`; a missing final '/' is added
+             */
+            prefix: string;
+        };
         /** FolderListing */
         FolderListing: {
             /** Bucket */
@@ -2374,6 +2530,14 @@ export interface components {
             prefix: string;
             /** Truncated */
             truncated: boolean;
+        };
+        /** FolderOut */
+        FolderOut: {
+            /**
+             * Key
+             * @description the zero-byte marker object that makes the folder visible while empty
+             */
+            key: string;
         };
         /** FrequencyRange */
         FrequencyRange: {
@@ -4145,6 +4309,22 @@ export interface components {
             /** Size Bytes */
             size_bytes: number;
         };
+        /**
+         * SizeDistribution
+         * @description Object sizes drawn per object, log-uniformly between ``min`` and ``max`` bytes (warp's random sizes).
+         */
+        SizeDistribution: {
+            /**
+             * Max
+             * @description bytes
+             */
+            max: number;
+            /**
+             * Min
+             * @description bytes
+             */
+            min: number;
+        };
         /** SpendLineOut */
         SpendLineOut: {
             /**
@@ -4397,6 +4577,16 @@ export interface components {
         };
         /** SweepSchedule */
         SweepSchedule: {
+            /**
+             * Last Run At
+             * @description when beat's last sweep started; null before the first (or while Redis is unreachable)
+             */
+            last_run_at?: string | null;
+            /**
+             * Next Run At
+             * @description when beat starts the next sweep (last_run_at + period_s); in the past when beat or the workers are behind
+             */
+            next_run_at?: string | null;
             /**
              * Period S
              * @description the beat starts a sweep this often (TIERPILOT_LIFECYCLE_SWEEP_S)
@@ -5509,6 +5699,48 @@ export interface operations {
         responses: {
             /** @description Successful Response */
             204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    create_folder_api_buckets__name__folders_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FolderCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FolderOut"];
+                };
+            };
+            /** @description an object with the folder's marker key exists */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8202,6 +8434,104 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TierOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_adoptions_api_tiers__tier_id__adopt_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tier_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdoptionOut"][];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    start_adoption_api_tiers__tier_id__adopt_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tier_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdoptIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdoptionOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_adoption_api_tiers__tier_id__adopt__job_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: number;
+                tier_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdoptionOut"];
                 };
             };
             /** @description Validation Error */

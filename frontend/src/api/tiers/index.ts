@@ -64,3 +64,38 @@ export function useCheckTier() {
     mutationFn: (body: TierCheck) => unwrap(api.POST("/api/tiers/check", { body })),
   });
 }
+
+export type Adoption = Schemas["AdoptionOut"];
+export type AdoptIn = Schemas["AdoptIn"];
+
+/** Tiers whose endpoint can hold buckets to adopt in place. */
+export const ADOPTING_DRIVERS = ["s3", "azure", "gcs"];
+
+export const adoptionKeys = {
+  all: [...tierKeys.all, "adoptions"] as const,
+  job: (tierId: number, jobId: number) => [...adoptionKeys.all, tierId, jobId] as const,
+};
+
+/** An adoption's progress, polled each second until its scan ends. */
+export const adoptionQueryOptions = (tierId: number, jobId: number) =>
+  queryOptions({
+    queryKey: adoptionKeys.job(tierId, jobId),
+    queryFn: () =>
+      unwrap(
+        api.GET("/api/tiers/{tier_id}/adopt/{job_id}", {
+          params: { path: { tier_id: tierId, job_id: jobId } },
+        }),
+      ),
+    refetchInterval: (query) =>
+      query.state.data && ["done", "failed"].includes(query.state.data.state) ? false : 1000,
+  });
+
+/** Queue the adoption of a remote bucket; the tiers (usage) refresh when it is queued. */
+export function useStartAdoption() {
+  const invalidate = useInvalidateTiers();
+  return useMutation({
+    mutationFn: ({ tierId, body }: { tierId: number; body: AdoptIn }) =>
+      unwrap(api.POST("/api/tiers/{tier_id}/adopt", { params: { path: { tier_id: tierId } }, body })),
+    onSuccess: invalidate,
+  });
+}

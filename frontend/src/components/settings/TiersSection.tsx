@@ -1,6 +1,6 @@
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import { type Tier, tiersQueryOptions, useDeleteTier } from "@/api/tiers";
+import { ADOPTING_DRIVERS, type Tier, tiersQueryOptions, useDeleteTier } from "@/api/tiers";
 import {
   Badge,
   Button,
@@ -12,6 +12,7 @@ import {
   Table,
 } from "@/components/ui";
 import { formatBytes, formatCount, formatDuration } from "@/lib/format";
+import { AdoptBucketDialog } from "./AdoptBucketDialog";
 import { TierFormDialog } from "./TierFormDialog";
 
 function restoreDelays(t: Tier): string {
@@ -84,6 +85,7 @@ export function TiersSection() {
   const remove = useDeleteTier();
   const [editing, setEditing] = useState<{ tier: Tier | null } | null>(null);
   const [deleting, setDeleting] = useState<Tier | null>(null);
+  const [adopting, setAdopting] = useState<Tier | null>(null);
 
   const cancelDelete = () => {
     setDeleting(null);
@@ -102,6 +104,16 @@ export function TiersSection() {
             <Button size="sm" onClick={() => setEditing({ tier: t })} aria-label={`Edit ${t.name}`}>
               Edit
             </Button>
+            {ADOPTING_DRIVERS.includes(t.driver) ? (
+              <Button
+                size="sm"
+                variant="ghost"
+                onClick={() => setAdopting(t)}
+                aria-label={`Adopt a bucket on ${t.name}`}
+              >
+                Adopt bucket
+              </Button>
+            ) : null}
             <Button
               size="sm"
               variant="ghost"
@@ -140,6 +152,7 @@ export function TiersSection() {
         <Table caption="Storage tiers" columns={withActions} rows={tiers.data} rowKey={(t) => t.id} />
       )}
       <TierFormDialog open={editing !== null} tier={editing?.tier ?? null} onClose={() => setEditing(null)} />
+      <AdoptBucketDialog tier={adopting} onClose={() => setAdopting(null)} />
       <ConfirmDialog
         open={deleting !== null}
         title={`Delete tier ${deleting?.name ?? ""}?`}
