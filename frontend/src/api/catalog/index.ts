@@ -9,6 +9,7 @@ export type FolderListing = Schemas["FolderListing"];
 export type ObjectSummary = Schemas["ObjectSummary"];
 export type ObjectDetail = Schemas["ObjectDetail"];
 export type Uploaded = Schemas["UploadOut"];
+export type FolderCreated = Schemas["FolderOut"];
 
 export const PAGE_SIZE = 200;
 
@@ -82,6 +83,18 @@ export function useDeleteBucket() {
   return useMutation({
     mutationFn: (name: string) => unwrap(api.DELETE("/api/buckets/{name}", { params: { path: { name } } })),
     onSuccess: () => invalidate(),
+  });
+}
+
+/** Create an empty folder (the zero-byte `prefix/` marker S3 consoles write); `prefix` is the full key prefix. */
+export function useCreateFolder() {
+  const invalidate = useInvalidate();
+  return useMutation({
+    mutationFn: ({ bucket, prefix }: { bucket: string; prefix: string }) =>
+      unwrap(
+        api.POST("/api/buckets/{name}/folders", { params: { path: { name: bucket } }, body: { prefix } }),
+      ),
+    onSuccess: (_data, { bucket }) => invalidate(bucket),
   });
 }
 

@@ -10,6 +10,7 @@ export type PreviewDay = Schemas["PreviewDay"];
 export type DryRun = Schemas["LifecycleDryRunOut"];
 export type Move = Schemas["MoveOut"];
 export type Moves = Schemas["MovesOut"];
+export type SweepSchedule = Schemas["SweepSchedule"];
 export type MoveState = "queued" | "running" | "switched" | "done" | "skipped" | "failed";
 
 /** How often the history asks again while moves are open (the worker sweeps every few minutes). */
@@ -135,12 +136,21 @@ export function useRetryFailed(bucket: string | null) {
   });
 }
 
-/** How often the workers sweep on their own. */
+/** When to ask for the sweep schedule again: just after the next sweep is due (it then has a new start),
+ * every half minute while that is unknown or late. */
+export function sweepRefetchMs(schedule: SweepSchedule | undefined, now: Date): number {
+  const next = schedule?.next_run_at ? new Date(schedule.next_run_at).getTime() : Number.NaN;
+  if (!Number.isFinite(next) || next < now.getTime()) return 30_000;
+  return Math.min(next - now.getTime() + 5_000, 15 * 60_000);
+}
+
+/** How often the workers sweep on their own, when beat's last sweep started and the next is due;
+ * asked again just after that, when the next has started. */
 export const sweepScheduleQueryOptions = () =>
   queryOptions({
     queryKey: [...lifecycleKeys.all, "sweep"] as const,
     queryFn: () => unwrap(api.GET("/api/lifecycle/sweep")),
-    staleTime: 5 * 60_000,
+    refetchInterval: (query) => sweepRefetchMs(query.state.data, new Date()),
   });
 
 /** Admins: queue a sweep now (one bucket, or all) instead of waiting for the next beat. */

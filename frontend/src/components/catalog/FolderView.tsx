@@ -27,6 +27,7 @@ import {
 } from "@/components/ui";
 import { formatBytes, formatCount, formatDateTime } from "@/lib/format";
 import { crumbs, leafName } from "./browser-path";
+import { NewFolderDialog } from "./NewFolderDialog";
 import { RestoreBadge } from "./RestoreBadge";
 
 type Row = { kind: "folder"; prefix: string } | { kind: "object"; object: ObjectSummary };
@@ -65,11 +66,13 @@ export function FolderView({
   const remove = useDeleteObjects();
   const removeBucket = useDeleteBucket();
   const [confirmBucketDelete, setConfirmBucketDelete] = useState(false);
+  const [creatingFolder, setCreatingFolder] = useState(false);
   const invalidate = useUploadInvalidation();
 
   const pages = folder.data?.pages ?? [];
   const folders = pages.flatMap((p) => p.folders);
-  const objects = pages.flatMap((p) => p.objects);
+  // the current folder's own marker (`prefix/`, written by "New folder" or an S3 console) is not an entry of it
+  const objects = pages.flatMap((p) => p.objects).filter((o) => o.key !== prefix);
   const [filter, setFilter] = useState("");
   const needle = filter.trim().toLowerCase();
   const matches = (key: string) => !needle || leafName(prefix, key).toLowerCase().includes(needle);
@@ -229,6 +232,9 @@ export function FolderView({
           <Button size="sm" variant="primary" onClick={() => fileInput.current?.click()}>
             Upload files
           </Button>
+          <Button size="sm" onClick={() => setCreatingFolder(true)}>
+            New folder
+          </Button>
           {prefix === "" ? (
             <Button
               size="sm"
@@ -371,6 +377,16 @@ export function FolderView({
           removeBucket.reset();
         }}
         onConfirm={() => removeBucket.mutate(bucket, { onSuccess: onBucketDeleted })}
+      />
+      <NewFolderDialog
+        bucket={bucket}
+        prefix={prefix}
+        open={creatingFolder}
+        onClose={() => setCreatingFolder(false)}
+        onCreated={(created) => {
+          setCreatingFolder(false);
+          openFolder(created);
+        }}
       />
       {restoring ? (
         <RestoreDialog

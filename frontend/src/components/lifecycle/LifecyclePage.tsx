@@ -36,6 +36,7 @@ import {
   nextUtcMidnight,
   type RuleDraft,
 } from "./rule-form";
+import { sweepTimes } from "./sweep-times";
 import "./lifecycle.css";
 
 interface Editing {
@@ -218,10 +219,21 @@ export function LifecyclePage({
 function SweepPeriod() {
   const schedule = useQuery(sweepScheduleQueryOptions());
   if (!schedule.data) return null;
+  const period = formatDuration(schedule.data.period_s);
+  const times = sweepTimes(schedule.data, new Date());
   return (
-    <p className="muted lc-sweep-period">
-      The workers sweep every {formatDuration(schedule.data.period_s)}: objects that fall due are queued for
-      moving within {formatDuration(schedule.data.period_s)}.
+    <p className="muted lc-sweep-period" data-testid="sweep-times">
+      The workers sweep every {period}: objects that fall due are queued for moving within {period}.{" "}
+      {times.kind === "unknown" ? (
+        <>No scheduled sweep has run yet; the first starts within {period} of the workers starting.</>
+      ) : (
+        <>
+          Last sweep started <time dateTime={times.last}>{formatDateTime(times.last, true)}</time>;{" "}
+          {times.kind === "upcoming" ? "next sweep at " : "the next was due at "}
+          <time dateTime={times.next}>{formatDateTime(times.next, true)}</time>
+          {times.kind === "late" ? " and has not started: check that beat and the worker run." : "."}
+        </>
+      )}
     </p>
   );
 }
