@@ -38,15 +38,20 @@ def test_the_cli_sweeps_with_the_keys_of_the_environment(gateway: Gateway, tmp_p
     out = tmp_path / "points.csv"
     env = dict(os.environ, AWS_ACCESS_KEY_ID=alice.access_key_id, AWS_SECRET_ACCESS_KEY=alice.secret_access_key)
     done = subprocess.run([sys.executable, "-m", "tierpilot.cli", "bench", "sweep", "--endpoint", gateway.url,
-                           "--workload", "put", "--sizes", "2048", "--concurrency", "2", "--seconds", "0.3",
-                           "--output", str(out)], env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
+                           "--workload", "mixed", "--ratios", "put=1,get=1", "--sizes", "100-2048",
+                           "--concurrency", "2", "--seconds", "0.3", "--no-phases", "--output", str(out)],
+                          env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     rows = list(csv.DictReader(out.open()))
-    assert len(rows) == 1 and rows[0]["workload"] == "put" and rows[0]["object_size"] == "2048"
-    assert float(rows[0]["ops_per_s"]) > 0 and rows[0]["failures"] == "0"
+    assert len(rows) == 1 and rows[0]["workload"] == "mixed" and rows[0]["object_size"] == "2048"
+    assert rows[0]["size_distribution"] == "log-uniform 100-2048"
+    assert float(rows[0]["ops_per_s"]) > 0 and rows[0]["failures"] == "0" and rows[0]["phases_ms"] == "{}"
     bad = subprocess.run([sys.executable, "-m", "tierpilot.cli", "bench", "sweep", "--sizes", "0"], env=env,
                          cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "--sizes" in bad.stderr
+    bad = subprocess.run([sys.executable, "-m", "tierpilot.cli", "bench", "sweep", "--workload", "mixed",
+                          "--ratios", "copy=1"], env=env, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--ratios" in bad.stderr
 
 
 def test_head_list_and_delete_points_with_phase_medians_of_traced_requests(gateway: Gateway) -> None:

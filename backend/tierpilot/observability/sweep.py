@@ -229,8 +229,14 @@ class Sweep:
         counts = {"ok": 0, "failures": 0, "retries": 0, "bytes": 0}
         sequence = itertools.count()
         last_end = [0.0]
-        start_at = time.monotonic() + 0.2
-        end_at = start_at + seconds
+        window = {"start": 0.0, "end": 0.0}
+
+        def open_window() -> None:
+            # the clock starts once every thread has its client (making 64 boto3 clients takes a while)
+            window["start"] = time.monotonic()
+            window["end"] = window["start"] + seconds
+
+        ready = threading.Barrier(conc, action=open_window)
 
         def request(s3: Any, op: str, key: str, size: int) -> tuple[int, float, str]:
             """One request: (object bytes moved, time to the first byte, request id)."""
@@ -260,8 +266,8 @@ class Sweep:
             ids: list[str] = []
             mine_put: list[str] = []
             ok = failures = retries = moved = i = 0
-            while time.monotonic() < start_at:
-                time.sleep(0.005)
+            ready.wait()
+            end_at = window["end"]
             while time.monotonic() < end_at and not self.cancelled.is_set():
                 op = rng.choices(ops, weights)[0] if workload == "mixed" else workload
                 key = seeds[(n + i) % len(seeds)]
@@ -318,7 +324,7 @@ class Sweep:
             t.start()
         for t in threads:
             t.join()
-        elapsed = max(min(last_end[0], end_at) - start_at, 1e-9)
+        elapsed = max(min(last_end[0], window["end"]) - window["start"], 1e-9)
         return Point(workload=workload, object_size=sizes.high, concurrency=conc,
                      ops_per_s=round(counts["ok"] / elapsed, 2), mb_per_s=round(counts["bytes"] / elapsed / 1e6, 3),
                      failures=counts["failures"], retries=counts["retries"], p50_ms=round(_pct(latencies, 50), 3),
