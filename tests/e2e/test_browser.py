@@ -100,6 +100,35 @@ def test_create_bucket_upload_download_delete(page: Page, product: Product, arti
     expect(buckets.get_by_role("button", name=re.compile(name))).to_have_count(0)
 
 
+def test_create_a_folder_and_open_it(page: Page, product: Product, artifacts: Path) -> None:
+    sign_in(page, product.admin_user, product.admin_password)
+    csrf = {"X-CSRF-Token": next(c["value"] for c in page.context.cookies() if c["name"] == "tierpilot_csrf")}
+    name = f"e2e-folders-{secrets.token_hex(4)}"
+    assert page.request.post("/api/buckets", headers=csrf, data={"name": name}).status == 201
+    page.goto(f"/browser?bucket={name}")
+    expect(page.get_by_text("This folder is empty")).to_be_visible()
+    page.get_by_role("button", name="New folder").click()
+    dialog = page.get_by_role("dialog", name="New folder")
+    dialog.get_by_label("Folder name").fill("raw//2026")
+    expect(dialog).to_contain_text("no empty levels")
+    expect(dialog.get_by_role("button", name="Create folder")).to_be_disabled()
+    dialog.get_by_label("Folder name").fill("raw/2026")
+    shoot(page, artifacts, "browser-new-folder")
+    dialog.get_by_role("button", name="Create folder").click()
+    expect(dialog).to_be_hidden()
+    # the new, empty folder is open; one level up it is listed like any other
+    expect(page).to_have_url(re.compile(r"prefix=raw%2F2026%2F"))
+    expect(page.get_by_role("navigation", name="Folder path").locator('[aria-current="page"]')).to_have_text("2026")
+    expect(page.get_by_text("This folder is empty")).to_be_visible()
+    page.get_by_role("navigation", name="Folder path").get_by_role("button", name="raw").click()
+    expect(page.get_by_role("table", name=f"Contents of {name}/raw/").get_by_role(
+        "button", name=re.compile("2026"))).to_be_visible()
+    # the marker is the bucket's only object: removed, the bucket is empty again and can go
+    r = page.request.delete(f"/api/buckets/{name}/object", headers=csrf, params={"key": "raw/2026/"})
+    assert r.status == 204, r.text()
+    assert page.request.delete(f"/api/buckets/{name}", headers=csrf).status == 204
+
+
 def test_browser_fits_a_phone(new_context: NewContext, product: Product, artifacts: Path) -> None:
     page = new_context(NARROW).new_page()
     sign_in(page, product.admin_user, product.admin_password)

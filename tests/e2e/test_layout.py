@@ -25,6 +25,7 @@ DIALOGS = [
     ("/restores", "New restore", re.compile("restore", re.I)),
     ("/browser", "New bucket", re.compile("bucket", re.I)),
     ("/settings", "Add tier", re.compile("tier", re.I)),
+    ("/browser?bucket=belle2-raw", "New folder", re.compile("folder", re.I)),
 ]
 
 # Views behind a page's first screen that hold the widest content: a demo folder, an object's details.
@@ -154,6 +155,9 @@ def test_every_page_and_dialog_fits_the_screen_with_a_silent_console(
     for path, label in nav_pages():
         page.goto(path)
         expect(page.get_by_role("heading", level=1, name=label).first).to_be_visible()
+        if path == "/":
+            # the Overview has room for what is happening now: its live activity is on the page at both widths
+            expect(page.get_by_role("region", name="Live activity")).to_be_visible()
         _check(page, path, artifacts, f"layout-{size}-{_slug(path)}", faults)
 
     for url, shot in DEEP_VIEWS:
