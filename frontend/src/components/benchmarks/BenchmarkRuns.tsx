@@ -143,7 +143,11 @@ function RunCharts({ run, compare }: { run: BenchmarkRun; compare: BenchmarkRun 
       {groups.map(({ size, points }) => {
         const { rows, phases } = phaseRows(points);
         return (
-          <Card key={size} title={`Run ${run.id}: ${run.params.workload} of ${points[0]?.size_distribution ? runSizes(run) : formatSize(size)}`} level={3}>
+          <Card
+            key={size}
+            title={`Run ${run.id}: ${run.params.workload} of ${points[0]?.size_distribution ? runSizes(run) : formatSize(size)}`}
+            level={3}
+          >
             <div className="benchmarks-run-charts">
               <figure>
                 <figcaption>Throughput (ops/s) with failures and retries, by concurrency</figcaption>
@@ -185,7 +189,8 @@ function RunCharts({ run, compare }: { run: BenchmarkRun; compare: BenchmarkRun 
               </figure>
               <figure>
                 <figcaption>
-                  Where the time went: the gateway's median phase times (ms) of traced requests, per concurrency
+                  Where the time went: the gateway's median phase times (ms) of traced requests, per
+                  concurrency
                 </figcaption>
                 <ResponsiveContainer width="100%" height={220}>
                   <BarChart data={rows}>
