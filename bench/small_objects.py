@@ -270,8 +270,9 @@ def run_round(pool: Any, inst: Installation, which: str, op: str, conc: int, sec
     cpu0 = tree_cpu(inst.pids[which])
     results = pool.map(_load_worker, args)
     cpu = tree_cpu(inst.pids[which]) - cpu0
-    return Round(max(r["last"] for r in results) - start_at, sum(r["ok"] for r in results), sum(r["slowdown"] for r in results),
-                 sum(r["failed"] for r in results), [x for r in results for x in r["latency"]], cpu)
+    return Round(max(r["last"] for r in results) - start_at, sum(r["ok"] for r in results),
+                 sum(r["slowdown"] for r in results), sum(r["failed"] for r in results),
+                 [x for r in results for x in r["latency"]], cpu)
 
 
 # ------------------------------------------------------------------------------------------ phases
