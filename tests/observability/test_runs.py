@@ -50,7 +50,8 @@ def test_a_run_is_checked_queued_once_run_by_the_worker_and_exported(
     run = alice.get(f"/api/benchmarks/runs/{run_id}").json()
     assert run["state"] == "done" and run["progress"] == 1.0
     assert [(p["workload"], p["concurrency"]) for p in run["points"]] == [("put", 1), ("put", 2)]
-    assert all(p["ops_per_s"] > 0 and p["failures"] == 0 and "commit" in p["phases_ms"] for p in run["points"]), run["points"]
+    assert all(p["ops_per_s"] > 0 and p["failures"] == 0 and "commit" in p["phases_ms"]
+               for p in run["points"]), run["points"]
     rows = list(csv.DictReader(io.StringIO(alice.get(f"/api/benchmarks/runs/{run_id}/export").text)))
     assert [r["concurrency"] for r in rows] == ["1", "2"]
     assert alice.get(f"/api/benchmarks/runs/{run_id}/export", params={"format": "json"}).json()["id"] == run_id
