@@ -7,6 +7,7 @@ from typing import Literal
 from fastapi import APIRouter, Path, Query, Response
 
 from tierpilot.auth.deps import CurrentUser, SessionDep
+from tierpilot.kit.inputs import RowId
 from tierpilot.observability import repository, runs, service
 from tierpilot.observability.models import BenchmarkRun, RequestTrace
 from tierpilot.observability.schemas import (
@@ -77,12 +78,12 @@ def list_runs(session: SessionDep, user: CurrentUser, limit: int = Query(50, ge=
 
 
 @router.get("/benchmarks/runs/{run_id}", response_model=BenchmarkRunOut, tags=["benchmarks"])
-def get_run(run_id: int, session: SessionDep, user: CurrentUser) -> BenchmarkRunOut:
+def get_run(run_id: RowId, session: SessionDep, user: CurrentUser) -> BenchmarkRunOut:
     return _run_out(runs.visible(session, user, run_id))
 
 
 @router.get("/benchmarks/runs/{run_id}/export", tags=["benchmarks"])
-def export_run(run_id: int, session: SessionDep, user: CurrentUser,
+def export_run(run_id: RowId, session: SessionDep, user: CurrentUser,
                format: Literal["csv", "json"] = "csv") -> Response:  # noqa: A002
     """The run's points as CSV (one row a point, phases as JSON) or JSON."""
     run = runs.visible(session, user, run_id)
@@ -94,11 +95,11 @@ def export_run(run_id: int, session: SessionDep, user: CurrentUser,
 
 
 @router.post("/benchmarks/runs/{run_id}/cancel", response_model=BenchmarkRunOut, tags=["benchmarks"])
-def cancel_run(run_id: int, session: SessionDep, user: CurrentUser) -> BenchmarkRunOut:
+def cancel_run(run_id: RowId, session: SessionDep, user: CurrentUser) -> BenchmarkRunOut:
     return _run_out(runs.cancel(session, user, run_id))
 
 
 @router.delete("/benchmarks/runs/{run_id}", status_code=204, tags=["benchmarks"])
-def delete_run(run_id: int, session: SessionDep, user: CurrentUser) -> Response:
+def delete_run(run_id: RowId, session: SessionDep, user: CurrentUser) -> Response:
     runs.delete(session, user, run_id)
     return Response(status_code=204)
