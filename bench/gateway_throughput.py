@@ -395,11 +395,14 @@ class Presigner:
         return f"{path}?{query}&X-Amz-Signature={hmac.new(self.key, sts.encode(), hashlib.sha256).hexdigest()}"
 
 
-def _sweep_worker(args: tuple[str, str, str, str, int, int, float, float]) -> dict[str, Any]:
-    endpoint, key_id, secret, op, proc, threads, start_at, seconds = args
+def _sweep_worker(args: tuple[Any, ...]) -> dict[str, Any]:
+    """One client process of a sweep point: (endpoint, key_id, secret, op, proc, threads, start_at, seconds
+    [, size, key prefix]) — 1 KiB objects under ``small/`` unless a size and prefix are given."""
+    endpoint, key_id, secret, op, proc, threads, start_at, seconds, *rest = args
+    size, prefix = rest if rest else (1024, "small")
     signer = Presigner(endpoint, key_id, secret)
     host, port = endpoint.removeprefix("http://").split(":")
-    body = os.urandom(1024)
+    body = os.urandom(size)
     stats: dict[str, Any] = {"ok": 0, "failed": 0, "retries": 0, "latency": []}
     lock = threading.Lock()
 
@@ -412,7 +415,8 @@ def _sweep_worker(args: tuple[str, str, str, str, int, int, float, float]) -> di
             time.sleep(0.001)
         end = start_at + seconds
         while time.time() < end:
-            key = f"small/{proc}-{thread}-{i % 200}" if op == "PUT" else f"small/seed-{(proc * 997 + thread + i) % 200}"
+            n = i % 200 if op == "PUT" else (proc * 997 + thread + i) % 200
+            key = f"{prefix}/{proc}-{thread}-{n}" if op == "PUT" else f"{prefix}/seed-{n}"
             i += 1
             t0 = time.perf_counter()
             for attempt in range(4):

@@ -17,13 +17,11 @@ Run: .venv/bin/python bench/sweep_vs_gateway.py [--seconds 3] [--rounds 1]
 from __future__ import annotations
 
 import argparse
-import http.client
 import multiprocessing as mp
 import os
 import resource
 import statistics
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -37,71 +35,14 @@ CONCURRENCY = (1, 4, 16, 64)
 SEEDS = 200
 
 
-def _worker(args: tuple[str, str, str, str, int, int, float, float, int]) -> dict[str, Any]:
-    """gateway_throughput's ``_sweep_worker`` with the object size as a parameter (keys ``sized/``)."""
-    endpoint, key_id, secret, op, proc, threads, start_at, seconds, size = args
-    signer = gt.Presigner(endpoint, key_id, secret)
-    host, port = endpoint.removeprefix("http://").split(":")
-    body = os.urandom(size)
-    stats: dict[str, Any] = {"ok": 0, "failed": 0, "retries": 0, "latency": []}
-    lock = threading.Lock()
-
-    def run(thread: int) -> None:
-        conn = http.client.HTTPConnection(host, int(port), timeout=30)
-        i = ok = failed = retries = 0
-        lat: list[float] = []
-        while time.time() < start_at:
-            time.sleep(0.001)
-        end = start_at + seconds
-        while time.time() < end:
-            key = f"sized/{proc}-{thread}-{i % 200}" if op == "PUT" else f"sized/seed-{(proc * 997 + thread + i) % 200}"
-            i += 1
-            t0 = time.perf_counter()
-            for attempt in range(4):
-                try:
-                    conn.request(op, signer.path(op, key), body=body if op == "PUT" else None)
-                    r = conn.getresponse()
-                    r.read()
-                    if r.status in (500, 502, 503, 504) and attempt < 3:
-                        retries += 1
-                        time.sleep(0.05 * (attempt + 1))
-                        continue
-                    ok, failed = (ok + 1, failed) if r.status == 200 else (ok, failed + 1)
-                    break
-                except (OSError, http.client.HTTPException):
-                    conn.close()
-                    conn = http.client.HTTPConnection(host, int(port), timeout=30)
-                    if attempt == 3:
-                        failed += 1
-                    else:
-                        retries += 1
-                        time.sleep(0.05 * (attempt + 1))
-            lat.append(time.perf_counter() - t0)
-        conn.close()
-        with lock:
-            stats["ok"] += ok
-            stats["failed"] += failed
-            stats["retries"] += retries
-            stats["latency"] += lat
-
-    pool = [threading.Thread(target=run, args=(t,)) for t in range(threads)]
-    for t in pool:
-        t.start()
-    for t in pool:
-        t.join()
-    return stats
-
-
 def reference(pool: Any, inst: gt.Installation, op: str, size: int, conc: int, seconds: float) -> dict[str, float]:
     procs = min(gt.CLIENT_PROCS, conc)
     per = [conc // procs + (1 if p < conc % procs else 0) for p in range(procs)]
     start_at = time.time() + 1.0
-    if size == 1024:
-        results = pool.map(gt._sweep_worker, [(inst.gateway, inst.key_id, inst.secret, op, p, per[p], start_at,
-                                               seconds) for p in range(procs)])
-    else:
-        results = pool.map(_worker, [(inst.gateway, inst.key_id, inst.secret, op, p, per[p], start_at, seconds, size)
-                                     for p in range(procs)])
+    # 1 KiB points use gateway_throughput's own objects (small/), other sizes the ones seeded under sized/
+    sized = () if size == 1024 else (size, "sized")
+    results = pool.map(gt._sweep_worker, [(inst.gateway, inst.key_id, inst.secret, op, p, per[p], start_at, seconds,
+                                           *sized) for p in range(procs)])
     latency = [x for r in results for x in r["latency"]]
     return {"rate": sum(r["ok"] for r in results) / seconds, "failed": sum(r["failed"] for r in results),
             "p50": statistics.median(latency) * 1000 if latency else 0.0}
