@@ -4,8 +4,8 @@
 One installation (``gateway_throughput.Installation``: scratch SQLite, one posix tier, one gateway process).
 For each point (PUT and GET × 1 KiB and 1 MiB × concurrency 1, 4, 16, 64) in turn:
   (ref)   gateway_throughput's small-object sweep method: SigV4-presigned requests over keep-alive
-          ``http.client`` connections from 4 client processes (at 1 KiB its own ``_sweep_worker``; at 1 MiB the
-          same loop with a 1 MiB body, ``_worker`` below);
+          ``http.client`` connections from 4 client processes (its ``_sweep_worker``, given the 1 MiB size and the
+          ``sized/`` objects at 1 MiB);
   (sweep) ``Sweep.run`` for that one point: boto3 clients in threads of this process, header-signed requests,
           a quarter of the first 800 requests traced and their phases read back (as a run does).
 Printed: requests/s of each, the ratio sweep/ref, p50 of each, the sweep's phase medians, and the CPU
