@@ -6,11 +6,12 @@ import hashlib
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 from typing import Any
 
 import boto3
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, update
 from typer.testing import CliRunner
 
 from tests.conftest import make_user
@@ -19,7 +20,7 @@ from tierpilot.catalog import store
 from tierpilot.catalog.models import Bucket, Object
 from tierpilot.cli import app
 from tierpilot.drivers import registry
-from tierpilot.kit.db import transaction
+from tierpilot.kit.db import transaction, utcnow
 from tierpilot.tiers.adopt import CUTS, Progress, adopt
 
 # keys at every edge of the listing's cuts: the prefix itself, cut characters, just past them, deep, unicode
@@ -143,3 +144,40 @@ def test_a_rescan_deletes_from_the_catalog_the_keys_gone_from_the_remote(remote:
     with transaction() as s:
         row = s.scalars(select(Bucket).where(Bucket.name == bucket)).one()
         assert row.object_count == 11
+
+
+def test_a_lifecycle_move_of_an_adopted_object_leaves_the_remote_original(remote: dict[str, Any],
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The adopted bucket belongs to whoever adopted it: a transition copies an object to another tier and
+    points the catalog there, but the original stays in the remote bucket (a user's DELETE still deletes it)."""
+    from tests.lifecycle.conftest import lifecycle_settings
+    from tierpilot.lifecycle.rules import LifecycleConfig
+    from tierpilot.lifecycle.runner import run_now
+    from tierpilot.lifecycle.service import get_bucket, put_config
+    from tierpilot.tiers import service as tiers
+    from tierpilot.tiers.schemas import TierCreate
+
+    lifecycle_settings(monkeypatch, delete_grace_s=0, move_rate_mbps=0)
+    client, bucket = remote["client"], remote["bucket"]
+    body = b"adopted bytes " * 20000  # over the 128 KB transition minimum
+    client.put_object(Bucket=bucket, Key="old/a", Body=body)
+    adopt(remote["tier"], bucket, owner_id=_owner_id(remote), workers=2)
+    with transaction(write=True) as s:
+        cold = tiers.create(s, TierCreate(name=f"cold-{remote['tag']}", driver="posix",
+                                          config={"path": f"cold-{remote['tag']}"}, storage_classes=["STANDARD_IA"]))
+        cold_id = cold.id
+        local = get_bucket(s, bucket, _owner_id(remote), True)
+        put_config(s, local, LifecycleConfig.model_validate(
+            {"rules": [{"id": "cool", "filter": {"prefix": "old/"},
+                        "transitions": [{"days": 1, "storage_class": "STANDARD_IA"}]}]}), "test")
+        bucket_id = local.id
+        s.execute(update(Object).where(Object.bucket_id == bucket_id).values(created_at=utcnow() - timedelta(days=3)))
+    registry.tiers.invalidate()
+    summary = run_now(bucket_id)
+    assert summary.by_action == {"transition": 1}, summary.errors
+    with transaction() as s:
+        obj = s.scalars(select(Object).where(Object.bucket_id == bucket_id, Object.key == "old/a")).one()
+        s.expunge(obj)
+    assert (obj.tier_id, obj.storage_class) == (cold_id, "STANDARD_IA")
+    assert b"".join(store.open_object(obj)) == body
+    assert client.get_object(Bucket=bucket, Key="old/a")["Body"].read() == body

@@ -38,6 +38,7 @@ from tierpilot.catalog.models import Object
 from tierpilot.drivers import registry
 from tierpilot.drivers.base import BlobNotFound, NotRestored, PutResult, TierDriver
 from tierpilot.drivers.registry import TierLike, TierSpec, driver_for
+from tierpilot.drivers.s3 import ADOPTED
 from tierpilot.kit.db import transaction, utcnow
 from tierpilot.kit.limiter import Throttle, shared_throttle
 from tierpilot.kit.settings import get_settings
@@ -501,6 +502,12 @@ def _end_upload(session: Session, move: LifecycleMove, owner: str, now: datetime
         switched.append(move)
 
 
+def _adopted_original(move: LifecycleMove) -> bool:
+    """A transition's source is an adopted object in its remote bucket (``tiers adopt``): the bucket is its
+    owner's, listed in place, so the original stays there (an expiration, like a DELETE, still removes it)."""
+    return move.action == "transition" and move.src_locator.startswith(ADOPTED)
+
+
 def _finish(moves: list[LifecycleMove], owner: str, wait_grace: bool) -> dict[int, Outcome]:
     """Delete the old copies once the grace after their switch has passed, then close the moves.
 
@@ -536,8 +543,8 @@ def _finish(moves: list[LifecycleMove], owner: str, wait_grace: bool) -> dict[in
         try:
             if tier is not None and m.action == "abort_upload":
                 driver_for(tier).abort_multipart(m.src_locator)
-            elif tier is not None and m.id not in live:  # never delete bytes the catalog points at
-                driver_for(tier).delete(m.src_locator)
+            elif tier is not None and m.id not in live and not _adopted_original(m):
+                driver_for(tier).delete(m.src_locator)  # never bytes the catalog points at
             closed.append(m)
         except Exception as exc:
             log.warning("lifecycle move %s: could not delete %s yet: %s", m.id, m.src_locator, exc)
