@@ -9,24 +9,36 @@ Reports the median of each side and A/B. First it times, in process and in CPU t
 each request (stamps, phase arithmetic, histogram writes, sampling) with tracing on and off: a figure a busy
 machine cannot distort the way it distorts throughput.
 
+``--instructions N`` measures what no load can distort: both gateways run under ``valgrind --tool=callgrind``
+with instrumentation off; for each window (N 1 KiB PUTs, N 1 KiB GETs, or one ``--size-mib`` PUT and GET, one
+client on a keep-alive connection, presigned) ``callgrind_control`` switches counting on in one gateway, the
+requests run, and the instructions its process executed in every thread (event loop, thread pool: SQLite,
+fsync, tier I/O; trace flushes that fell in the window) are read from the dump. Windows alternate A, B, B, A…
+(perf's hardware counters are not available on this VM; callgrind counts instructions in software).
+
 Run: .venv/bin/python bench/tracing_overhead.py [--rounds 3] [--size-mib 1024] [--seconds 4] [--micro-only]
+     .venv/bin/python bench/tracing_overhead.py --instructions 300 [--rounds 3] [--size-mib 64]
 """
 
 from __future__ import annotations
 
 import argparse
+import http.client
 import io
 import multiprocessing as mp
 import os
 import statistics
+import subprocess
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.gateway_throughput import MB, Installation, MiB, _sweep_worker, make_payload  # noqa: E402
+from bench.gateway_throughput import MB, Installation, MiB, Presigner, _sweep_worker, make_payload  # noqa: E402
 
 SMALL_CONCURRENCY = 16
 SMALL_PROCS = 2
@@ -92,13 +104,121 @@ def micro(n: int = 50_000) -> dict[str, float]:
     return out
 
 
+class Counted:
+    """A gateway process under callgrind with counting off until a window opens."""
+
+    def __init__(self, inst: Installation, name: str, tracing: bool) -> None:
+        self.out = inst.tmp / f"callgrind-{name}"
+        inst.env["TIERPILOT_TRACING"] = "true" if tracing else "false"
+        cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={self.out}.%p",
+               sys.executable, "-m", "tierpilot.cli", "gateway", "--log-level", "warning", "--port"]
+        port = _free_port()
+        log = open(inst.tmp / f"{name}.log", "wb")  # noqa: SIM115
+        self.proc = subprocess.Popen([*cmd, str(port)], env=inst.env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+        inst.procs.append(self.proc)
+        _wait_port(port, timeout=600)  # a Python start-up under valgrind takes a minute or more
+        self.endpoint = f"http://127.0.0.1:{port}"
+        self.dumps = 0
+
+    def window(self, run: Callable[[], None]) -> int:
+        """Instructions the gateway executed while ``run()`` ran (all of its threads)."""
+        pid = str(self.proc.pid)
+        subprocess.run(["callgrind_control", "-i", "on", pid], check=True, capture_output=True)
+        subprocess.run(["callgrind_control", "-z", pid], check=True, capture_output=True)
+        run()
+        subprocess.run(["callgrind_control", "-d", pid], check=True, capture_output=True)
+        subprocess.run(["callgrind_control", "-i", "off", pid], check=True, capture_output=True)
+        self.dumps += 1
+        dump = Path(f"{self.out}.{pid}.{self.dumps}")
+        for line in dump.read_text().splitlines():
+            if line.startswith(("summary:", "totals:")):
+                dump.unlink()
+                return int(line.split()[1])
+        raise RuntimeError(f"no instruction total in {dump}")
+
+
+def _free_port() -> int:
+    from tests.servers import free_port
+
+    return free_port()
+
+
+def _wait_port(port: int, timeout: float) -> None:
+    from tests.servers import wait_port
+
+    wait_port(port, timeout=timeout)
+
+
+def _requests(endpoint: str, signer: Presigner, method: str, keys: list[str], body: bytes | None) -> None:
+    """``method`` on each key, one after the other on one keep-alive connection; every answer must be 200."""
+    host, port = endpoint.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=600)
+    try:
+        for key in keys:
+            conn.request(method, signer.path(method, key), body=body)
+            answer = conn.getresponse()
+            got = 0
+            while chunk := answer.read(MiB):
+                got += len(chunk)
+            if answer.status != 200:
+                raise RuntimeError(f"{method} {key}: {answer.status}")
+    finally:
+        conn.close()
+
+
+def instructions(n: int, rounds: int, size_mib: int) -> None:
+    """Instructions per request with tracing on (A) vs off (B), counted by callgrind, windows alternating."""
+    inst = Installation(workers=1)
+    try:
+        sides = {"A tracing on": Counted(inst, "traced", True), "B tracing off": Counted(inst, "untraced", False)}
+        small = os.urandom(1024)
+        large = make_payload(size_mib * MiB)
+        rows = ("PUT 1 KiB", "GET 1 KiB", f"PUT {size_mib} MiB", f"GET {size_mib} MiB")
+        per: dict[str, dict[str, list[float]]] = {s: {r: [] for r in rows} for s in sides}
+        for name, side in sides.items():  # warm both: imports, caches, connection pools, the seeded keys
+            signer = Presigner(side.endpoint, inst.key_id, inst.secret)
+            _requests(side.endpoint, signer, "PUT", [f"{name[0]}/w{i}" for i in range(20)], small)
+            _requests(side.endpoint, signer, "GET", [f"{name[0]}/w{i}" for i in range(20)], None)
+        for r in range(rounds):
+            order = list(sides.items()) if r % 2 == 0 else list(reversed(sides.items()))
+            for name, side in order:
+                signer = Presigner(side.endpoint, inst.key_id, inst.secret)
+                keys = [f"{name[0]}/r{r}-{i}" for i in range(n)]
+                big = [f"{name[0]}/big{r}"]
+                send = partial(_requests, side.endpoint, signer)
+                counts = (side.window(partial(send, "PUT", keys, small)) / n,
+                          side.window(partial(send, "GET", keys, None)) / n,
+                          side.window(partial(send, "PUT", big, large)), side.window(partial(send, "GET", big, None)))
+                for row, value in zip(rows, counts, strict=True):
+                    per[name][row].append(value)
+                print(f"round {r + 1}/{rounds} {name}: " +
+                      ", ".join(f"{row} {v:,.0f}" for row, v in zip(rows, counts, strict=True)), flush=True)
+    finally:
+        inst.close()
+    load = os.getloadavg()
+    print(f"\ninstructions per request (callgrind, every thread of the gateway process), median of {rounds} "
+          f"alternating rounds of {n} small requests and one {size_mib} MiB PUT and GET; "
+          f"load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (instruction counts do not depend on it)")
+    print("| request | A tracing on | B tracing off | A / B |")
+    print("|---|---:|---:|---:|")
+    for row in rows:
+        a = statistics.median(per["A tracing on"][row])
+        b = statistics.median(per["B tracing off"][row])
+        print(f"| {row} | {a:,.0f} | {b:,.0f} | {a / b:.4f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--size-mib", type=int, default=1024)
     parser.add_argument("--seconds", type=float, default=4.0)
     parser.add_argument("--micro-only", action="store_true", help="only the in-process CPU cost per request")
+    parser.add_argument("--instructions", type=int, metavar="N", default=0,
+                        help="count instructions per request under callgrind (N small requests a window)")
     args = parser.parse_args()
+    if args.instructions:
+        instructions(args.instructions, args.rounds, args.size_mib)
+        return
     cost = micro()
     print(f"CPU per request for stamps + phases + histograms (+ sampling when on): tracing on {cost['on']:.1f} µs, "
           f"off {cost['off']:.1f} µs", flush=True)
