@@ -427,3 +427,36 @@ def test_copy_between_posix_tiers_links_and_keeps_the_source(driver: PosixDriver
     assert other.copy_from(driver, "b/parted~1", "b/parted~2").size == 200
     driver.delete("b/parted~1")
     assert _read(other, "b/parted~2") == bytes([1]) * 100 + bytes([2]) * 100
+
+
+# group durability (issue 18) ------------------------------------------------------------------------------
+
+
+def test_small_blobs_wait_for_a_shared_syncfs_round_and_large_ones_fsync_on_their_own(driver: PosixDriver) -> None:
+    from tierpilot.drivers import posix
+
+    assert driver.rounds is not None  # Linux: syncfs is there
+    items = driver.rounds.items
+    driver.put("b/small~1", iter([b"s" * 1024]))
+    assert driver.rounds.items == items + 1
+    driver.put("b/large~1", iter([b"l" * (posix.GROUP_SYNC_MAX + 1)]))
+    assert driver.rounds.items == items + 1
+    assert _read(driver, "b/small~1") == b"s" * 1024 and len(_read(driver, "b/large~1")) == posix.GROUP_SYNC_MAX + 1
+
+
+def test_a_failed_syncfs_round_fails_the_put_and_leaves_no_blob(driver: PosixDriver,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from tierpilot.drivers import posix
+
+    def failing(fd: int) -> int:
+        import ctypes
+
+        ctypes.set_errno(errno.EIO)
+        return -1
+
+    monkeypatch.setattr(posix, "_SYNCFS", failing)
+    with pytest.raises(TierError, match="durable"):
+        driver.put("b/lost~1", iter([b"x"]))
+    with pytest.raises(BlobNotFound):
+        driver.open("b/lost~1")
+    assert not list((driver.root / "tmp").iterdir())

@@ -1,7 +1,8 @@
 """Object writes and reads that span a tier and the catalog (used by the gateway and the API).
 
 Every write follows one order, so the catalog is never ahead of the data: the bytes go to a new,
-unique locator on the tier; one transaction makes the catalog point at them; only after the commit
+unique locator on the tier and are durable; one transaction makes the catalog point at them (a PutObject's
+row shares its transaction with the rows of concurrent PUTs: ``kit.groupcommit``); only after the commit
 is the replaced blob deleted. A crash in between leaves an orphan blob (fsck removes it), never a
 catalog row without bytes. These functions block (the gateway runs them in worker threads) and own
 their transactions: they are the commit points of the data path.
@@ -16,6 +17,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy.orm import Session
+
 from tierpilot.audit import service as audit
 from tierpilot.catalog import repository, service, versions
 from tierpilot.catalog.errors import CatalogError, InvalidObjectState, NoSuchBucket, NoSuchKey
@@ -25,6 +28,7 @@ from tierpilot.drivers import readahead
 from tierpilot.drivers.base import BlobNotFound, ChecksumAlgorithm, NotRestored, PartInfo, PutResult, TierDriver
 from tierpilot.drivers.registry import TierSpec, driver_for, tiers
 from tierpilot.kit.db import transaction, utcnow
+from tierpilot.kit.groupcommit import GroupCommit, Outcome
 
 log = logging.getLogger(__name__)
 
@@ -83,25 +87,84 @@ class NewObject:
     legal_hold: bool = False
 
 
-def _record(bucket: Bucket, key: str, spec: NewObject, locator: str, *, size: int, etag: str,
-            checksum_value: str | None, checksum_algorithm: str | None, parts_count: int | None = None,
-            if_match: str | None = None, if_none_match: str | None = None,
-            end_upload: str | None = None, part_sizes: list[int] | None = None) -> Object:
+@dataclass(frozen=True)
+class _Row:
+    """One write's catalog change: the new blob becomes ``key``'s bytes."""
+
+    bucket: Bucket
+    key: str
+    spec: NewObject
+    locator: str
+    size: int
+    etag: str
+    checksum_value: str | None
+    checksum_algorithm: str | None
+    parts_count: int | None = None
+    if_match: str | None = None
+    if_none_match: str | None = None
+    part_sizes: list[int] | None = None
+
+
+def _apply(session: Session, row: _Row) -> tuple[Object, Blob | None]:
+    spec = row.spec
+    obj, replaced = service.record_object(
+        session, row.bucket.id, row.key, size=row.size, etag=row.etag, tier_id=spec.tier.id,
+        storage_class=spec.storage_class, locator=row.locator, content_type=spec.content_type,
+        user_metadata=spec.user_metadata, headers=spec.headers, checksum_algorithm=row.checksum_algorithm,
+        checksum_value=row.checksum_value, parts_count=row.parts_count, tags=spec.tags, if_match=row.if_match,
+        if_none_match=row.if_none_match, lock_mode=spec.lock_mode, lock_until=spec.lock_until,
+        legal_hold=spec.legal_hold, part_sizes=row.part_sizes,
+    )
+    # detached with the values written: a later row of the same round for the same key loads a row of its own
+    # instead of changing this one under the request that gets it
+    session.expunge(obj)
+    return obj, replaced
+
+
+def _record(row: _Row, end_upload: str | None = None) -> Object:
     """One transaction that makes the new blob the object's bytes; deletes the replaced blob after it."""
     with transaction(write=True) as session:
         if end_upload is not None:
             service.end_upload(session, end_upload)
-        obj, replaced = service.record_object(
-            session, bucket.id, key, size=size, etag=etag, tier_id=spec.tier.id, storage_class=spec.storage_class,
-            locator=locator, content_type=spec.content_type, user_metadata=spec.user_metadata,
-            headers=spec.headers, checksum_algorithm=checksum_algorithm, checksum_value=checksum_value,
-            parts_count=parts_count, tags=spec.tags, if_match=if_match, if_none_match=if_none_match,
-            lock_mode=spec.lock_mode, lock_until=spec.lock_until, legal_hold=spec.legal_hold,
-            part_sizes=part_sizes,
-        )
+        obj, replaced = _apply(session, row)
     if replaced is not None:
         discard([replaced])
     return obj
+
+
+def _record_alone(row: _Row) -> Outcome[tuple[Object, Blob | None]]:
+    try:
+        with transaction(write=True) as session:
+            return _apply(session, row)
+    except Exception as exc:  # noqa: BLE001  (the outcome of this row, raised in its request's thread)
+        return exc
+
+
+def _record_round(rows: Sequence[_Row]) -> list[Outcome[tuple[Object, Blob | None]]]:
+    """The catalog rows of concurrent PUTs in one transaction, each in a savepoint: a row the catalog refuses
+    (precondition, quota, bucket gone) is that request's error and leaves the others to commit. Should the
+    round's transaction fail as a whole (PostgreSQL: a deadlock with another process's round that writes the
+    same key), each row is tried again in a transaction of its own."""
+    if len(rows) == 1:
+        return [_record_alone(rows[0])]
+    out: list[Outcome[tuple[Object, Blob | None]]] = []
+    try:
+        with transaction(write=True) as session:
+            for row in rows:
+                try:
+                    with session.begin_nested():
+                        out.append(_apply(session, row))
+                except CatalogError as exc:
+                    out.append(exc)
+    except Exception:  # noqa: BLE001  (nothing of the round was committed)
+        log.warning("a round of %d catalog writes failed as a whole; writing them one by one", len(rows),
+                    exc_info=True)
+        return [_record_alone(row) for row in rows]
+    return out
+
+
+# concurrent PUTs share catalog transactions: one BEGIN (SQLite's write lock) and one commit per round
+_rows: GroupCommit[_Row, tuple[Object, Blob | None]] = GroupCommit(_record_round)
 
 
 def put_object(bucket: Bucket, key: str, chunks: Iterator[bytes], spec: NewObject, *,
@@ -116,12 +179,16 @@ def put_object(bucket: Bucket, key: str, chunks: Iterator[bytes], spec: NewObjec
     try:
         if verify is not None:
             verify(result)
-        return _record(bucket, key, spec, locator, size=result.size, etag=result.md5_hex,
-                       checksum_value=result.checksum_b64, checksum_algorithm=result.checksum_algorithm,
-                       if_match=if_match, if_none_match=if_none_match)
+        obj, replaced = _rows.submit(_Row(bucket, key, spec, locator, size=result.size, etag=result.md5_hex,
+                                          checksum_value=result.checksum_b64,
+                                          checksum_algorithm=result.checksum_algorithm,
+                                          if_match=if_match, if_none_match=if_none_match))
     except BaseException:
         drv.delete(locator)
         raise
+    if replaced is not None:
+        discard([replaced])
+    return obj
 
 
 def open_object(obj: Object, start: int = 0, end: int | None = None, reader: Hashable | None = None
@@ -184,10 +251,10 @@ def copy_object(src: Object, bucket: Bucket, key: str, spec: NewObject, *, if_ma
     except BlobNotFound:
         raise NoSuchKey("The specified key does not exist.", Key=src.key) from None
     try:
-        return _record(bucket, key, spec, locator, size=result.size, etag=result.md5_hex or src.etag,
-                       checksum_value=src.checksum_value, checksum_algorithm=src.checksum_algorithm,
-                       parts_count=src.parts_count if not result.md5_hex else None,
-                       if_match=if_match, if_none_match=if_none_match)
+        return _record(_Row(bucket, key, spec, locator, size=result.size, etag=result.md5_hex or src.etag,
+                            checksum_value=src.checksum_value, checksum_algorithm=src.checksum_algorithm,
+                            parts_count=src.parts_count if not result.md5_hex else None,
+                            if_match=if_match, if_none_match=if_none_match))
     except BaseException:
         dst.delete(locator)
         raise
@@ -244,13 +311,14 @@ def complete_upload(bucket: Bucket, upload: MultipartUpload, requested: Sequence
     alg, value = checksum(parts) if checksum is not None else (None, None)
     spec = NewObject(tier=tier, storage_class=upload.storage_class, content_type=upload.content_type,
                      user_metadata=dict(upload.user_metadata or {}), headers=dict(upload.headers or {}),
-                     tags=dict(upload.tags or {}))
+                     tags=dict(upload.tags or {}), lock_mode=upload.lock_mode, lock_until=upload.lock_until,
+                     legal_hold=upload.legal_hold)
     try:
         etag = service.multipart_etag([p.etag for p in parts])
-        obj = _record(bucket, upload.key, spec, locator, size=size, etag=etag,
-                      checksum_value=value, checksum_algorithm=alg, parts_count=len(parts),
-                      if_match=if_match, if_none_match=if_none_match, end_upload=upload.upload_id,
-                      part_sizes=[p.size for p in parts])
+        obj = _record(_Row(bucket, upload.key, spec, locator, size=size, etag=etag, checksum_value=value,
+                           checksum_algorithm=alg, parts_count=len(parts), if_match=if_match,
+                           if_none_match=if_none_match, part_sizes=[p.size for p in parts]),
+                      end_upload=upload.upload_id)
     except BaseException:
         drv.delete(locator)
         raise

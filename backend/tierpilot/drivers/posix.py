@@ -25,6 +25,7 @@ on a case-sensitive file system.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import fcntl
 import hashlib
@@ -53,6 +54,7 @@ from tierpilot.drivers.base import (
     TierError,
 )
 from tierpilot.drivers.checksums import StreamDigest
+from tierpilot.kit.groupcommit import GroupCommit
 
 CHUNK = 1 << 20  # read and copy buffer: bounded memory per stream
 _NAME_LIMIT = 200  # NAME_MAX is 255 bytes; leave room for the kind prefix of sidecars
@@ -68,6 +70,8 @@ _ESCAPE = re.compile(r"%([0-9A-F]{2})")
 _PART_NAME = re.compile(r"^\d{5}\.[0-9a-f]{32}$")
 _FLAT_DIR = "d_#"  # holds paths too long to map segment by segment; no encoded name equals it
 _IO_POOL = ThreadPoolExecutor(max_workers=32, thread_name_prefix="tier-io")  # one write in flight per PUT
+GROUP_SYNC_MAX = 1 << 20  # blobs up to this size are made durable by a shared syncfs round (see ``put``)
+_SYNCFS = getattr(ctypes.CDLL(None, use_errno=True), "syncfs", None)  # Linux; elsewhere each blob fsyncs
 
 
 def _quote(segment: str) -> str:
@@ -139,6 +143,35 @@ def _fsync_dir(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _syncfs_round(roots: Sequence[Path]) -> list[None]:
+    """One syncfs of the file system holding ``roots`` (all on one device): data and names of every
+    blob written before the call are durable when it returns."""
+    fd = os.open(roots[0], os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        if _SYNCFS(fd) != 0:  # type: ignore[misc]
+            err = ctypes.get_errno()
+            raise OSError(err, f"syncfs: {os.strerror(err)}")
+    finally:
+        os.close(fd)
+    return [None] * len(roots)
+
+
+_rounds: dict[int, GroupCommit[Path, None]] = {}
+_rounds_lock = threading.Lock()
+
+
+def _durability_rounds(root: Path) -> GroupCommit[Path, None] | None:
+    """The shared syncfs rounds of ``root``'s file system (one per device and process), or None without syncfs."""
+    if _SYNCFS is None:
+        return None
+    device = os.stat(root).st_dev
+    with _rounds_lock:
+        rounds = _rounds.get(device)
+        if rounds is None:
+            rounds = _rounds[device] = GroupCommit(_syncfs_round)
+        return rounds
 
 
 def _unlink_quiet(path: Path) -> bool:
@@ -358,6 +391,10 @@ class _BlobWriter:
         self._offset = 0  # file offset of the current buffer
         self._pending: Future[None] | None = None
 
+    @property
+    def written(self) -> int:
+        return self._offset + self._fill
+
     def write(self, data: bytes | bytearray | memoryview) -> None:
         view = memoryview(data)
         while view:
@@ -475,6 +512,7 @@ class PosixDriver(TierDriver):
             d.mkdir(parents=True, exist_ok=True)
         # what crashed writers left, removed at start: a dead writer has no request in flight
         self.swept_at_start = self._leftovers(remove=True)
+        self.rounds = _durability_rounds(self.root)
 
     # paths ---------------------------------------------------------------------------------------------
 
@@ -492,8 +530,9 @@ class PosixDriver(TierDriver):
             raise ValueError("empty upload locator")
         return self.parts / _sha256(upload_locator)
 
-    def _ensure_dir(self, directory: Path, top: Path) -> None:
-        """mkdir -p below ``top``, fsyncing each parent that got a new entry (so the rename survives)."""
+    def _ensure_dir(self, directory: Path, top: Path, sync: bool = True) -> None:
+        """mkdir -p below ``top``, fsyncing each parent that got a new entry (so the rename survives);
+        ``sync=False``: the caller's syncfs round makes them durable."""
         if directory.is_dir():
             return
         missing: list[Path] = []
@@ -506,7 +545,8 @@ class PosixDriver(TierDriver):
                 d.mkdir()
             except FileExistsError:
                 continue
-            _fsync_dir(d.parent)
+            if sync:
+                _fsync_dir(d.parent)
 
     # writes --------------------------------------------------------------------------------------------
 
@@ -514,7 +554,13 @@ class PosixDriver(TierDriver):
         return self.tmp / f"{_session(self.sessions)}-{uuid.uuid4().hex}.tmp"
 
     def _write_tmp(self, chunks: Iterator[bytes], digest: StreamDigest | None) -> Path:
-        """Stream into a new temp file, fsync it, and return its path (removed again on any error).
+        """Stream into a new temp file, fsync it, and return its path (removed again on any error)."""
+        return self._write_file(chunks, digest, -1)[0]
+
+    def _write_file(self, chunks: Iterator[bytes], digest: StreamDigest | None, group_max: int
+                    ) -> tuple[Path, bool]:
+        """``_write_tmp``, and whether the file was fsynced: one of at most ``group_max`` bytes is not (its
+        caller joins a syncfs round).
 
         Large bodies are written by an I/O thread while this thread hashes the next buffer (both
         release the GIL), so a PUT costs about the larger of hashing and writing rather than their sum.
@@ -528,7 +574,9 @@ class PosixDriver(TierDriver):
                     digest.update(chunk)
                 writer.write(chunk)
             writer.finish()
-            os.fsync(fd)
+            synced = writer.written > group_max
+            if synced:
+                os.fsync(fd)
         except BaseException:
             writer.close()
             os.close(fd)
@@ -536,17 +584,18 @@ class PosixDriver(TierDriver):
             raise
         writer.close()
         os.close(fd)
-        return tmp
+        return tmp, synced
 
-    def _install(self, tmp: Path, directory: Path, name: str, top: Path) -> None:
-        """Rename a complete temp file into place and make the rename durable (the temp file goes on error).
+    def _install(self, tmp: Path, directory: Path, name: str, top: Path, sync: bool = True) -> None:
+        """Rename a complete temp file into place and make the rename durable, unless ``sync=False`` (the
+        caller's syncfs round does); the temp file goes on error.
 
         A concurrent delete may remove the (empty) directory between mkdir and rename: retry.
         """
         try:
             for attempt in range(8):
                 try:
-                    self._ensure_dir(directory, top)
+                    self._ensure_dir(directory, top, sync)
                     os.rename(tmp, directory / name)
                     break
                 except FileNotFoundError:
@@ -555,15 +604,16 @@ class PosixDriver(TierDriver):
         except BaseException:
             _discard(tmp)
             raise
-        _fsync_dir(directory)
+        if sync:
+            _fsync_dir(directory)
 
-    def _install_blob(self, tmp: Path, locator: str) -> None:
+    def _install_blob(self, tmp: Path, locator: str, sync: bool = True) -> None:
         bp, directory = self._target(locator)
         try:
             if bp.hashed:
-                note = self._write_tmp(iter((locator.encode("utf-8"),)), None)
-                self._install(note, directory, bp.sidecar("l_"), self.blobs)
-            self._install(tmp, directory, bp.name, self.blobs)
+                note, _ = self._write_file(iter((locator.encode("utf-8"),)), None, -1 if sync else GROUP_SYNC_MAX)
+                self._install(note, directory, bp.sidecar("l_"), self.blobs, sync)
+            self._install(tmp, directory, bp.name, self.blobs, sync)
         except BaseException:
             _discard(tmp)
             raise
@@ -575,11 +625,25 @@ class PosixDriver(TierDriver):
         checksum_algorithm: ChecksumAlgorithm | None = None,
         storage_class: str | None = None,
     ) -> PutResult:
-        """Stream ``chunks`` into a new blob; visible only once complete and durable."""
+        """Stream ``chunks`` into a new blob; returns once it is complete and durable.
+
+        A small blob is not fsynced on its own (file, then directory: two flushes of a few hundred bytes):
+        it is renamed into place and then waits for a syncfs round of its file system, which concurrent
+        small PUTs share (``kit.groupcommit``). Until that round ends it may be visible to ``open`` but is
+        not yet durable; nobody is told of it before ``put`` returns, and a crash in between leaves at worst
+        an orphan blob, which fsck removes as it removes any blob the catalog does not name.
+        """
         map_locator(locator)  # refuse a bad locator before reading the body
         digest = StreamDigest(checksum_algorithm)
-        tmp = self._write_tmp(chunks, digest)
-        self._install_blob(tmp, locator)
+        tmp, synced = self._write_file(chunks, digest, GROUP_SYNC_MAX if self.rounds is not None else -1)
+        self._install_blob(tmp, locator, synced)
+        if not synced:
+            assert self.rounds is not None
+            try:
+                self.rounds.submit(self.root)
+            except OSError as exc:
+                self.delete(locator)
+                raise TierError(f"could not make {locator!r} durable: {exc}") from exc
         return digest.result()
 
     # reads ---------------------------------------------------------------------------------------------
