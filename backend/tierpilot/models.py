@@ -11,7 +11,7 @@ from tierpilot.observability.models import BenchmarkRun, RequestTrace
 from tierpilot.pricing.models import PriceCatalog, Scenario
 from tierpilot.reservations.models import CapacityPool, Reservation, ReservationSample
 from tierpilot.restores.models import RestoreBatch, RestoreBatchTier, RestoreItem, RestoreSchedule
-from tierpilot.spend.models import UsageMeter
+from tierpilot.spend.models import StorageHistory, UsageMeter
 from tierpilot.tiers.adoptions import AdoptedBucket
 from tierpilot.tiers.models import Tier
 
@@ -22,4 +22,5 @@ __all__ = ["AccessKey", "ApiToken", "AuditEvent", "Base", "Bucket", "CapacityPoo
 __all__ += ["ObjectVersion"]
 __all__ += ["BenchmarkRun", "RequestTrace"]
 __all__ += ["UsageMeter"]
+__all__ += ["StorageHistory"]
 __all__ += ["AdoptedBucket"]

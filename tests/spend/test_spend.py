@@ -118,9 +118,10 @@ def test_the_metering_policy_counts_each_flow_once_at_close() -> None:
             await flow.close()
 
     asyncio.run(two_requests())
-    rows = sorted(counter.take())
-    assert [r[1:] for r in rows] == [(7, 3, "read", 1, 300), (7, 3, "write", 1, 50)]
-    assert counter.take() == []
+    rows, named = counter.take()
+    assert [r[1:] for r in sorted(rows)] == [(7, 3, "read", 1, 300), (7, 3, "write", 1, 50)]
+    assert named == {}
+    assert counter.take() == ([], {})
 
 
 def test_flushed_counters_add_up_in_the_database(db: str) -> None:
@@ -147,24 +148,33 @@ def test_spend_api_answers_owners_and_refuses_bad_input(member_client: TestClien
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/csv")
 
 
-def test_lifecycle_moves_of_the_month_are_charged_to_their_target_tier(session: Session, tmp_path: Path) -> None:
+def test_lifecycle_transitions_are_charged_to_their_bucket_and_target_tier(session: Session, tmp_path: Path) -> None:
     from tierpilot.lifecycle import repository as lifecycle_repository
 
     owner = _setup(session, tmp_path)
     ia = next(t for t in tiers_repository.list_tiers(session) if t.name == "ia")
-    lifecycle_repository.add_meter(session, day="2026-11-03", action="transition", src_tier_id=ia.id,
-                                   dst_tier_id=ia.id, objects=2000, transition_requests=2000,
-                                   early_deletion_nanousd=500_000_000)
-    lifecycle_repository.add_meter(session, day="2026-10-30", action="transition", src_tier_id=ia.id,
-                                   dst_tier_id=ia.id, objects=1000, transition_requests=1000)
+    buckets = {b.name: b.id for b in catalog.list_buckets(session, owner.id, is_admin=True)}
+
+    def moves(bucket: str, n: int, switched: datetime, state: str = "done") -> None:
+        lifecycle_repository.insert_moves(session, [dict(
+            dedup_key=f"{bucket}-{switched.isoformat()}-{i}", action="transition", bucket_id=buckets[bucket],
+            key=f"k{i}", object_id=None, src_tier_id=ia.id, dst_tier_id=ia.id, src_locator=f"l{i}", size=1,
+            state=state, switched_at=switched, created_at=switched) for i in range(n)])
+
+    moves("belle2", 2000, datetime(2026, 11, 3, tzinfo=UTC))
+    moves("belle2", 1000, datetime(2026, 10, 30, tzinfo=UTC))
+    moves("telescope", 500, datetime(2026, 11, 4, tzinfo=UTC))
+    moves("telescope", 700, datetime(2026, 11, 5, tzinfo=UTC), state="skipped")  # never switched: no fee
     session.flush()
+    mine = service.spend(session, owner, "2026-11", "bucket", now=NOW)
+    # 2,000 transitions at 0.01 $ per 1,000 into Standard-IA (Tokyo 2026), on the bucket's own line
+    belle2 = mine["groups"][0]
+    assert (belle2["key"], belle2["transitions"]) == ("belle2", 2000)
+    assert belle2["lifecycle"] == pytest.approx(0.02)
+    assert next(h for h in mine["history"] if h["month"] == "2026-10")["lifecycle"] == pytest.approx(0.01)
     admin, _ = auth.create_user(session, "root", "root-password", is_admin=True)
-    by_tier = service.spend(session, admin, "2026-11", "tier", now=NOW)
-    # 2,000 transitions at 0.01 $ per 1,000 into Standard-IA, plus 0.50 $ of early deletion
-    assert by_tier["groups"][0]["lifecycle"] == pytest.approx(0.02 + 0.5)
-    october = next(h for h in by_tier["history"] if h["month"] == "2026-10")
-    assert october["lifecycle"] == pytest.approx(0.01)
-    by_bucket = service.spend(session, admin, "2026-11", "bucket", now=NOW)
-    assert any(g["key"] == service.LIFECYCLE_KEY for g in by_bucket["groups"])
-    # an owner's statement holds only what is theirs
-    assert all(g["lifecycle"] == 0 for g in service.spend(session, owner, "2026-11", "bucket", now=NOW)["groups"])
+    by_bucket = {g["key"]: g for g in service.spend(session, admin, "2026-11", "bucket", now=NOW)["groups"]}
+    assert by_bucket["telescope"]["transitions"] == 500
+    assert by_bucket["telescope"]["lifecycle"] == pytest.approx(0.005)
+    by_tier = service.spend(session, admin, "2026-11", "tier", now=NOW)["groups"]
+    assert [(g["key"], g["transitions"]) for g in by_tier] == [("ia", 2500)]

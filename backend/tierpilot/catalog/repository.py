@@ -517,6 +517,25 @@ def iter_object_stats(session: Session, bucket_ids: Sequence[int]) -> Iterator[t
         yield int(size), created, accessed
 
 
+def iter_stored(session: Session, bucket_ids: Sequence[int]
+                ) -> Iterator[tuple[int | None, int, int, str, int, datetime]]:
+    """(object id or None for a noncurrent version, bucket id, tier id, storage class, size, created_at) of every
+    stored version in the buckets (delete markers hold no bytes), streamed: what spend bills as storage."""
+    if not bucket_ids:
+        return
+    ids = list(bucket_ids)
+    current = select(Object.id, Object.bucket_id, Object.tier_id, Object.storage_class, Object.size,
+                     Object.created_at).where(Object.bucket_id.in_(ids))
+    noncurrent = (select(ObjectVersion.bucket_id, ObjectVersion.tier_id, ObjectVersion.storage_class,
+                         ObjectVersion.size, ObjectVersion.created_at)
+                  .where(ObjectVersion.bucket_id.in_(ids), ObjectVersion.tier_id.is_not(None)))
+    for o, b, t, c, n, at in session.execute(current.execution_options(yield_per=10_000)):
+        yield int(o), int(b), int(t), str(c), int(n), at
+    for b, vt, c, n, at in session.execute(noncurrent.execution_options(yield_per=10_000)):
+        if vt is not None:
+            yield None, int(b), int(vt), str(c), int(n), at
+
+
 # versions (noncurrent versions and delete markers) ---------------------------------------------------
 
 

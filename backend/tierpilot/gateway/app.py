@@ -140,6 +140,7 @@ class Gateway:
         self.domain = settings.gateway_domain
         self.body_timeout_s = settings.gateway_body_timeout_s
         self._extensions: list[Any] = []
+        self._on_finish: list[Any] = []  # the extensions' `finished(req, op, status)` hooks (spend counts requests)
         self._flusher: asyncio.Task[None] | None = None
         self._trace_flusher: asyncio.Task[None] | None = None
         self.sampler = traces.Sampler.from_settings()
@@ -180,6 +181,8 @@ class Gateway:
             hook = getattr(module, "startup", None)
             if hook is not None:
                 await hook()
+            if getattr(module, "finished", None) is not None:
+                self._on_finish.append(module.finished)
         if not isinstance(kitflow.get_policy(), _TimedPolicy):
             kitflow.set_policy(_TimedPolicy(kitflow.get_policy()))
         self._flusher = asyncio.ensure_future(self._flush_access_times())
@@ -318,6 +321,8 @@ class Gateway:
     def _finish(self, req: Request, op: str, rec: Recorder) -> None:
         """Histograms for every request, the access log line, and a trace if the sampler keeps one."""
         status = req.status or 499  # 499: the client went away before an answer
+        for hook in self._on_finish:
+            hook(req, op, status)
         phases = rec.phases()
         self._observer.observe(op, status, rec.end - rec.t0, phases, req.bytes_in, req.bytes_out,
                                rec.waited if rec.admit_start else None)

@@ -315,3 +315,16 @@ def meter_totals(session: Session, since_day: str | None = None) -> list[tuple[A
     if since_day is not None:
         q = q.where(t.day >= since_day)
     return [tuple(r) for r in session.execute(q.order_by(t.action, t.src_tier_id, t.dst_tier_id))]
+
+
+def transitions_by_bucket(session: Session, since: datetime, until: datetime,
+                          bucket_ids: Sequence[int] | None) -> list[tuple[int, int, int]]:
+    """(bucket id, target tier id, transitions) switched in [since, until): what spend bills transition fees on."""
+    m = LifecycleMove
+    q = (select(m.bucket_id, m.dst_tier_id, func.count(m.id))
+         .where(m.action == "transition", m.switched_at >= since, m.switched_at < until,
+                m.state.in_(("switched", "done")), m.dst_tier_id.is_not(None))
+         .group_by(m.bucket_id, m.dst_tier_id))
+    if bucket_ids is not None:
+        q = q.where(m.bucket_id.in_(list(bucket_ids)))
+    return [(int(b), int(t), int(n)) for b, t, n in session.execute(q) if t is not None]

@@ -302,3 +302,14 @@ def touch_batches(session: Session, batch_ids: Iterable[int], now: datetime) -> 
         session.execute(update(RestoreBatch).where(RestoreBatch.id.in_(ids)).values(updated_at=now)
                         .execution_options(synchronize_session=False))
 
+
+
+def items_for_spend(session: Session, since: datetime, until: datetime) -> Iterator[Any]:
+    """Restores the tier accepted that bill in [since, until): requested then, or whose restored copy was
+    kept then (bucket, tier_id, speed, size, days, requested_at, ready_at, expires_at, state), streamed."""
+    i = RestoreItem
+    kept = (i.ready_at.is_not(None)) & (i.ready_at < until) & ((i.expires_at.is_(None)) | (i.expires_at >= since))
+    q = (select(i.bucket, i.tier_id, i.speed, i.size, i.days, i.requested_at, i.ready_at, i.expires_at, i.state)
+         .where(i.requested_at.is_not(None), i.requested_at < until, (i.requested_at >= since) | kept)
+         .execution_options(yield_per=10_000))
+    yield from session.execute(q)

@@ -1,19 +1,29 @@
 """The spend domain's gateway hooks (listed in ``wiring.GATEWAY_EXTENSIONS`` after reservations, whose flow
-policy it wraps): meter every data-path flow and write the counters in the background."""
+policy it wraps): meter every data-path flow, count every other request to a bucket when it ends
+(``finished``), and write the counters in the background."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
+from typing import Any, Protocol
 
 from tierpilot.kit import flow as kitflow
 from tierpilot.kit.streaming import run
-from tierpilot.spend.metering import FLUSH_S, MeteringPolicy, meter
+from tierpilot.spend.metering import FLUSH_S, MeteringPolicy, kind_of, meter
 
 log = logging.getLogger(__name__)
 
 _flusher: asyncio.Task[None] | None = None
+
+
+class Finished(Protocol):
+    """What ``finished`` reads of the gateway's request (``gateway.ext.Request``)."""
+
+    flows: list[Any]
+    caller: Any  # the authenticated credential (user_id), None before authentication
+    bucket: str
 
 
 async def _flush_forever() -> None:
@@ -44,3 +54,15 @@ async def shutdown() -> None:
         kitflow.set_policy(policy.inner)
     with contextlib.suppress(Exception):
         await run(meter.flush)
+
+
+def finished(req: Finished, op: str, status: int) -> None:
+    """Count a request to a bucket that opened no flow (HEAD, LIST, other metadata calls, DELETE), in memory.
+
+    Requests without a caller or a bucket bill nobody; 5xx answers and requests the client left before an
+    answer (499) are not billed (as S3 does not bill its own failures)."""
+    if req.flows or req.caller is None or not req.bucket or status >= 499:
+        return
+    method, _, target = op.partition(" ")
+    level, _, subresource = target.partition("?")
+    meter.add_request(req.caller.user_id, req.bucket, kind_of(method, level, subresource))

@@ -1,9 +1,12 @@
-"""Data-path usage counted in the gateway and written in batches.
+"""Gateway usage counted in memory and written in batches.
 
 The gateway's flow policy is wrapped once at start (``spend.gateway``): each data-path request (GET, PUT,
 upload part) opens a flow, its chunks add to an integer on that flow, and its close adds one request and
-its bytes to an in-memory counter keyed by day, user, bucket and direction. A background task writes
-the counters every ``FLUSH_S`` in one upsert; no database call happens per request or per chunk.
+its bytes to an in-memory counter keyed by day, user, bucket and kind (``read``/``write``). Every other
+request to a bucket (HEAD, LIST, other GETs and PUTs, DELETE) is counted by kind when it ends, keyed by the
+bucket's name (the gateway does not look its id up for them); the names become ids when the counters are
+written. A background task writes the counters every ``FLUSH_S`` in one upsert; no database call happens
+per request or per chunk.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import threading
 import time
 from datetime import UTC, datetime
 
+from tierpilot.catalog import repository as catalog_repository
 from tierpilot.kit.db import transaction
 from tierpilot.kit.flow import Flow, FlowPolicy, FlowRequest
 from tierpilot.spend import repository
@@ -23,12 +27,31 @@ log = logging.getLogger(__name__)
 FLUSH_S = 2.0
 MAX_KEYS = 100_000  # counters kept while the database does not answer; beyond, usage is dropped (and logged)
 
+# the price class each kind bills at: S3 bills PUT, COPY, POST and LIST at the write rate (its tier 1), GET,
+# HEAD and the rest at the read rate (tier 2); DELETE is free
+KINDS: dict[str, str | None] = {"read": "read", "write": "write", "head": "read", "get": "read", "list": "write",
+                                "put": "write", "delete": None}
+# GETs that list: objects (V1, V2), versions, multipart uploads, parts of an upload
+_LISTS = {("bucket", ""), ("bucket", "versions"), ("bucket", "uploads"), ("object", "uploadId")}
+
+
+def kind_of(method: str, level: str, subresource: str) -> str:
+    """The kind a request that moved no object data is metered as."""
+    if method == "HEAD":
+        return "head"
+    if method == "DELETE" or (method, subresource) == ("POST", "delete"):
+        return "delete"
+    if method == "GET":
+        return "list" if (level, subresource) in _LISTS else "get"
+    return "put"
+
 
 class Meter:
     """Per-process counters; ``add`` touches only a dict."""
 
     def __init__(self) -> None:
         self._counts: dict[tuple[str, int, int, str], list[int]] = {}
+        self._named: dict[tuple[str, int, str, str], int] = {}  # requests by day, user, bucket name, kind
         self._lock = threading.Lock()
         self.dropped = 0
         self._day_index = -1
@@ -55,24 +78,51 @@ class Meter:
             counts[0] += requests
             counts[1] += nbytes
 
-    def take(self) -> list[MeterRow]:
+    def add_request(self, user_id: int, bucket: str, kind: str, day: str | None = None, requests: int = 1) -> None:
+        """Count a request that moved no object data, by bucket name (``kind`` one of ``KINDS``)."""
+        key = (day or self._today(), user_id, bucket, kind)
+        with self._lock:
+            if key not in self._named and len(self._named) >= MAX_KEYS:
+                self.dropped += requests
+                return
+            self._named[key] = self._named.get(key, 0) + requests
+
+    def take(self) -> tuple[list[MeterRow], dict[tuple[str, int, str, str], int]]:
         with self._lock:
             counts, self._counts = self._counts, {}
-        return [(d, u, b, r, n, nb) for (d, u, b, r), (n, nb) in counts.items()]
+            named, self._named = self._named, {}
+        return [(d, u, b, r, n, nb) for (d, u, b, r), (n, nb) in counts.items()], named
 
     def flush(self) -> int:
-        """Write what was counted (one transaction); on failure the counts wait for the next flush."""
-        rows = self.take()
-        if not rows:
+        """Write what was counted (one transaction; bucket names become ids, a bucket deleted meanwhile is
+        dropped); on failure the counts wait for the next flush."""
+        rows, named = self.take()
+        if not rows and not named:
             return 0
         try:
             with transaction(write=True) as session:
-                repository.add_usage(session, rows)
+                ids = {b.name: b.id for b in catalog_repository.buckets_named(
+                    session, sorted({name for _, _, name, _ in named}), None)} if named else {}
+                merged = rows + [(d, u, ids[name], kind, n, 0) for (d, u, name, kind), n in named.items()
+                                 if name in ids]
+                repository.add_usage(session, _summed(merged))
         except Exception:
             for d, u, b, r, n, nb in rows:
                 self.add(u, b, r, nb, n, day=d)
+            for (d, u, name, kind), n in named.items():
+                self.add_request(u, name, kind, day=d, requests=n)
             raise
-        return len(rows)
+        return len(rows) + len(named)
+
+
+def _summed(rows: list[MeterRow]) -> list[MeterRow]:
+    """One row per key (an upsert batch may not touch a row twice on PostgreSQL)."""
+    out: dict[tuple[str, int, int, str], list[int]] = {}
+    for d, u, b, r, n, nb in rows:
+        counts = out.setdefault((d, u, b, r), [0, 0])
+        counts[0] += n
+        counts[1] += nb
+    return [(d, u, b, r, n, nb) for (d, u, b, r), (n, nb) in out.items()]
 
 
 meter = Meter()

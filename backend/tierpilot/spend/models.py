@@ -1,21 +1,58 @@
-"""Metered usage of the data path: requests and bytes per day, user, bucket and direction."""
+"""Metered usage of the gateway (requests and bytes per day, user, bucket and kind) and the catalog's history
+of stored bytes that left it."""
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Integer, String
+from datetime import datetime
+
+from sqlalchemy import BigInteger, Index, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from tierpilot.kit.db import Base
+from tierpilot.kit.db import Base, KeyString
 
 
 class UsageMeter(Base):
-    """One UTC day's data-path requests and bytes of one user in one bucket (written by gateways in batches)."""
+    """One UTC day's requests and bytes of one user in one bucket, per kind (written by gateways in batches).
+
+    ``direction`` is the kind: ``read``/``write`` for data-path GETs and PUTs, ``head``, ``list``, ``get``
+    (other GETs), ``put`` (other PUTs and POSTs) and ``delete`` for requests that move no object data."""
 
     __tablename__ = "usage_meter"
 
     day: Mapped[str] = mapped_column(String(10), primary_key=True)  # YYYY-MM-DD, UTC
     user_id: Mapped[int] = mapped_column(Integer, primary_key=True)
     bucket_id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    direction: Mapped[str] = mapped_column(String(8), primary_key=True)  # read | write
+    direction: Mapped[str] = mapped_column(String(8), primary_key=True)  # see the docstring
     requests: Mapped[int] = mapped_column(BigInteger, default=0)
     bytes: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
+class StorageHistory(Base):
+    """A stored blob's span that ended: the catalog's history of deleted, replaced and moved object bytes.
+
+    Rows are written by database triggers on ``objects`` and ``object_versions`` (migration 0011), so every
+    path that deletes, overwrites or moves an object is recorded in its own transaction, with no code in the
+    catalog. A blob that only changes table (a current version kept as noncurrent, a noncurrent one promoted
+    back) leaves no row: storage is billed while the blob is in either table.
+    """
+
+    __tablename__ = "storage_history"
+    __table_args__ = (
+        Index("ix_storage_history_bucket_id_ended_at", "bucket_id", "ended_at"),
+        Index("ix_storage_history_bucket_id_key", "bucket_id", "key"),
+        {"sqlite_autoincrement": True},
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    bucket_id: Mapped[int] = mapped_column(Integer)
+    # the current-version row's id (moves of one object chain through it); None for a noncurrent version
+    object_id: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    key: Mapped[str] = mapped_column(KeyString)
+    tier_id: Mapped[int] = mapped_column(Integer)
+    storage_class: Mapped[str] = mapped_column(String(32))
+    locator: Mapped[str] = mapped_column(String(2048))
+    size: Mapped[int] = mapped_column(BigInteger)
+    # when the bytes arrived on this tier (creation, or the end of the previous move) and when they left it
+    stored_from: Mapped[datetime] = mapped_column()
+    ended_at: Mapped[datetime] = mapped_column()
+    reason: Mapped[str] = mapped_column(String(8))  # deleted | replaced | moved (a lifecycle transition)

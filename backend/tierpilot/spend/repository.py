@@ -1,17 +1,18 @@
-"""The usage meter's queries (the spend domain owns `usage_meter`)."""
+"""The spend domain's queries: its tables `usage_meter` and `storage_history`."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from datetime import datetime
 from typing import Any, cast
 
 from sqlalchemy import Table, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from tierpilot.spend.models import UsageMeter
+from tierpilot.spend.models import StorageHistory, UsageMeter
 
-MeterRow = tuple[str, int, int, str, int, int]  # day, user id, bucket id, direction, requests, bytes
+MeterRow = tuple[str, int, int, str, int, int]  # day, user id, bucket id, kind (direction), requests, bytes
 
 
 def add_usage(session: Session, rows: Sequence[MeterRow]) -> None:
@@ -37,3 +38,32 @@ def usage_between(session: Session, first_day: str, last_day: str,
     if bucket_ids is not None:
         q = q.where(t.bucket_id.in_(list(bucket_ids)))
     return [(str(d), int(u), int(b), str(r), int(n or 0), int(nb or 0)) for d, u, b, r, n, nb in session.execute(q)]
+
+
+# bucket, object id, tier, class, size, stored from, ended at, reason
+Span = tuple[int, int | None, int, str, int, datetime, datetime, str]
+
+
+def ended_spans(session: Session, bucket_ids: Sequence[int], since: datetime, until: datetime) -> Iterator[Span]:
+    """Stored spans of the buckets that ended in [since, until): bucket, object id, tier, class, size, stored from,
+    ended at, reason (streamed)."""
+    if not bucket_ids:
+        return
+    h = StorageHistory
+    q = (select(h.bucket_id, h.object_id, h.tier_id, h.storage_class, h.size, h.stored_from, h.ended_at, h.reason)
+         .where(h.bucket_id.in_(list(bucket_ids)), h.ended_at >= since, h.ended_at < until)
+         .execution_options(yield_per=10_000))
+    for b, o, t, c, n, start, end, why in session.execute(q):
+        yield int(b), (int(o) if o is not None else None), int(t), str(c), int(n), start, end, str(why)
+
+
+def last_moves(session: Session, bucket_ids: Sequence[int]) -> dict[int, datetime]:
+    """Object id -> when its bytes last moved to another tier (a lifecycle transition): since then they are on the
+    tier the catalog names."""
+    if not bucket_ids:
+        return {}
+    h = StorageHistory
+    q = (select(h.object_id, func.max(h.ended_at))
+         .where(h.bucket_id.in_(list(bucket_ids)), h.reason == "moved", h.object_id.is_not(None))
+         .group_by(h.object_id))
+    return {int(o): at for o, at in session.execute(q) if o is not None}

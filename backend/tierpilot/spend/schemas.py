@@ -11,13 +11,23 @@ class SpendLineOut(BaseModel):
     requests: float
     retrieval: float
     egress: float
-    lifecycle: float = Field(description="transition fees and early deletion of lifecycle moves")
+    restores: float = Field(description="restore requests and per-GiB restore and retrieval fees by speed")
+    restored_copy: float = Field(description="the restored copies' storage days, at their copy class's rate")
+    lifecycle: float = Field(description="lifecycle transition fees")
+    early_deletion: float = Field(description="storage owed by objects deleted, overwritten or moved before their "
+                                              "class's minimum storage duration")
     total: float
-    gib_days: float
-    read_requests: int
-    write_requests: int
+    gib_days: float = Field(description="GiB-days stored, deleted objects up to their deletion")
+    read_requests: int = Field(description="data-path GETs")
+    write_requests: int = Field(description="data-path PUTs and upload parts")
+    head_requests: int
+    list_requests: int = Field(description="LIST requests (objects, versions, uploads, parts)")
+    other_requests: int = Field(description="other GETs, PUTs and POSTs that move no object data, and DELETEs")
     read_bytes: int
     write_bytes: int
+    restore_requests: int = Field(description="objects restored (requests the tiers accepted)")
+    restored_bytes: int
+    transitions: int = Field(description="objects moved by lifecycle transitions")
     catalogs: list[str] = Field(description="the price catalogs (of the month) the line was priced with")
 
 
@@ -27,7 +37,10 @@ class SpendMonthOut(BaseModel):
     requests: float
     retrieval: float
     egress: float
+    restores: float
+    restored_copy: float
     lifecycle: float
+    early_deletion: float
     total: float
 
 

@@ -1,10 +1,14 @@
-"""Actual spend: metered usage and stored volume priced with each tier's catalog of the month.
+"""Actual spend: metered usage, the catalog's stored bytes and their history, restores and lifecycle transitions,
+priced with each tier's catalog of the month.
 
-Storage is GiB-days of the objects the catalog holds (an object counts from its creation; objects deleted
-before now are not in the catalog and not counted), on the bucket's tiers in the shares they hold now.
-Requests and bytes come from the gateway's metering (`usage_meter`): GETs and PUTs of object data
-(HEAD, LIST and other metadata requests are not metered). Bytes read are priced as retrieval and as egress
-to the internet. Restores and lifecycle transitions are billed by their own domains and not counted here.
+Storage is billed per bucket and tier: every version the catalog holds, from when its bytes came to its tier
+(creation, or the last lifecycle move), and every span the catalog's history (``storage_history``) says ended
+(deleted, overwritten or moved away), up to its end; an object that left before its class's minimum storage
+duration owes the rest, in the month it left. Objects bill at least the class's minimum billable size.
+Requests come from the gateway's meter (data-path GETs and PUTs with their bytes; HEAD, LIST, other calls
+and DELETEs by kind), shared out over a bucket's tiers by the bytes each holds; bytes read are priced as
+retrieval and as egress to the internet. Restores bill their requests, per-GiB fees by speed and the restored
+copy's days; lifecycle transitions their fee per object moved into the target class.
 """
 
 from __future__ import annotations
@@ -27,16 +31,26 @@ from tierpilot.catalog import repository as catalog_repository
 from tierpilot.kit.errors import Invalid
 from tierpilot.lifecycle import repository as lifecycle_repository
 from tierpilot.pricing import service as pricing
-from tierpilot.pricing.engine import DAYS_PER_MONTH, GIB, THOUSAND, ZERO, band_cost
+from tierpilot.pricing.engine import DAYS_PER_MONTH, GIB, THOUSAND, ZERO, band_cost, own_overhead_bytes
+from tierpilot.pricing.restores import restore_cost, restore_pricing
 from tierpilot.pricing.schemas import Catalog, StorageClass
+from tierpilot.restores import repository as restores_repository
 from tierpilot.spend import repository
+from tierpilot.spend.metering import KINDS
 from tierpilot.tiers import repository as tiers_repository
 
 GroupBy = Literal["tier", "bucket", "user"]
 GROUPS: tuple[GroupBy, ...] = ("tier", "bucket", "user")
-COMPONENTS = ("storage", "requests", "retrieval", "egress", "lifecycle")
-NOT_METERED = ["restores", "HEAD, LIST and other metadata requests"]
-LIFECYCLE_KEY = "(lifecycle moves, all buckets)"
+COMPONENTS = ("storage", "requests", "retrieval", "egress", "restores", "restored_copy", "lifecycle",
+              "early_deletion")
+COUNTS = ("read_requests", "write_requests", "head_requests", "list_requests", "other_requests", "read_bytes",
+          "write_bytes", "restore_requests", "restored_bytes", "transitions")
+METERED = ("read_requests", "write_requests", "head_requests", "list_requests", "other_requests")
+# the line's count each metered kind adds to (other GETs and PUTs and DELETEs: other_requests)
+COUNTED = {"read": "read_requests", "write": "write_requests", "head": "head_requests", "list": "list_requests"}
+NOT_METERED = ["requests that name no bucket (ListBuckets)",
+               "egress by destination: every byte read is priced as transfer to the internet",
+               "which tier a request reached: a bucket's requests are shared out by the bytes each tier holds"]
 HISTORY_MONTHS = 6
 MONTH = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
 
@@ -60,30 +74,38 @@ def _shift(first: date, months: int) -> date:
 
 @dataclass
 class Line:
-    """One group's spend in one month, by component (USD)."""
+    """One group's spend in one month, by component (USD), and the counts behind it."""
 
     key: str
     storage: Decimal = ZERO
     requests: Decimal = ZERO
     retrieval: Decimal = ZERO
     egress: Decimal = ZERO
-    lifecycle: Decimal = ZERO  # transition fees and early deletion of executed moves (admins: not per bucket)
+    restores: Decimal = ZERO  # restore requests and per-GiB restore and retrieval fees by speed
+    restored_copy: Decimal = ZERO  # the restored copies' storage days
+    lifecycle: Decimal = ZERO  # lifecycle transition fees
+    early_deletion: Decimal = ZERO  # storage owed by bytes that left before their class's minimum duration
     gib_days: Decimal = ZERO
     read_requests: int = 0
     write_requests: int = 0
+    head_requests: int = 0
+    list_requests: int = 0
+    other_requests: int = 0
     read_bytes: int = 0
     write_bytes: int = 0
+    restore_requests: int = 0
+    restored_bytes: int = 0
+    transitions: int = 0
     catalogs: set[str] = field(default_factory=set)
 
     @property
     def total(self) -> Decimal:
-        return self.storage + self.requests + self.retrieval + self.egress + self.lifecycle
+        return sum((getattr(self, c) for c in COMPONENTS), ZERO)
 
     def out(self) -> dict[str, Any]:
         return {"key": self.key, **{c: float(round(getattr(self, c), 6)) for c in COMPONENTS},
                 "total": float(round(self.total, 6)), "gib_days": float(round(self.gib_days, 6)),
-                "read_requests": self.read_requests, "write_requests": self.write_requests,
-                "read_bytes": self.read_bytes, "write_bytes": self.write_bytes, "catalogs": sorted(self.catalogs)}
+                **{c: getattr(self, c) for c in COUNTS}, "catalogs": sorted(self.catalogs)}
 
 
 @dataclass(frozen=True)
@@ -127,25 +149,110 @@ def _tier_prices(session: Session, tier_ids: Iterable[int],
     return out, names
 
 
-def _gib_days(session: Session, bucket_ids: Sequence[int], first: date, last: date,
-              now: datetime) -> dict[tuple[int, date], Decimal]:
-    """GiB-days per bucket and month from `first` to `last` month, of the objects the catalog holds now."""
-    out: dict[tuple[int, date], Decimal] = {}
-    months: list[tuple[date, datetime, datetime]] = []
-    m = first
-    while m <= last:
-        start = datetime(m.year, m.month, m.day, tzinfo=UTC)
-        end = min(datetime.combine(_month_end(m) + timedelta(days=1), datetime.min.time(), UTC), now)
-        months.append((m, start, end))
-        m = _shift(m, 1)
-    for bucket_id in bucket_ids:
-        for size, created, _ in catalog_repository.iter_object_stats(session, [bucket_id]):
-            born = created if created.tzinfo else created.replace(tzinfo=UTC)
-            for month, start, end in months:
-                seconds = (end - max(start, born)).total_seconds()
-                if seconds > 0:
-                    key = (bucket_id, month)
-                    out[key] = out.get(key, ZERO) + Decimal(size) / GIB * Decimal(seconds) / 86400
+@dataclass(frozen=True)
+class _Month:
+    first: date
+    start: datetime
+    stop: datetime  # the next month's start
+    prices: dict[int, _Priced]
+
+    def overlap_s(self, since: datetime, until: datetime) -> int:
+        """Whole seconds of [since, until) inside the month."""
+        return max(0, int((min(until, self.stop) - max(since, self.start)).total_seconds()))
+
+    def billable(self, tier_id: int, size: int) -> int:
+        """What one object bills as on the tier this month: the class's minimum size, plus its own overhead."""
+        p = self.prices.get(tier_id)
+        return size if p is None else max(size, p.cls.min_billable_bytes) + own_overhead_bytes(p.cls)
+
+
+@dataclass
+class _Stored:
+    """Stored bytes of one bucket on one tier in one month, as integers (summed per object, priced once)."""
+
+    byte_s: int = 0  # bytes x seconds stored
+    billable_byte_s: int = 0
+    short_byte_s: int = 0  # billable bytes x seconds still owed for leaving before the minimum duration
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _storage(session: Session, bucket_ids: Sequence[int], months: Sequence[_Month],
+             now: datetime) -> dict[tuple[int, int, int], _Stored]:
+    """(month index, bucket, tier) -> stored bytes: the versions the catalog holds (from when their bytes came to
+    their tier) and the spans its history says ended (deleted, overwritten, moved by lifecycle), with what
+    leaving before the class's minimum duration still owes, in the month the bytes left."""
+    out: dict[tuple[int, int, int], _Stored] = {}
+    since = months[0].start
+
+    def add(bucket_id: int, tier_id: int, size: int, start: datetime, end: datetime) -> None:
+        for i, m in enumerate(months):
+            seconds = m.overlap_s(start, end)
+            if seconds:
+                acc = out.setdefault((i, bucket_id, tier_id), _Stored())
+                acc.byte_s += size * seconds
+                acc.billable_byte_s += m.billable(tier_id, size) * seconds
+
+    moved = repository.last_moves(session, bucket_ids)
+    for object_id, bucket_id, tier_id, _cls, size, created in catalog_repository.iter_stored(session, bucket_ids):
+        start = _aware(created)
+        if object_id is not None and object_id in moved:
+            start = max(start, _aware(moved[object_id]))
+        add(bucket_id, tier_id, size, start, now)
+    for bucket_id, _obj, tier_id, _cls, size, stored_from, ended_at, _why in repository.ended_spans(
+            session, bucket_ids, since, now + timedelta(days=1)):
+        start, end = _aware(stored_from), min(_aware(ended_at), now)
+        add(bucket_id, tier_id, size, start, end)
+        for i, m in enumerate(months):
+            p = m.prices.get(tier_id)
+            if m.start <= end < m.stop and p is not None and p.cls.min_storage_days:
+                short = p.cls.min_storage_days * 86400 - int((end - start).total_seconds())
+                if short > 0:
+                    acc = out.setdefault((i, bucket_id, tier_id), _Stored())
+                    acc.short_byte_s += m.billable(tier_id, size) * short
+    return out
+
+
+@dataclass
+class _Restored:
+    requests: int = 0
+    nbytes: int = 0
+    fees: Decimal = ZERO  # restore requests, per-GiB restore and retrieval by speed
+    copy: Decimal = ZERO  # the restored copy's storage at its class's rate
+
+
+def _restores(session: Session, ids_by_name: Mapping[str, int], months: Sequence[_Month],
+              now: datetime) -> dict[tuple[int, int, int], _Restored]:
+    """(month index, bucket, tier) -> restores the tiers accepted: fees in the month of the request, the restored
+    copy's days in the months it was kept; priced with the tier's catalog of that month (a dated catalog carries
+    its rule: in 2018 AWS billed Glacier's restored copy at the Reduced Redundancy rate)."""
+    out: dict[tuple[int, int, int], _Restored] = {}
+    for bucket, tier_id, speed, size, _days, requested, ready, expires, state in restores_repository.items_for_spend(
+            session, months[0].start, now):
+        bucket_id = ids_by_name.get(bucket)
+        if bucket_id is None or state == "failed":
+            continue
+        requested = _aware(requested)
+        for i, m in enumerate(months):
+            p = m.prices.get(tier_id)
+            if p is None:
+                continue
+            quote = restore_cost(restore_pricing(p.catalog, p.cls.id), speed, 1, size, 0)
+            acc = None
+            if m.start <= requested < m.stop:
+                acc = out.setdefault((i, bucket_id, tier_id), _Restored())
+                acc.requests += 1
+                acc.nbytes += size
+                acc.fees += quote.restore + quote.retrieval if quote is not None else ZERO
+            copy_class = p.cls.restored_copy_class
+            if ready is not None and copy_class is not None:
+                seconds = m.overlap_s(_aware(ready), min(_aware(expires), now) if expires is not None else now)
+                if seconds:
+                    acc = acc or out.setdefault((i, bucket_id, tier_id), _Restored())
+                    copy = p.catalog.storage_class(copy_class).storage
+                    acc.copy += band_cost(copy, Decimal(size) / GIB) * Decimal(seconds) / 86400 / DAYS_PER_MONTH
     return out
 
 
@@ -158,11 +265,24 @@ class MonthSpend:
     days_in_month: int
 
 
+def _months(session: Session, tier_ids: set[int], first: date, last: date) -> list[_Month]:
+    out = []
+    m = first
+    while m <= last:
+        stop = _shift(m, 1)
+        prices, _ = _tier_prices(session, tier_ids, _month_end(m))
+        out.append(_Month(m, datetime(m.year, m.month, 1, tzinfo=UTC), datetime(stop.year, stop.month, 1, tzinfo=UTC),
+                          prices))
+        m = stop
+    return out
+
+
 def _compute(session: Session, user: User, first_month: date, last_month: date, group_by: GroupBy,
              now: datetime) -> list[MonthSpend]:
     buckets = catalog_repository.buckets_named(session, None, None if user.is_admin else user.id)
     bucket_ids = [b.id for b in buckets]
     owners = auth_repository.usernames(session, {b.owner_id for b in buckets})
+    # metered requests and bytes name a bucket, not a tier: they are shared out by the bytes each tier holds now
     shares: dict[int, dict[int, Decimal]] = {}
     tier_ids: set[int] = set()
     for b in buckets:
@@ -171,52 +291,41 @@ def _compute(session: Session, user: User, first_month: date, last_month: date, 
         shares[b.id] = ({t: Decimal(n) / total for t, (n, _) in usage.items()} if total
                         else {b.tier_id: Decimal(1)})
         tier_ids.update(shares[b.id])
-    gib_days = _gib_days(session, bucket_ids, first_month, last_month, now)
-    first_day, last_day = first_month.isoformat(), _month_end(last_month).isoformat()
-    meters = repository.usage_between(session, first_day, last_day, bucket_ids)
+    tier_ids |= set(tiers_repository.tiers_by_id(session, None))
+    months = _months(session, tier_ids, first_month, last_month)
+    _, tier_names = _tier_prices(session, tier_ids, _month_end(last_month))
+    stored = _storage(session, bucket_ids, months, now)
+    restored = _restores(session, {b.name: b.id for b in buckets}, months, now)
+    meters = repository.usage_between(session, first_month.isoformat(), _month_end(last_month).isoformat(),
+                                      bucket_ids)
     out: list[MonthSpend] = []
-    month = first_month
-    while month <= last_month:
-        moves = _lifecycle_of_month(session, month) if user.is_admin else []
-        prices, tier_names = _tier_prices(session, tier_ids | {r[2] for r in moves}, _month_end(month))
-        book = _Book(group_by, {b.id: b for b in buckets}, owners, tier_names, prices)
-        for b in buckets:
-            gd = gib_days.get((b.id, month), ZERO)
-            for tier_id, share in shares[b.id].items():
-                p = prices.get(tier_id)
-                cost = band_cost(p.cls.storage, gd * share / DAYS_PER_MONTH) if p is not None else ZERO
-                book.add(b.id, tier_id, storage=cost, gib_days=gd * share)
-        month_key = month.isoformat()[:7]
-        for day, _user_id, bucket_id, direction, n, nbytes in meters:
-            if day[:7] != month_key:
+    for i, m in enumerate(months):
+        book = _Book(group_by, {b.id: b for b in buckets}, owners, tier_names, m.prices)
+        for (index, bucket_id, tier_id), acc in stored.items():
+            if index != i:
                 continue
-            for tier_id, share in shares.get(bucket_id, {}).items():
-                book.add_usage(bucket_id, tier_id, share, direction == "read", n, nbytes)
-        for _action, _src, dst, transition_requests, early_nano in moves:
-            p = prices.get(dst)
-            fee = Decimal(transition_requests) * p.cls.transition_per_1k / THOUSAND if p is not None else ZERO
-            book.add_moves(dst, fee + Decimal(early_nano) / Decimal(10**9))
-        month_start = datetime(month.year, month.month, 1, tzinfo=UTC)
-        month_stop = datetime.combine(_month_end(month) + timedelta(days=1), datetime.min.time(), UTC)
-        elapsed = max(ZERO, Decimal((min(now, month_stop) - month_start).total_seconds()) / 86400)
-        out.append(MonthSpend(month, book.lines, book.per_bucket, elapsed,
-                              calendar.monthrange(month.year, month.month)[1]))
-        month = _shift(month, 1)
-    return out
-
-
-def _lifecycle_of_month(session: Session, month: date) -> list[tuple[str, int, int, int, int]]:
-    """(action, source tier, target tier, transition requests, early-deletion nano-USD) of the moves executed
-    in a month: the totals from its first day less those from the next month's."""
-    def totals(since: date) -> dict[tuple[str, int, int], tuple[int, int]]:
-        return {(str(r[0]), int(r[1]), int(r[2])): (int(r[5] or 0), int(r[6] or 0))
-                for r in lifecycle_repository.meter_totals(session, since.isoformat())}
-    start, after = totals(month), totals(_shift(month, 1))
-    out = []
-    for key, (requests, nano) in start.items():
-        later = after.get(key, (0, 0))
-        if requests - later[0] or nano - later[1]:
-            out.append((*key, requests - later[0], nano - later[1]))
+            p = m.prices.get(tier_id)
+            gib_months = Decimal(acc.billable_byte_s) / GIB / 86400 / DAYS_PER_MONTH
+            early = (Decimal(acc.short_byte_s) / GIB / 86400 / DAYS_PER_MONTH * p.cls.storage[0].price
+                     if p is not None and p.cls.storage else ZERO)
+            book.add(bucket_id, tier_id, storage=band_cost(p.cls.storage, gib_months) if p is not None else ZERO,
+                     early_deletion=early, gib_days=Decimal(acc.byte_s) / GIB / 86400)
+        for (index, bucket_id, tier_id), r in restored.items():
+            if index == i:
+                book.add(bucket_id, tier_id, restores=r.fees, restored_copy=r.copy, restore_requests=r.requests,
+                         restored_bytes=r.nbytes)
+        month_key = m.first.isoformat()[:7]
+        for day, _user_id, bucket_id, kind, n, nbytes in meters:
+            if day[:7] == month_key:
+                for tier_id, share in shares.get(bucket_id, {}).items():
+                    book.add_usage(bucket_id, tier_id, share, kind, n, nbytes)
+        for bucket_id, tier_id, n in lifecycle_repository.transitions_by_bucket(session, m.start, m.stop, bucket_ids):
+            p = m.prices.get(tier_id)
+            book.add(bucket_id, tier_id, lifecycle=Decimal(n) * p.cls.transition_per_1k / THOUSAND if p else ZERO,
+                     transitions=n)
+        elapsed = max(ZERO, Decimal((min(now, m.stop) - m.start).total_seconds()) / 86400)
+        out.append(MonthSpend(m.first, book.lines, book.per_bucket, elapsed,
+                              calendar.monthrange(m.first.year, m.first.month)[1]))
     return out
 
 
@@ -247,25 +356,20 @@ class _Book:
             if tier_id in self.prices:
                 target.catalogs.add(self.prices[tier_id].catalog.id)
 
-    def add_moves(self, tier_id: int, cost: Decimal) -> None:
-        """Lifecycle charges: on the target tier's line, else on one line for every bucket (not per bucket)."""
-        key = self.tier_names.get(tier_id, f"tier {tier_id}") if self.group_by == "tier" else LIFECYCLE_KEY
-        line = self.lines.setdefault(key, Line(key))
-        line.lifecycle += cost
-        if tier_id in self.prices:
-            line.catalogs.add(self.prices[tier_id].catalog.id)
-
-    def add_usage(self, bucket_id: int, tier_id: int, share: Decimal, reads: bool, n: int, nbytes: int) -> None:
+    def add_usage(self, bucket_id: int, tier_id: int, share: Decimal, kind: str, n: int, nbytes: int) -> None:
         p = self.prices.get(tier_id)
-        if p is None:
-            per_1k, retrieval, egress = ZERO, ZERO, ZERO
-        else:
-            per_1k = p.cls.requests.read_per_1k if reads else p.cls.requests.write_per_1k
+        rate_class = KINDS.get(kind)
+        per_1k, retrieval, egress = ZERO, ZERO, ZERO
+        if p is not None and rate_class is not None:
+            per_1k = p.cls.requests.read_per_1k if rate_class == "read" else p.cls.requests.write_per_1k
+        if p is not None and kind == "read":
             gib = Decimal(nbytes) * share / GIB
-            retrieval = gib * p.cls.retrieval_per_gib if reads else ZERO
-            egress = band_cost(p.catalog.egress_bands("internet"), gib) if reads else ZERO
-        counts = (dict(read_requests=round(n * share), read_bytes=round(nbytes * share)) if reads
-                  else dict(write_requests=round(n * share), write_bytes=round(nbytes * share)))
+            retrieval = gib * p.cls.retrieval_per_gib
+            egress = band_cost(p.catalog.egress_bands("internet"), gib)
+        field_name = COUNTED.get(kind, "other_requests")
+        counts: dict[str, int] = {field_name: round(n * share)}
+        if kind in ("read", "write"):
+            counts[f"{kind}_bytes"] = round(nbytes * share)
         self.add(bucket_id, tier_id, requests=Decimal(n) * share * per_1k / THOUSAND, retrieval=retrieval,
                  egress=egress, **counts)
 
@@ -283,6 +387,33 @@ def _planned(session: Session, user: User, month: date, now: datetime) -> dict[i
             if p is not None:
                 cost += band_cost(p.cls.storage, Decimal(nbytes) / GIB)
         out[b.id] = cost
+    return out
+
+
+def _reasons(line: Line, plan: Decimal, factor: Decimal, divergence: Decimal) -> list[str]:
+    """Why a bucket's projected month differs from the plan: each component beyond the divergence share, with
+    the counts behind it (the plan prices the stored volume only: no reads, restores or moves)."""
+    out = []
+    for c in COMPONENTS:
+        value = getattr(line, c) * factor
+        if c == "storage":
+            if plan > 0 and abs(value - plan) > plan * divergence:
+                out.append(f"storage {float(value):.4f} $ against {float(plan):.4f} $ planned: the stored volume "
+                           "changed during the month")
+            continue
+        if value <= 0 or value <= plan * divergence:
+            continue
+        what = {
+            "requests": f"{sum(getattr(line, n) for n in METERED)} requests so far",
+            "retrieval": f"{line.read_bytes / 2**30:.2f} GiB read from a class with retrieval fees",
+            "egress": f"{line.read_bytes / 2**30:.2f} GiB read out of the cloud",
+            "restores": f"more restores than planned: {line.restore_requests} restore requests of "
+                        f"{line.restored_bytes / 2**30:.2f} GiB",
+            "restored_copy": "restored copies kept readable (billed at their copy class's rate)",
+            "lifecycle": f"{line.transitions} lifecycle transitions",
+            "early_deletion": "objects deleted, overwritten or moved before their class's minimum storage duration",
+        }[c]
+        out.append(f"{c} {float(value):.4f} $ not in the plan: {what}")
     return out
 
 
@@ -310,16 +441,7 @@ def spend(session: Session, user: User, month_text: str, group_by: str, divergen
         projected = line.total * factor if current.days < full else line.total
         reasons = []
         if plan > 0 and abs(projected - plan) > plan * divergence or plan == 0 and projected > 0:
-            for c in COMPONENTS:
-                value = getattr(line, c) * (factor if current.days < full else 1)
-                if c == "storage" and plan > 0 and abs(value - plan) > plan * divergence:
-                    reasons.append(f"storage {float(value):.4f} $ against {float(plan):.4f} $ planned: the stored "
-                                   "volume changed during the month")
-                elif c != "storage" and value > 0 and value > plan * divergence:
-                    what = {"requests": "more requests", "retrieval": "reads of a class with retrieval fees",
-                            "egress": "reads leaving the cloud", "lifecycle": "lifecycle moves"}[c]
-                    reasons.append(f"{c} {float(value):.4f} $ not in the plan ({what} than planned: the plan "
-                                   "assumed no reads)")
+            reasons = _reasons(line, plan, factor if current.days < full else Decimal(1), divergence)
         comparison.append({"bucket": names.get(bucket_id, str(bucket_id)), "planned": float(round(plan, 6)),
                            "actual_so_far": float(round(line.total, 6)), "projected": float(round(projected, 6)),
                            "diverges": bool(reasons), "reasons": reasons})
@@ -348,13 +470,12 @@ def spend_csv(report: Mapping[str, Any]) -> str:
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     w.writerow([f"tierpilot spend {report['month']}", f"by {report['group_by']}", "USD"])
-    w.writerow([report["group_by"], *COMPONENTS, "total", "gib_days", "read_requests", "write_requests",
-                "read_bytes", "write_bytes", "catalogs"])
+    w.writerow([report["group_by"], *COMPONENTS, "total", "gib_days", *COUNTS, "catalogs"])
     for g in report["groups"]:
         key = str(g["key"])
         safe = "'" + key if key[:1] in ("=", "+", "-", "@", "\t", "\r") else key
-        w.writerow([safe, *(g[c] for c in COMPONENTS), g["total"], g["gib_days"], g["read_requests"],
-                    g["write_requests"], g["read_bytes"], g["write_bytes"], " ".join(g["catalogs"])])
+        w.writerow([safe, *(g[c] for c in COMPONENTS), g["total"], g["gib_days"], *(g[c] for c in COUNTS),
+                    " ".join(g["catalogs"])])
     w.writerow([])
     w.writerow(["so far", report["so_far"]])
     w.writerow(["forecast to month end", report["forecast"]])
