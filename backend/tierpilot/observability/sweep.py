@@ -1,7 +1,8 @@
 """An ssbench/warp-style sweep through a gateway with one user's keys: object sizes × concurrency, counted as
 the research counted (client retries and failures per point).
 
-Each point runs ``concurrency`` threads, each with its own boto3 client (no retries of boto3's own), for
+Each point runs ``concurrency`` threads, each with its own keep-alive connection (``s3client``: SigV4 with an
+unsigned payload and no client checksum, so the client costs the shared machine little), for
 ``seconds``, in a scratch bucket created for the sweep and emptied and removed after (with a reservation:
 under a scratch prefix of the reservation's bucket, emptied after). A request that fails
 with a connection error, a time-out or a 5xx is retried up to ``RETRIES`` times after 50 ms × attempt; each
@@ -36,6 +37,8 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from tierpilot.observability.s3client import Answer, S3Client, Unanswered
 
 log = logging.getLogger(__name__)
 RETRIES = 3
@@ -84,6 +87,17 @@ class Point:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+_METHODS = {"get": "GET", "head": "HEAD", "delete": "DELETE"}
+
+
+class _Refused(Exception):
+    """An answer that is not a success (its status decides: 5xx is retried, 4xx is a failure)."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
 
 
 def _pct(values: list[float], q: int) -> float:
@@ -143,25 +157,30 @@ class Sweep:
         self.prefix = "" if bucket is None else f"{scratch}/"
         self.cancelled = threading.Event()
 
-    def client(self, trace: threading.Event | None = None) -> Any:
-        """A boto3 client without retries of its own; ``trace`` set asks the gateway to keep the next trace."""
+    def client(self) -> Any:
+        """A boto3 client for the unmeasured set-up and clean-up (bucket, multi-object delete)."""
         import boto3
         from botocore.config import Config
 
         s3 = boto3.client("s3", endpoint_url=self.endpoint, aws_access_key_id=self.key_id,
                           aws_secret_access_key=self.secret, region_name="us-east-1",
-                          config=Config(retries={"max_attempts": 1, "mode": "standard"}, connect_timeout=10,
-                                        read_timeout=60, max_pool_connections=2))
-        reservation = self.reservation
+                          config=Config(retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=10,
+                                        read_timeout=60))
+        if self.reservation:
+            reservation = self.reservation
 
-        def headers(request: Any, **_: Any) -> None:
-            if reservation:
+            def headers(request: Any, **_: Any) -> None:
                 request.headers["X-Tierpilot-Reservation"] = reservation
-            if trace is not None and trace.is_set():
-                request.headers["X-Tierpilot-Trace"] = "1"
 
-        s3.meta.events.register("before-sign.s3", headers)
+            s3.meta.events.register("before-sign.s3", headers)
         return s3
+
+    def headers(self, trace: bool = False) -> dict[str, str]:
+        """The sweep's own request headers: its reservation; ``trace`` asks the gateway to keep the trace."""
+        out = {"X-Tierpilot-Reservation": self.reservation} if self.reservation else {}
+        if trace:
+            out["X-Tierpilot-Trace"] = "1"
+        return out
 
     def run(self, workloads: Iterable[str], sizes: Iterable[int | tuple[int, int]], concurrency: Iterable[int],
             seconds: float, progress: Callable[[int, int, Point], None] | None = None) -> list[Point]:
@@ -195,20 +214,32 @@ class Sweep:
         body = b"s" * sizes.high
         todo = deque(zip(keys, lengths, strict=True))
 
+        headers = self.headers()
+        failed: list[str] = []
+
         def work() -> None:
-            s3 = self.client()
-            while True:
-                try:
-                    key, n = todo.popleft()
-                except IndexError:
-                    return
-                s3.put_object(Bucket=self.bucket, Key=key, Body=body[:n])
+            s3 = S3Client(self.endpoint, self.key_id, self.secret)
+            try:
+                while not failed:
+                    try:
+                        key, n = todo.popleft()
+                    except IndexError:
+                        return
+                    answer = s3.send("PUT", self.bucket, key, body=body[:n], headers=headers)
+                    if answer.status != 200:
+                        failed.append(f"{answer.status} for {key}")
+            except Unanswered as exc:
+                failed.append(str(exc))
+            finally:
+                s3.close()
 
         pool = [threading.Thread(target=work) for _ in range(max(1, min(threads, 16)))]
         for t in pool:
             t.start()
         for t in pool:
             t.join()
+        if failed:
+            raise RuntimeError(f"could not seed the point's objects: {failed[0]}")
 
     def _point(self, workload: str, sizes: Sizes, conc: int, seconds: float, tag: str) -> Point:
         body = b"s" * sizes.high
@@ -238,27 +269,25 @@ class Sweep:
 
         ready = threading.Barrier(conc, action=open_window)
 
-        def request(s3: Any, op: str, key: str, size: int) -> tuple[int, float, str]:
-            """One request: (object bytes moved, time to the first byte, request id)."""
-            t0 = time.perf_counter()
+        plain, traced_headers = self.headers(), self.headers(trace=True)
+        list_query = (("list-type", "2"), ("max-keys", "1000"), ("prefix", prefix))
+
+        def request(s3: S3Client, op: str, key: str, size: int, trace: bool) -> tuple[int, Answer]:
+            """One request: (object bytes moved, the answer); ``_Refused`` for an answer that is not a success."""
+            headers = traced_headers if trace else plain
             if op == "put":
-                answer = s3.put_object(Bucket=self.bucket, Key=key, Body=body[:size])
-                return size, time.perf_counter() - t0, answer["ResponseMetadata"].get("RequestId", "")
-            if op == "get":
-                answer = s3.get_object(Bucket=self.bucket, Key=key)
-                first = time.perf_counter() - t0
-                return len(answer["Body"].read()), first, answer["ResponseMetadata"].get("RequestId", "")
-            if op == "head":
-                answer = s3.head_object(Bucket=self.bucket, Key=key)
+                answer, moved = s3.send("PUT", self.bucket, key, body=body[:size], headers=headers), size
             elif op == "list":
-                answer = s3.list_objects_v2(Bucket=self.bucket, Prefix=prefix, MaxKeys=1000)
+                answer, moved = s3.send("GET", self.bucket, query=list_query, headers=headers), 0
             else:
-                answer = s3.delete_object(Bucket=self.bucket, Key=key)
-            return 0, time.perf_counter() - t0, answer["ResponseMetadata"].get("RequestId", "")
+                answer = s3.send(_METHODS[op], self.bucket, key, headers=headers)
+                moved = answer.nbytes if op == "get" else 0
+            if not 200 <= answer.status < 300:
+                raise _Refused(answer.status)
+            return moved, answer
 
         def worker(n: int) -> None:
-            trace = threading.Event()
-            s3 = self.client(trace)
+            s3 = S3Client(self.endpoint, self.key_id, self.secret)
             rng = random.Random(n)
             ops, weights = list(self.ratios), list(self.ratios.values())
             mine: list[float] = []
@@ -286,29 +315,27 @@ class Sweep:
                 i += 1
                 size = sizes.draw(rng)
                 seq = next(sequence)
-                if seq % TRACE_EVERY == 0 and seq // TRACE_EVERY < TRACE_MAX:
-                    trace.set()
+                trace = seq % TRACE_EVERY == 0 and seq // TRACE_EVERY < TRACE_MAX
                 t0 = time.perf_counter()
                 for attempt in range(RETRIES + 1):
                     try:
-                        got, ttfb, request_id = request(s3, op, key, size)
-                        first.append(ttfb)
-                        if trace.is_set() and request_id:
-                            ids.append(request_id)
+                        got, answer = request(s3, op, key, size, trace)
+                        first.append(answer.ttfb_s)
+                        if trace and answer.request_id:
+                            ids.append(answer.request_id)
                         if op == "put" and workload == "mixed":
                             mine_put.append(key)
                         ok += 1
                         moved += got
                         break
-                    except Exception as exc:  # connection errors, time-outs, 5xx: retried; other answers fail
-                        status = getattr(exc, "response", {}).get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
-                        if (status and status < 500) or attempt == RETRIES:
+                    except (Unanswered, _Refused) as exc:  # no answer or a 5xx: retried; other answers fail
+                        if (isinstance(exc, _Refused) and exc.status < 500) or attempt == RETRIES:
                             failures += 1
                             break
                         retries += 1
                         time.sleep(0.05 * (attempt + 1))
-                trace.clear()
                 mine.append(time.perf_counter() - t0)
+            s3.close()
             with lock:
                 latencies.extend(mine)
                 ttfbs.extend(first)
