@@ -4332,10 +4332,20 @@ export interface components {
              * @description the price catalogs (of the month) the line was priced with
              */
             catalogs: string[];
+            /**
+             * Early Deletion
+             * @description storage owed by objects deleted, overwritten or moved before their class's minimum storage duration
+             */
+            early_deletion: number;
             /** Egress */
             egress: number;
-            /** Gib Days */
+            /**
+             * Gib Days
+             * @description GiB-days stored, deleted objects up to their deletion
+             */
             gib_days: number;
+            /** Head Requests */
+            head_requests: number;
             /**
              * Key
              * @description the tier, bucket or user name
@@ -4343,28 +4353,68 @@ export interface components {
             key: string;
             /**
              * Lifecycle
-             * @description transition fees and early deletion of lifecycle moves
+             * @description lifecycle transition fees
              */
             lifecycle: number;
+            /**
+             * List Requests
+             * @description LIST requests (objects, versions, uploads, parts)
+             */
+            list_requests: number;
+            /**
+             * Other Requests
+             * @description other GETs, PUTs and POSTs that move no object data, and DELETEs
+             */
+            other_requests: number;
             /** Read Bytes */
             read_bytes: number;
-            /** Read Requests */
+            /**
+             * Read Requests
+             * @description data-path GETs
+             */
             read_requests: number;
             /** Requests */
             requests: number;
+            /**
+             * Restore Requests
+             * @description objects restored (requests the tiers accepted)
+             */
+            restore_requests: number;
+            /** Restored Bytes */
+            restored_bytes: number;
+            /**
+             * Restored Copy
+             * @description the restored copies' storage days, at their copy class's rate
+             */
+            restored_copy: number;
+            /**
+             * Restores
+             * @description restore requests and per-GiB restore and retrieval fees by speed
+             */
+            restores: number;
             /** Retrieval */
             retrieval: number;
             /** Storage */
             storage: number;
             /** Total */
             total: number;
+            /**
+             * Transitions
+             * @description objects moved by lifecycle transitions
+             */
+            transitions: number;
             /** Write Bytes */
             write_bytes: number;
-            /** Write Requests */
+            /**
+             * Write Requests
+             * @description data-path PUTs and upload parts
+             */
             write_requests: number;
         };
         /** SpendMonthOut */
         SpendMonthOut: {
+            /** Early Deletion */
+            early_deletion: number;
             /** Egress */
             egress: number;
             /** Lifecycle */
@@ -4373,6 +4423,10 @@ export interface components {
             month: string;
             /** Requests */
             requests: number;
+            /** Restored Copy */
+            restored_copy: number;
+            /** Restores */
+            restores: number;
             /** Retrieval */
             retrieval: number;
             /** Storage */

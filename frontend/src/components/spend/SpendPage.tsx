@@ -23,12 +23,12 @@ import {
   Table,
 } from "@/components/ui";
 import {
-  formatBytes,
   formatUsd,
   monthProgress,
   SPEND_COLORS,
-  SPEND_COMPONENTS,
   SPEND_LABELS,
+  tableSpendComponents,
+  usageSummary,
   usedSpendComponents,
 } from "./spend-data";
 import "./spend.css";
@@ -49,7 +49,7 @@ export function SpendPage() {
 
   const columns: Array<Column<SpendLine>> = [
     { id: "key", header: groupLabel, cell: (r) => <strong>{r.key}</strong> },
-    ...SPEND_COMPONENTS.map(
+    ...tableSpendComponents(data?.groups ?? []).map(
       (c): Column<SpendLine> => ({
         id: c,
         header: SPEND_LABELS[c],
@@ -70,10 +70,7 @@ export function SpendPage() {
       cell: (r) => (
         <div className="cell-stack">
           <span>{r.gib_days.toFixed(2)} GiB-days</span>
-          <span className="cell-sub">
-            {r.read_requests} GET ({formatBytes(r.read_bytes)}) · {r.write_requests} PUT (
-            {formatBytes(r.write_bytes)})
-          </span>
+          <span className="cell-sub">{usageSummary(r)}</span>
         </div>
       ),
     },
@@ -209,7 +206,7 @@ export function SpendPage() {
           </Card>
           <Card
             title="Plan beside actual"
-            description={`The planner's forecast for each bucket (its volume on its tiers, no reads) and the month so far; a bucket diverges beyond ${Math.round(data.divergence_share * 100)} % of its plan.`}
+            description={`The planner's forecast for each bucket (its volume on its tiers: no reads, restores or lifecycle moves) and the month so far; a bucket diverges beyond ${Math.round(data.divergence_share * 100)} % of its plan.`}
           >
             <Table
               caption="The planner's forecast beside the actual spend"

@@ -1,7 +1,13 @@
 import { describe, expect, it } from "vitest";
-import type { Spend } from "@/api/spend";
+import type { Spend, SpendLine } from "@/api/spend";
 import { currentMonth, spendCsvUrl } from "@/api/spend";
-import { formatBytes, monthProgress, usedSpendComponents } from "./spend-data";
+import {
+  formatBytes,
+  monthProgress,
+  tableSpendComponents,
+  usageSummary,
+  usedSpendComponents,
+} from "./spend-data";
 
 const spend = (history: Spend["history"], days = 15, inMonth = 30): Spend => ({
   month: "2026-11",
@@ -18,13 +24,55 @@ const spend = (history: Spend["history"], days = 15, inMonth = 30): Spend => ({
   not_metered: [],
 });
 
+const month = () => ({
+  storage: 0,
+  requests: 0,
+  retrieval: 0,
+  egress: 0,
+  restores: 0,
+  restored_copy: 0,
+  lifecycle: 0,
+  early_deletion: 0,
+});
+
+const line = (l: Partial<SpendLine>): SpendLine => ({
+  key: "belle2",
+  ...month(),
+  total: 0,
+  gib_days: 0,
+  read_requests: 0,
+  write_requests: 0,
+  head_requests: 0,
+  list_requests: 0,
+  other_requests: 0,
+  read_bytes: 0,
+  write_bytes: 0,
+  restore_requests: 0,
+  restored_bytes: 0,
+  transitions: 0,
+  catalogs: [],
+  ...l,
+});
+
 describe("spend data", () => {
   it("draws only the components that cost anything", () => {
     const s = spend([
-      { month: "2026-10", storage: 1, requests: 0, retrieval: 0, egress: 0, lifecycle: 0, total: 1 },
-      { month: "2026-11", storage: 1, requests: 0.1, retrieval: 0, egress: 0, lifecycle: 0, total: 1.1 },
+      { month: "2026-10", ...month(), storage: 1, total: 1 },
+      { month: "2026-11", ...month(), storage: 1, requests: 0.1, restores: 0.2, total: 1.3 },
     ]);
-    expect(usedSpendComponents(s)).toEqual(["storage", "requests"]);
+    expect(usedSpendComponents(s)).toEqual(["storage", "requests", "restores"]);
+  });
+
+  it("shows storage and the components a line costs, and the counts it has", () => {
+    const l = line({
+      restored_copy: 0.5,
+      head_requests: 3,
+      list_requests: 2,
+      restore_requests: 4,
+      restored_bytes: 4e9,
+    });
+    expect(tableSpendComponents([line({}), l])).toEqual(["storage", "restored_copy"]);
+    expect(usageSummary(l)).toBe("0 GET (0 B) · 0 PUT (0 B) · 3 HEAD · 2 LIST · 4 restored (4.0 GB)");
   });
 
   it("says how much of the month is gone", () => {

@@ -1,8 +1,17 @@
 // Shapes the spend answer for the chart and the tables.
-import type { Spend } from "@/api/spend";
+import type { Spend, SpendLine } from "@/api/spend";
 import { COMPONENT_COLORS, COMPONENT_LABELS, formatUsd } from "@/components/pricing/chart-data";
 
-export const SPEND_COMPONENTS = ["storage", "requests", "retrieval", "egress", "lifecycle"] as const;
+export const SPEND_COMPONENTS = [
+  "storage",
+  "requests",
+  "retrieval",
+  "egress",
+  "restores",
+  "restored_copy",
+  "lifecycle",
+  "early_deletion",
+] as const;
 export type SpendComponent = (typeof SPEND_COMPONENTS)[number];
 
 export const SPEND_LABELS: Record<SpendComponent, string> = {
@@ -10,7 +19,10 @@ export const SPEND_LABELS: Record<SpendComponent, string> = {
   requests: COMPONENT_LABELS.requests,
   retrieval: COMPONENT_LABELS.retrieval,
   egress: COMPONENT_LABELS.egress,
-  lifecycle: "Lifecycle moves",
+  restores: "Restores",
+  restored_copy: COMPONENT_LABELS.restored_copy,
+  lifecycle: "Lifecycle transitions",
+  early_deletion: COMPONENT_LABELS.early_deletion,
 };
 
 export const SPEND_COLORS: Record<SpendComponent, string> = {
@@ -18,7 +30,10 @@ export const SPEND_COLORS: Record<SpendComponent, string> = {
   requests: COMPONENT_COLORS.requests,
   retrieval: COMPONENT_COLORS.retrieval,
   egress: COMPONENT_COLORS.egress,
-  lifecycle: COMPONENT_COLORS.early_deletion,
+  restores: COMPONENT_COLORS.restore,
+  restored_copy: COMPONENT_COLORS.restored_copy,
+  lifecycle: COMPONENT_COLORS.monitoring,
+  early_deletion: COMPONENT_COLORS.early_deletion,
 };
 
 export { formatUsd };
@@ -44,4 +59,23 @@ export function monthProgress(spend: Spend): string {
 /** The history rows the stacked bar chart draws (components with any cost only). */
 export function usedSpendComponents(spend: Spend): SpendComponent[] {
   return SPEND_COMPONENTS.filter((c) => spend.history.some((m) => m[c] > 0));
+}
+
+/** The month's table columns: storage always, other components where a line costs anything. */
+export function tableSpendComponents(lines: SpendLine[]): SpendComponent[] {
+  return SPEND_COMPONENTS.filter((c) => c === "storage" || lines.some((l) => l[c] > 0));
+}
+
+/** A line's metered requests and restores in words (only the kinds it has). */
+export function usageSummary(l: SpendLine): string {
+  const parts = [
+    `${l.read_requests} GET (${formatBytes(l.read_bytes)})`,
+    `${l.write_requests} PUT (${formatBytes(l.write_bytes)})`,
+  ];
+  if (l.head_requests) parts.push(`${l.head_requests} HEAD`);
+  if (l.list_requests) parts.push(`${l.list_requests} LIST`);
+  if (l.other_requests) parts.push(`${l.other_requests} other`);
+  if (l.restore_requests) parts.push(`${l.restore_requests} restored (${formatBytes(l.restored_bytes)})`);
+  if (l.transitions) parts.push(`${l.transitions} transitioned`);
+  return parts.join(" · ");
 }
