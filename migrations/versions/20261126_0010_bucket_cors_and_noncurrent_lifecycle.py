@@ -1,4 +1,9 @@
-"""bucket CORS configuration and noncurrent-version lifecycle state (issue 14)
+"""bucket CORS configuration and object lock on multipart uploads (issue 14)
+
+Buckets get their CORS rules (a JSON list, None: no configuration, GetBucketCors answers
+NoSuchCORSConfiguration); multipart uploads keep the object lock a CreateMultipartUpload asked for, so the
+object its completion makes is locked as a PutObject with the same headers would be. Noncurrent-version
+lifecycle rules need no new state: ``object_versions.noncurrent_since`` (0005) is what they count from.
 
 Revision ID: 0010
 Revises: 0009
@@ -9,6 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import sqlalchemy as sa
+from alembic import op
+
+import tierpilot.kit.db
+
 revision: str = "0010"
 down_revision: str | None = "0009"
 branch_labels: str | Sequence[str] | None = None
@@ -16,8 +26,19 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    pass
+    # plain ADD COLUMNs: SQLite keeps the tables (and their AUTOINCREMENT) as they are
+    op.add_column("buckets", sa.Column("cors", sa.JSON(), nullable=True))
+    op.add_column("multipart_uploads", sa.Column("lock_mode", sa.String(length=16), nullable=True))
+    op.add_column("multipart_uploads",
+                  sa.Column("lock_until", tierpilot.kit.db.UTCDateTime(timezone=True), nullable=True))
+    op.add_column("multipart_uploads",
+                  sa.Column("legal_hold", sa.Boolean(), nullable=False, server_default=sa.false()))
 
 
 def downgrade() -> None:
-    pass
+    with op.batch_alter_table("multipart_uploads", table_kwargs={"sqlite_autoincrement": True}) as batch:
+        batch.drop_column("legal_hold")
+        batch.drop_column("lock_until")
+        batch.drop_column("lock_mode")
+    with op.batch_alter_table("buckets", table_kwargs={"sqlite_autoincrement": True}) as batch:
+        batch.drop_column("cors")

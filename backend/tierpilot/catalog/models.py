@@ -33,6 +33,8 @@ class Bucket(Base):
     lock_default_days: Mapped[int | None] = mapped_column(Integer, default=None)
     lock_default_years: Mapped[int | None] = mapped_column(Integer, default=None)
     tags: Mapped[dict[str, Any] | None] = mapped_column(default=None)  # None: no tag set (NoSuchTagSet)
+    # CORS rules (PutBucketCors), each a dict of AllowedOrigins/Methods/Headers, ExposeHeaders, MaxAgeSeconds, ID
+    cors: Mapped[list[Any] | None] = mapped_column(default=None)  # None: no configuration
 
 
 class Object(Base):
@@ -144,6 +146,10 @@ class MultipartUpload(Base):
     checksum_algorithm: Mapped[str | None] = mapped_column(String(16), default=None)
     initiated_at: Mapped[datetime] = mapped_column(default=utcnow)
     tags: Mapped[dict[str, Any] | None] = mapped_column(default=None)  # x-amz-tagging of the upload
+    # object lock the CreateMultipartUpload asked for, given to the object its completion makes
+    lock_mode: Mapped[str | None] = mapped_column(String(16), default=None)
+    lock_until: Mapped[datetime | None] = mapped_column(default=None)
+    legal_hold: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class UploadPart(Base):

@@ -470,14 +470,16 @@ def list_objects(session: Session, bucket_id: int, prefix: str = "", delimiter: 
 
 def create_upload(session: Session, bucket: Bucket, key: str, *, owner_id: int, tier_id: int, storage_class: str,
                   content_type: str | None, user_metadata: dict[str, Any], headers: dict[str, Any],
-                  checksum_algorithm: str | None, tags: dict[str, Any] | None = None) -> MultipartUpload:
+                  checksum_algorithm: str | None, tags: dict[str, Any] | None = None, lock_mode: str | None = None,
+                  lock_until: datetime | None = None, legal_hold: bool = False) -> MultipartUpload:
     require_bucket(session, bucket.id)
     upload_id = new_upload_id()
     upload = MultipartUpload(
         upload_id=upload_id, bucket_id=bucket.id, key=key, owner_id=owner_id, tier_id=tier_id,
         storage_class=storage_class, locator=f"{bucket.name}/{key}~mpu-{upload_id}",
         content_type=content_type or "binary/octet-stream", user_metadata=user_metadata, headers=headers,
-        checksum_algorithm=checksum_algorithm, initiated_at=utcnow(), tags=tags,
+        checksum_algorithm=checksum_algorithm, initiated_at=utcnow(), tags=tags, lock_mode=lock_mode,
+        lock_until=lock_until, legal_hold=legal_hold,
     )
     session.add(upload)
     session.flush()

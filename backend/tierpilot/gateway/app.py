@@ -22,15 +22,17 @@ from tierpilot.catalog.errors import CatalogError
 from tierpilot.drivers.base import TierError
 from tierpilot.gateway import (  # noqa: F401  (importing the operation modules registers their routes)
     ops_buckets,
+    ops_cors,
     ops_multipart,
     ops_objects,
+    ops_post,
     ops_versions,
 )
 from tierpilot.gateway.admission import Admission, slow_down
 from tierpilot.gateway.auth import authenticate, credentials, forget_bucket
 from tierpilot.gateway.errors import S3Error
 from tierpilot.gateway.http import Request
-from tierpilot.gateway.routes import Level, find
+from tierpilot.gateway.routes import Level, find, signed
 from tierpilot.kit import flow as kitflow
 from tierpilot.kit import metrics
 from tierpilot.kit.errors import DomainError
@@ -289,7 +291,9 @@ class Gateway:
             if not admitted:
                 metrics.GATEWAY_SLOWDOWNS.inc()
                 raise slow_down(self.admission.wait_s)
-            await authenticate(req)
+            await ops_cors.decorate(req)  # browsers need CORS headers on errors too
+            if signed(handler):
+                await authenticate(req)
             rec.authed = now_ns()
             if handler is None:
                 if sub:

@@ -18,10 +18,10 @@ from tierpilot.gateway import checksums, xmlio
 from tierpilot.gateway.auth import bucket_of
 from tierpilot.gateway.body import key_of, read_xml_body
 from tierpilot.gateway.common import (
-    check_acl,
     checksum_headers,
     etag,
     int_argument,
+    lock_from_headers,
     open_flow,
     placement,
     stored_headers,
@@ -37,6 +37,7 @@ from tierpilot.gateway.payload import Payload
 from tierpilot.gateway.routes import route
 from tierpilot.kit.db import transaction
 from tierpilot.kit.streaming import Inbound, run
+from tierpilot.sharing import gate as sharing
 
 MAX_LIST = 1000
 
@@ -55,8 +56,8 @@ def _owner(req: Request, upload: MultipartUpload) -> str:
 @route("POST", "object", "uploads")
 async def create_upload(req: Request) -> None:
     key = key_of(req)
-    check_acl(req)
     bucket = await bucket_of(req)
+    wanted = await sharing.requested_acl(bucket, req.headers, req.user.user_id)
     tier, storage_class = await placement(bucket, req.header("x-amz-storage-class"))
     alg_header = req.header("x-amz-checksum-algorithm")
     algorithm = checksums.normalise_algorithm(alg_header) if alg_header else None
@@ -66,15 +67,18 @@ async def create_upload(req: Request) -> None:
                               "multipart checksums")
     meta, headers = user_metadata(req), stored_headers(req)
     tags = tags_from_header(req.header("x-amz-tagging"))
+    lock_mode, lock_until, legal_hold = lock_from_headers(req, bucket)
 
     def create() -> MultipartUpload:
         with transaction(write=True) as session:
             return catalog.create_upload(session, bucket, key, owner_id=req.user.user_id, tier_id=tier.id,
                                          storage_class=storage_class, content_type=req.header("content-type"),
                                          user_metadata=meta, headers=headers, checksum_algorithm=algorithm,
-                                         tags=tags)
+                                         tags=tags, lock_mode=lock_mode, lock_until=lock_until,
+                                         legal_hold=legal_hold)
 
     upload = await run(create)
+    await sharing.record_write(bucket, key, f"upload:{upload.upload_id}", wanted)  # the version's at completion
     out: Headers = [(b"x-amz-checksum-algorithm", algorithm.encode())] if algorithm else []
     if algorithm:
         out.append((b"x-amz-checksum-type", b"COMPOSITE"))
@@ -197,6 +201,7 @@ async def complete_upload(req: Request) -> None:
         requested = _requested_parts(body, upload.checksum_algorithm)
         obj = await run(store.complete_upload, bucket, upload, requested, _composite(upload.checksum_algorithm),
                         if_match=req.header("if-match"), if_none_match=req.header("if-none-match"))
+        await sharing.record_completion(bucket, key, upload.upload_id, obj.version_id)
     host = req.header("host", "")
     children = [xmlio.el("Location", f"http://{host}/{bucket.name}/{key}"), xmlio.el("Bucket", bucket.name),
                 xmlio.el("Key", key), xmlio.el("ETag", etag(obj.etag))]

@@ -26,16 +26,21 @@ SUBRESOURCES = (
 )
 
 _routes: dict[tuple[str, Level, str], Handler] = {}
+# handlers that check their caller themselves: the CORS preflight (never signed) and POST object (signed form)
+_unsigned: set[Handler] = set()
 
 
-def route(method: str, level: Level, subresource: str = "") -> Callable[[Handler], Handler]:
-    """Register ``handler`` for one operation; each operation has one owner, so a second one is an error."""
+def route(method: str, level: Level, subresource: str = "", signed: bool = True) -> Callable[[Handler], Handler]:
+    """Register ``handler`` for one operation; each operation has one owner, so a second one is an error.
+    ``signed=False``: the gateway does not verify the request's signature before the handler runs."""
 
     def register(handler: Handler) -> Handler:
         op = (method, level, subresource)
         if op in _routes:
             raise ValueError(f"{method} {level}?{subresource} is already served by {_routes[op].__module__}")
         _routes[op] = handler
+        if not signed:
+            _unsigned.add(handler)
         return handler
 
     return register
@@ -44,3 +49,8 @@ def route(method: str, level: Level, subresource: str = "") -> Callable[[Handler
 def find(method: str, level: Level, query: dict[str, str]) -> tuple[Handler | None, str]:
     sub = next((s for s in SUBRESOURCES if s in query), "")
     return _routes.get((method, level, sub)), sub
+
+
+def signed(handler: Handler | None) -> bool:
+    """Whether the gateway authenticates the request before ``handler`` runs."""
+    return handler not in _unsigned
