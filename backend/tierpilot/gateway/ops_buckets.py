@@ -143,7 +143,6 @@ async def put_bucket_acl(req: Request) -> None:
 # configurations tierpilot does not keep: answered as S3 answers a bucket without them
 _ABSENT = {
     "policy": ("NoSuchBucketPolicy", "The bucket policy does not exist"),
-    "cors": ("NoSuchCORSConfiguration", "The CORS configuration does not exist"),
     "encryption": ("ServerSideEncryptionConfigurationNotFoundError",
                    "The server side encryption configuration was not found"),
     "website": ("NoSuchWebsiteConfiguration", "The specified bucket does not have a website configuration"),
