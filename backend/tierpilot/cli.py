@@ -150,7 +150,7 @@ def cp(
 
 @app.command("health")
 def health(
-    component: str = typer.Argument(..., help="api | gateway | worker | beat"),
+    component: str = typer.Argument(..., help="api | gateway | worker | beat | tiers"),
     beat_max_age_s: float = typer.Option(600.0, help="beat: its schedule file was written at most this long ago"),
 ) -> None:
     """Exit 0 when a component of this host answers (container health checks), 1 with the reason when not."""
@@ -179,8 +179,19 @@ def health(
             age = time.time() - max(os.path.getmtime(f) for f in files) if files else None
             problem = ("no schedule file" if age is None else
                        "" if age <= beat_max_age_s else f"schedule file not written for {age:.0f} s")
+        elif component == "tiers":  # every tier's location answers with its stored credentials
+            from tierpilot.kit.db import transaction
+            from tierpilot.tiers import service as tiers
+
+            with transaction() as session:
+                rows = tiers.list_tiers(session)
+            results = tiers.health(rows)
+            for t in results:
+                typer.echo(f"{t.name} ({t.driver}): {'ok' if t.ok else 'FAILED'} in {t.seconds:.2f} s: {t.message}")
+            failed = [t.name for t in results if not t.ok]
+            problem = f"{len(failed)} of {len(results)} failed: {', '.join(failed)}" if failed else ""
         else:
-            raise typer.BadParameter("one of api, gateway, worker, beat", param_hint="COMPONENT")
+            raise typer.BadParameter("one of api, gateway, worker, beat, tiers", param_hint="COMPONENT")
     except Exception as exc:  # a health check answers "unhealthy", whatever went wrong
         problem = f"{type(exc).__name__}: {exc}"
     if problem:

@@ -352,5 +352,8 @@ class GCSDriver(TierDriver):
 
     def check(self) -> None:
         """Reach the bucket with the tier's credentials (the tier form's connection test)."""
-        with _mapped_errors(self.bucket_name):
-            self.bucket.reload()
+        try:
+            with _mapped_errors(self.bucket_name):
+                self.bucket.reload()
+        except BlobNotFound as exc:  # the bucket itself: say so, not just its name
+            raise TierError(f"bucket {self.bucket_name!r} not found at {self.endpoint_url}") from exc

@@ -8,8 +8,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import time
 import uuid
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -22,7 +24,7 @@ from sqlalchemy.orm import Session
 
 from tierpilot.catalog import repository as catalog_repository
 from tierpilot.drivers import registry
-from tierpilot.drivers.base import BlobNotFound, TierError
+from tierpilot.drivers.base import BlobNotFound, TierDriver, TierError
 from tierpilot.drivers.s3 import S3Driver
 from tierpilot.kit.crypto import encrypt
 from tierpilot.kit.db import utcnow
@@ -339,18 +341,65 @@ def check(session: Session, data: TierCheck) -> TierCheckOut:
     spec = registry.TierSpec(id=0, name=previous.name if previous is not None else "check", driver=data.driver,
                              config=config, offline=_offline_for(data.driver, config, False))
     try:
-        driver = registry.build_driver(spec)
-        probe = getattr(driver, "check", None)
-        if probe is not None:
-            probe()
-        elif isinstance(driver, S3Driver):
-            driver.client.head_bucket(Bucket=driver.bucket)
-        else:  # a blob no one wrote: "not found" proves the location answers with these credentials
-            with contextlib.suppress(BlobNotFound):
-                driver.head(f"tierpilot-check/{uuid.uuid4().hex}")
-    except (TierError, ValueError, OSError, BotoCoreError, ClientError) as exc:
-        return TierCheckOut(ok=False, message=str(exc).splitlines()[0][:500] or type(exc).__name__)
+        _probe(registry.build_driver(spec))
+    except _PROBE_ERRORS as exc:
+        return TierCheckOut(ok=False, message=_first_line(exc))
     return TierCheckOut(ok=True, message=f"{location(Tier(driver=data.driver, config=config))} answers")
+
+
+# what a probe raises when the location does not answer as it should (anything else is a bug, and raised)
+_PROBE_ERRORS = (TierError, ValueError, OSError, BotoCoreError, ClientError)
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).splitlines()[0][:500] if str(exc).strip() else type(exc).__name__
+
+
+def _probe(driver: TierDriver) -> None:
+    """Reach a tier's location with its credentials: its container/bucket answers, or this raises."""
+    probe = getattr(driver, "check", None)
+    if probe is not None:
+        probe()
+    elif isinstance(driver, S3Driver):
+        driver.client.head_bucket(Bucket=driver.bucket)
+    else:  # a blob no one wrote: "not found" proves the location answers with these credentials
+        with contextlib.suppress(BlobNotFound):
+            driver.head(f"tierpilot-check/{uuid.uuid4().hex}")
+
+
+@dataclass(frozen=True)
+class TierHealth:
+    name: str
+    driver: str
+    ok: bool
+    message: str
+    seconds: float
+
+
+def health(tiers: Sequence[Tier], timeout_s: float = 20.0) -> list[TierHealth]:
+    """Probe every tier at once with its stored settings (the connection test of each), in the order given.
+
+    A probe still running after ``timeout_s`` counts as failed: a tier that hangs must not hang the check.
+    """
+    def run(tier: Tier) -> TierHealth:
+        started = time.monotonic()
+        try:
+            _probe(registry.build_driver(tier))
+        except _PROBE_ERRORS as exc:
+            return TierHealth(tier.name, tier.driver, False, _first_line(exc), time.monotonic() - started)
+        return TierHealth(tier.name, tier.driver, True, f"{location(tier)} answers", time.monotonic() - started)
+
+    if not tiers:
+        return []
+    pool = ThreadPoolExecutor(max_workers=min(16, len(tiers)), thread_name_prefix="tier-health")
+    try:
+        futures = [pool.submit(run, tier) for tier in tiers]
+        wait(futures, timeout=timeout_s)
+        return [f.result() if f.done() else
+                TierHealth(t.name, t.driver, False, f"no answer within {timeout_s:g} s", timeout_s)
+                for t, f in zip(tiers, futures, strict=True)]
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 STALE_UPLOAD_AGE = timedelta(days=7)
