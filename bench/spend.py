@@ -1,15 +1,28 @@
-"""Cost of metering the data path: a flow per request (open, 4 chunks, close) through the spend domain's
-metering wrapper against the bare best-effort policy, measured in the same run.
+"""Spend's costs, measured in one run.
 
-    .venv/bin/python bench/spend.py [--flows 50000] [--runs 7]
+1. Metering the data path: a flow per request (open, 4 chunks, close) through the spend domain's metering
+   wrapper against the bare best-effort policy, and the gateway's ``finished`` hook for a request without a
+   flow (HEAD, LIST, ...).
+2. Pricing a month (``--buckets N --objects M``): a scratch SQLite (or ``--postgres``) database with N buckets
+   of M objects created over the last 9 months, a tenth of them deleted (their spans in the catalog's
+   history, written by its triggers), a restore per 100 objects and a month of metered usage; the time of
+   ``GET /api/spend``'s computation (six months, by bucket), median of ``--runs``.
+
+    .venv/bin/python bench/spend.py [--flows 50000] [--runs 5] [--buckets 20] [--objects 5000] [--postgres]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import shutil
 import statistics
+import tempfile
 import time
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from tierpilot.kit.flow import BestEffortPolicy, FlowPolicy, FlowRequest
 from tierpilot.spend.metering import Meter, MeteringPolicy
@@ -27,22 +40,144 @@ async def _drive(policy: FlowPolicy, flows: int) -> float:
     return time.perf_counter() - started
 
 
+@dataclass
+class _Req:
+    flows: list[object]
+    caller: object
+    bucket: str
+
+
+@dataclass
+class _Caller:
+    user_id: int
+
+
+def _hook_cost(requests: int) -> float:
+    """Seconds per request of the gateway's ``finished`` hook for requests without a flow."""
+    from tierpilot.spend import gateway
+
+    reqs = [_Req([], _Caller(i % 50), f"bucket-{i % 20}") for i in range(requests)]
+    ops = ("HEAD object", "GET bucket", "GET bucket?versions", "DELETE object")
+    started = time.perf_counter()
+    for i, r in enumerate(reqs):
+        gateway.finished(r, ops[i % 4], 200)
+    elapsed = time.perf_counter() - started
+    gateway.meter.take()
+    return elapsed / requests
+
+
+def _world(buckets: int, objects: int, now: datetime) -> None:
+    """N buckets of M objects over 9 months, a tenth deleted, restores and a month of metering."""
+    from tierpilot.auth import service as auth
+    from tierpilot.catalog import repository as catalog_repository
+    from tierpilot.catalog import service as catalog
+    from tierpilot.kit.db import transaction
+    from tierpilot.restores import repository as restores_repository
+    from tierpilot.spend import repository
+    from tierpilot.tiers import service as tiers
+    from tierpilot.tiers.schemas import TierCreate
+
+    with transaction(write=True) as s:
+        admin, _ = auth.create_user(s, "bench-admin", "bench-admin-password", is_admin=True)
+        tier = tiers.create(s, TierCreate(name="glacier", driver="posix", config={"path": "bench"},
+                                          storage_classes=["GLACIER"], offline=True,
+                                          price_ref={"catalog": "aws-us-east-1", "storage_class": "GLACIER"}))
+        ids = [catalog.create_bucket(s, owner_id=admin.id, name=f"bench-{b:04d}", tier_name="glacier").id
+               for b in range(buckets)]
+    span = 270 * 86400
+    for b, bucket_id in enumerate(ids):
+        with transaction(write=True) as s:
+            catalog_repository.adopt_objects(s, bucket_id, [dict(
+                key=f"k{i:07d}", size=1 << 20, etag='"e"', tier_id=tier.id, storage_class="GLACIER",
+                locator=f"bench-{b}/{i}", created_at=now - timedelta(seconds=span * i // objects),
+                last_modified=now) for i in range(objects)])
+        with transaction(write=True) as s:
+            gone = [o for o, *_ in catalog_repository.iter_stored(s, [bucket_id])][::10]
+            catalog_repository.delete_object_rows(s, [o for o in gone if o is not None])
+            restores_repository.insert_items(s, [dict(
+                owner_id=admin.id, bucket=f"bench-{b:04d}", key=f"k{i:07d}", size=1 << 20, tier_id=tier.id,
+                locator=f"bench-{b}/{i}", speed=("bulk", "standard", "expedited")[i % 3], days=7, state="ready",
+                requested_at=now - timedelta(days=i % 28), ready_at=now - timedelta(days=i % 28, hours=-5),
+                expires_at=now + timedelta(days=7 - i % 28)) for i in range(0, objects, 100)])
+            repository.add_usage(s, [((now - timedelta(days=d)).date().isoformat(), admin.id, bucket_id, kind,
+                                      100, 1 << 30 if kind == "read" else 0)
+                                     for d in range(28) for kind in ("read", "write", "head", "list")])
+
+
+def _month(args: argparse.Namespace) -> None:
+    workdir = Path(tempfile.mkdtemp(prefix="tierpilot-bench-spend-"))
+    server = drop = None
+    if args.postgres:
+        from tests.servers import create_database, start_postgres
+
+        server = start_postgres()
+        url, drop = create_database(server.url, "bench_spend")
+    else:
+        url = f"sqlite:///{workdir / 'tierpilot.db'}"
+    os.environ.update(TIERPILOT_DATA_DIR=str(workdir), TIERPILOT_DATABASE_URL=url, TIERPILOT_SEED_DEMO="false",
+                      TIERPILOT_SECRET_KEY="bench-secret-key")
+    os.environ.pop("TIERPILOT_REDIS_URL", None)
+    try:
+        from tierpilot import wiring
+        from tierpilot.auth import repository as auth_repository
+        from tierpilot.kit.db import transaction
+        from tierpilot.kit.migrate import upgrade
+        from tierpilot.spend import service
+
+        upgrade(url)
+        wiring.install()
+        now = datetime.now(UTC)
+        started = time.perf_counter()
+        _world(args.buckets, args.objects, now)
+        print(f"world: {args.buckets} buckets x {args.objects} objects, a tenth deleted, "
+              f"{args.buckets * args.objects // 100} restores, built in {time.perf_counter() - started:.1f} s")
+        times = []
+        for _ in range(args.runs):
+            with transaction() as s:
+                admin = auth_repository.get_user_by_name(s, "bench-admin")
+                assert admin is not None
+                started = time.perf_counter()
+                out = service.spend(s, admin, now.strftime("%Y-%m"), "bucket", now=now)
+                times.append(time.perf_counter() - started)
+        assert len(out["groups"]) == args.buckets and all(g["restore_requests"] for g in out["groups"])
+        db = "PostgreSQL" if args.postgres else "SQLite (WAL)"
+        print(f"{db}: a month (six months of history, by bucket) in median {statistics.median(times):.2f} s "
+              f"(min {min(times):.2f}, max {max(times):.2f}, {args.runs} runs); "
+              f"{statistics.median(times) / (args.buckets * args.objects) * 1e6:.1f} µs per stored object")
+    finally:
+        if drop is not None:
+            drop()
+        if server is not None:
+            server.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--flows", type=int, default=50_000)
-    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--buckets", type=int, default=20)
+    parser.add_argument("--objects", type=int, default=5000, help="objects per bucket (0: skip the month)")
+    parser.add_argument("--postgres", action="store_true", help="a throwaway PostgreSQL instead of SQLite")
     args = parser.parse_args()
+    print(f"load average at start: {os.getloadavg()[0]:.1f} (1 min) on {os.cpu_count()} cores")
     bare, metered = [], []
     for _ in range(args.runs):
         bare.append(asyncio.run(_drive(BestEffortPolicy(), args.flows)))
         counter = Meter()
         metered.append(asyncio.run(_drive(MeteringPolicy(BestEffortPolicy(), counter), args.flows)))
-        assert sum(n for *_, n, _b in counter.take()) == args.flows
+        rows, _ = counter.take()
+        assert sum(n for *_, n, _b in rows) == args.flows
     b, m = statistics.median(bare), statistics.median(metered)
     print(f"flows per run: {args.flows}, runs: {args.runs}")
     print(f"bare best-effort policy: median {b / args.flows * 1e6:.2f} µs per request")
     print(f"metered:                 median {m / args.flows * 1e6:.2f} µs per request")
     print(f"metering adds {(m - b) / args.flows * 1e6:.2f} µs per request (ratio {m / b:.2f}x of the bare flow path)")
+    hook = statistics.median(_hook_cost(args.flows) for _ in range(args.runs))
+    print(f"finished hook (a request without a flow): median {hook * 1e6:.2f} µs per request")
+    if args.objects:
+        _month(args)
+    print(f"load average at end: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -160,10 +160,10 @@ class _Month:
         """Whole seconds of [since, until) inside the month."""
         return max(0, int((min(until, self.stop) - max(since, self.start)).total_seconds()))
 
-    def billable(self, tier_id: int, size: int) -> int:
-        """What one object bills as on the tier this month: the class's minimum size, plus its own overhead."""
+    def billing(self, tier_id: int) -> tuple[int, int]:
+        """(minimum billable size, own overhead per object) of the tier's class this month."""
         p = self.prices.get(tier_id)
-        return size if p is None else max(size, p.cls.min_billable_bytes) + own_overhead_bytes(p.cls)
+        return (0, 0) if p is None else (p.cls.min_billable_bytes, own_overhead_bytes(p.cls))
 
 
 @dataclass
@@ -185,33 +185,42 @@ def _storage(session: Session, bucket_ids: Sequence[int], months: Sequence[_Mont
     their tier) and the spans its history says ended (deleted, overwritten, moved by lifecycle), with what
     leaving before the class's minimum duration still owes, in the month the bytes left."""
     out: dict[tuple[int, int, int], _Stored] = {}
-    since = months[0].start
+    # epoch seconds and per-tier rules looked up once: this loop runs once per stored object
+    bounds = [(int(m.start.timestamp()), int(m.stop.timestamp())) for m in months]
+    rules: list[dict[int, tuple[int, int]]] = [{} for _ in months]
+    until = int(now.timestamp())
 
-    def add(bucket_id: int, tier_id: int, size: int, start: datetime, end: datetime) -> None:
-        for i, m in enumerate(months):
-            seconds = m.overlap_s(start, end)
-            if seconds:
-                acc = out.setdefault((i, bucket_id, tier_id), _Stored())
+    def add(bucket_id: int, tier_id: int, size: int, start: int, end: int) -> None:
+        for i, (lo, hi) in enumerate(bounds):
+            seconds = (end if end < hi else hi) - (start if start > lo else lo)
+            if seconds > 0:
+                rule = rules[i].get(tier_id)
+                if rule is None:
+                    rule = rules[i][tier_id] = months[i].billing(tier_id)
+                acc = out.get((i, bucket_id, tier_id))
+                if acc is None:
+                    acc = out[(i, bucket_id, tier_id)] = _Stored()
                 acc.byte_s += size * seconds
-                acc.billable_byte_s += m.billable(tier_id, size) * seconds
+                acc.billable_byte_s += (max(size, rule[0]) + rule[1]) * seconds
 
-    moved = repository.last_moves(session, bucket_ids)
+    moved = {o: int(_aware(at).timestamp()) for o, at in repository.last_moves(session, bucket_ids).items()}
     for object_id, bucket_id, tier_id, _cls, size, created in catalog_repository.iter_stored(session, bucket_ids):
-        start = _aware(created)
+        start = int(_aware(created).timestamp())
         if object_id is not None and object_id in moved:
-            start = max(start, _aware(moved[object_id]))
-        add(bucket_id, tier_id, size, start, now)
+            start = max(start, moved[object_id])
+        add(bucket_id, tier_id, size, start, until)
     for bucket_id, _obj, tier_id, _cls, size, stored_from, ended_at, _why in repository.ended_spans(
-            session, bucket_ids, since, now + timedelta(days=1)):
-        start, end = _aware(stored_from), min(_aware(ended_at), now)
+            session, bucket_ids, months[0].start, now + timedelta(days=1)):
+        start, end = int(_aware(stored_from).timestamp()), min(int(_aware(ended_at).timestamp()), until)
         add(bucket_id, tier_id, size, start, end)
-        for i, m in enumerate(months):
-            p = m.prices.get(tier_id)
-            if m.start <= end < m.stop and p is not None and p.cls.min_storage_days:
-                short = p.cls.min_storage_days * 86400 - int((end - start).total_seconds())
+        for i, (lo, hi) in enumerate(bounds):
+            p = months[i].prices.get(tier_id)
+            if lo <= end < hi and p is not None and p.cls.min_storage_days:
+                short = p.cls.min_storage_days * 86400 - (end - start)
                 if short > 0:
+                    minimum, overhead = months[i].billing(tier_id)
                     acc = out.setdefault((i, bucket_id, tier_id), _Stored())
-                    acc.short_byte_s += m.billable(tier_id, size) * short
+                    acc.short_byte_s += (max(size, minimum) + overhead) * short
     return out
 
 
