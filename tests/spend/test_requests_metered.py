@@ -1,0 +1,96 @@
+"""HEAD, LIST and other requests that move no object data are metered by a real gateway process, by kind, in
+memory, and written with the data-path counters; spend prices them at S3's request classes."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+
+from tests.gateway.conftest import start_gateway, stop
+from tierpilot.auth import service as auth
+from tierpilot.catalog import service as catalog
+from tierpilot.kit.db import transaction
+from tierpilot.spend import repository
+from tierpilot.spend.metering import KINDS, Meter, kind_of
+from tierpilot.tiers import service as tiers
+from tierpilot.tiers.schemas import TierCreate
+
+
+@pytest.mark.parametrize("method,level,sub,kind", [
+    ("HEAD", "object", "", "head"), ("HEAD", "bucket", "", "head"), ("GET", "bucket", "", "list"),
+    ("GET", "bucket", "versions", "list"), ("GET", "object", "uploadId", "list"), ("GET", "object", "tagging", "get"),
+    ("PUT", "object", "tagging", "put"), ("POST", "object", "uploads", "put"), ("DELETE", "object", "", "delete"),
+    ("POST", "bucket", "delete", "delete")])
+def test_each_request_kind_bills_at_its_s3_request_class(method: str, level: str, sub: str, kind: str) -> None:
+    assert kind_of(method, level, sub) == kind
+    assert KINDS[kind] == {"head": "read", "get": "read", "list": "write", "put": "write", "delete": None}[kind]
+
+
+def test_named_counts_become_bucket_ids_at_flush_and_unknown_buckets_are_dropped(db: str, tmp_path: Path) -> None:
+    with transaction(write=True) as s:
+        user, _ = auth.create_user(s, "counter", "counter-password")
+        tiers.create(s, TierCreate(name="disk", driver="posix", config={"path": str(tmp_path)}))
+        bucket_id = catalog.create_bucket(s, owner_id=user.id, name="counted", tier_name="disk").id
+        user_id = user.id
+    meter = Meter()
+    for _ in range(3):
+        meter.add_request(user_id, "counted", "head", day="2026-11-02")
+    meter.add_request(user_id, "counted", "list", day="2026-11-02")
+    meter.add_request(user_id, "gone-meanwhile", "list", day="2026-11-02")
+    meter.add(user_id, bucket_id, "read", 10, day="2026-11-02")
+    assert meter.flush() == 4
+    with transaction() as s:
+        assert sorted(repository.usage_between(s, "2026-11-01", "2026-11-30", None)) == [
+            ("2026-11-02", user_id, bucket_id, "head", 3, 0), ("2026-11-02", user_id, bucket_id, "list", 1, 0),
+            ("2026-11-02", user_id, bucket_id, "read", 1, 10)]
+
+
+@pytest.fixture
+def gateway_client(db_url: str, db: str, data_dir: Path) -> Iterator[tuple[Any, int, int]]:
+    tag = uuid.uuid4().hex[:8]
+    with transaction(write=True) as s:
+        user, key = auth.create_user(s, f"meter-{tag}", "meter-password-1")
+        tiers.create(s, TierCreate(name=f"meter-{tag}", driver="posix", config={"path": f"meter-{tag}"}))
+        bucket = catalog.create_bucket(s, owner_id=user.id, name=f"meter-{tag}", tier_name=f"meter-{tag}")
+        ids = (user.id, bucket.id)
+    url, proc = start_gateway(db_url, data_dir / f"gateway-meter-{tag}.log")
+    s3 = boto3.client("s3", endpoint_url=url, aws_access_key_id=key.access_key_id,
+                      aws_secret_access_key=key.secret_access_key, region_name="us-east-1")
+    try:
+        yield s3, *ids
+    finally:
+        stop(proc)
+
+
+def test_a_gateway_meters_head_list_and_other_requests_without_a_flow(
+        gateway_client: tuple[Any, int, int]) -> None:
+    s3, user_id, bucket_id = gateway_client
+    name = s3.list_buckets()["Buckets"][0]["Name"]  # names no bucket: not billed
+    s3.put_object(Bucket=name, Key="a", Body=b"x" * 1000)
+    for _ in range(3):
+        s3.head_object(Bucket=name, Key="a")
+    s3.list_objects_v2(Bucket=name)
+    s3.list_objects_v2(Bucket=name, Prefix="a", Delimiter="/")
+    s3.get_object_tagging(Bucket=name, Key="a")
+    with pytest.raises(ClientError):
+        s3.get_object(Bucket=name, Key="missing")  # answered before any byte moved: a GET without a flow
+    s3.get_object(Bucket=name, Key="a")["Body"].read()
+    s3.delete_object(Bucket=name, Key="a")
+    want = {"write": (1, 1000), "head": (3, 0), "list": (2, 0), "get": (2, 0), "read": (1, 1000), "delete": (1, 0)}
+    deadline = time.monotonic() + 20  # the gateway writes its counters every 2 s
+    got: dict[str, tuple[int, int]] = {}
+    while time.monotonic() < deadline:
+        with transaction() as s:
+            got = {kind: (n, nb) for _, u, b, kind, n, nb in repository.usage_between(s, "2000-01-01", "2999-12-31",
+                                                                                      [bucket_id]) if u == user_id}
+        if got == want:
+            break
+        time.sleep(0.5)
+    assert got == want
