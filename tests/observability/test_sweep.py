@@ -1,5 +1,6 @@
 """A sweep through real gateway processes with a user's own keys: points with rates, percentiles and the
-gateway's phase medians of traced requests; the scratch bucket is gone after; the CLI writes the points as CSV."""
+gateway's phase medians of traced requests; the scratch bucket is gone after; the CLI writes the points as CSV;
+under a real reservation the gateways meter the sweep's bytes against it."""
 
 from __future__ import annotations
 
@@ -7,13 +8,22 @@ import csv
 import os
 import subprocess
 import sys
+import uuid
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.conftest import ROOT
-from tests.gateway.conftest import Gateway
+from tests.gateway.conftest import Gateway, wait_until
+from tierpilot.auth.models import User
+from tierpilot.kit.db import transaction
 from tierpilot.observability.sweep import Sweep, check_ratios, phase_medians
+from tierpilot.reservations import service as reservations
+from tierpilot.reservations.models import ReservationSample
+
+MB = 1_000_000
 
 
 def test_a_sweep_measures_each_point_and_leaves_no_bucket(gateway: Gateway) -> None:
@@ -76,3 +86,49 @@ def test_phase_medians_count_a_phase_a_request_skipped_as_zero() -> None:
     for bad in ({"copy": 1.0}, {"put": -1.0}, {"put": 0.0}, {"put": float("nan")}):
         with pytest.raises(ValueError):
             check_ratios(bad)
+
+
+def _sent_get_bytes(gateway: Gateway) -> float:
+    """GET object body bytes the gateway processes sent so far (their summed /metrics)."""
+    text = httpx.get(f"{gateway.url}/_tierpilot/metrics").text
+    prefix = 'tierpilot_gateway_sent_bytes_total{operation="GET object"} '
+    return sum(float(line[len(prefix):]) for line in text.splitlines() if line.startswith(prefix))
+
+
+def test_a_sweep_under_a_read_reservation_is_metered_against_it(gateway: Gateway) -> None:
+    """A mixed put/get sweep with alice's read reservation: every GET byte the gateways sent is counted against
+    the reservation; its PUTs (and seeding) go best effort instead of being refused for the wrong direction."""
+    alice = gateway.users["alice"]
+    bucket = f"rsv-{uuid.uuid4().hex[:10]}"
+    gateway.client("alice").create_bucket(Bucket=bucket)
+    with transaction(write=True) as s:
+        before = reservations.capacity(s)
+        old = (before.read_bps, before.write_bps)
+        reservations.set_capacity(s, 400 * MB, 400 * MB)
+        owner = s.get(User, alice.id)
+        assert owner is not None
+        start = datetime.now(UTC) - timedelta(seconds=1)
+        rid = reservations.book(s, owner, bucket=bucket, direction="read", rate_bps=200 * MB, start=start,
+                                end=start + timedelta(minutes=10)).id
+    try:
+        sent = _sent_get_bytes(gateway)
+        sweep = Sweep(gateway.url, alice.access_key_id, alice.secret_access_key, reservation=rid, direction="read",
+                      ratios={"put": 1, "get": 3}, bucket=bucket, read_phases=False)
+        [point] = sweep.run(["mixed"], [64 << 10], [2], 0.5)
+        assert point.failures == 0 and point.retries == 0 and point.mb_per_s > 0
+        got = _sent_get_bytes(gateway) - sent
+        assert got > 0 and got % (64 << 10) == 0
+
+        def metered() -> int:
+            with transaction() as s:
+                return sum(x.nbytes for x in s.query(ReservationSample).filter_by(reservation_id=rid))
+
+        wait_until(lambda: metered() >= got, timeout=15)  # each gateway process writes its counters every second
+        assert metered() == got
+        assert gateway.client("alice").list_objects_v2(Bucket=bucket).get("KeyCount") == 0  # scratch prefix emptied
+    finally:
+        with transaction(write=True) as s:
+            owner = s.get(User, alice.id)
+            assert owner is not None
+            reservations.cancel(s, owner, rid)
+            reservations.set_capacity(s, *old)

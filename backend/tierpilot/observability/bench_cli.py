@@ -57,7 +57,10 @@ def sweep(
     concurrency: str = typer.Option("1,4,16,64", help="concurrent requests per point, comma-separated"),
     seconds: float = typer.Option(5.0, min=0.2, max=600, help="seconds per point"),
     endpoint: str | None = typer.Option(None, help="gateway URL (default: the configured gateway)"),
-    reservation: str | None = typer.Option(None, help="reservation id sent with every request"),
+    reservation: str | None = typer.Option(None, help="reservation id sent with the requests of its direction"),
+    direction: str | None = typer.Option(None, help="with --reservation: its direction, read or write (the id "
+                                         "then goes only with GETs or only with PUTs; without it, with every "
+                                         "request, and the gateway refuses those of the other direction)"),
     bucket: str | None = typer.Option(None, help="with --reservation: the reservation's bucket (the sweep works "
                                       "under a scratch prefix of it)"),
     phases: bool = typer.Option(True, help="read the traced requests' phases back from this installation's "
@@ -71,6 +74,8 @@ def sweep(
     conc_list = _ints(concurrency, "--concurrency")
     if reservation and not bucket:
         raise typer.BadParameter("a reservation holds for one bucket: name it", param_hint="--bucket")
+    if direction not in (None, "read", "write"):
+        raise typer.BadParameter("read or write", param_hint="--direction")
     shares = _ratios(ratios) if ratios else None
     if max(conc_list) > 1024:
         raise typer.BadParameter("at most 1024", param_hint="--concurrency")
@@ -79,7 +84,7 @@ def sweep(
         typer.echo("error: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY to your tierpilot S3 key", err=True)
         raise typer.Exit(2)
     try:
-        runner = Sweep(endpoint or get_settings().gateway_url, key_id, secret, reservation, ratios=shares,
+        runner = Sweep(endpoint or get_settings().gateway_url, key_id, secret, reservation, direction, ratios=shares,
                        read_phases=phases, bucket=bucket if reservation else None)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--ratios") from exc

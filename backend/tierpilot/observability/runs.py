@@ -88,6 +88,7 @@ def create(session: Session, user: User, spec: RunSpec) -> BenchmarkRun:
         if reservation.state == "cancelled" or reservation.end_at <= utcnow():
             raise Invalid("the reservation is over or cancelled", field="reservation_id")
         params["reservation_bucket"] = reservation.bucket
+        params["reservation_direction"] = reservation.direction
     # two simultaneous POSTs of one user: the second waits here for the first's commit, then sees its run
     repository.lock_owner_runs(session, user.id)
     if repository.active_run_of(session, user.id) is not None:
@@ -155,7 +156,8 @@ def execute(run_id: int) -> str:
     sizes: list[int | tuple[int, int]] = (
         [(int(distribution["min"]), int(distribution["max"]))] if distribution else list(params["object_sizes"]))
     sweep = Sweep(gateway_endpoint(), keys[0].access_key_id, credential.secret_access_key,
-                  reservation=params.get("reservation_id"), ratios=params.get("ratios"),
+                  reservation=params.get("reservation_id"), direction=params.get("reservation_direction"),
+                  ratios=params.get("ratios"),
                   bucket=params.get("reservation_bucket"))
 
     def progress(done: int, total: int, point: Point) -> None:

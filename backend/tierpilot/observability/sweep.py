@@ -4,7 +4,9 @@ the research counted (client retries and failures per point).
 Each point runs ``concurrency`` threads, each with its own keep-alive connection (``s3client``: SigV4 with an
 unsigned payload and no client checksum, so the client costs the shared machine little), for
 ``seconds``, in a scratch bucket created for the sweep and emptied and removed after (with a reservation:
-under a scratch prefix of the reservation's bucket, emptied after). A request that fails
+under a scratch prefix of the reservation's bucket, emptied after; the reservation id goes with the requests of
+its direction, PUTs for a write reservation and GETs for a read one, as the gateway refuses a request of the
+other direction under it: the seeding PUTs of a GET point go best effort). A request that fails
 with a connection error, a time-out or a 5xx is retried up to ``RETRIES`` times after 50 ms × attempt; each
 retry counts in ``retries``, a request still failing (or answered another 4xx) in ``failures``.
 
@@ -90,6 +92,7 @@ class Point:
 
 
 _METHODS = {"get": "GET", "head": "HEAD", "delete": "DELETE"}
+_DIRECTIONS = {"put": "write", "get": "read"}  # the requests that move bytes through a flow
 
 
 class _Refused(Exception):
@@ -143,10 +146,13 @@ class Sweep:
     """One sweep against ``endpoint`` with one user's keys."""
 
     def __init__(self, endpoint: str, key_id: str, secret: str, reservation: str | None = None,
-                 ratios: Mapping[str, float] | None = None, read_phases: bool = True,
+                 direction: str | None = None, ratios: Mapping[str, float] | None = None, read_phases: bool = True,
                  phases_of: Callable[[list[str]], dict[str, list[Any]]] | None = None,
                  bucket: str | None = None) -> None:
         self.endpoint, self.key_id, self.secret, self.reservation = endpoint, key_id, secret, reservation
+        if direction not in (None, "read", "write"):
+            raise ValueError("direction must be read or write")
+        self.direction = direction  # of the reservation; None: its id goes with every request
         self.ratios = check_ratios(ratios) if ratios else {"put": 0.2, "get": 0.7, "head": 0.1}
         self.read_phases = read_phases
         self.phases_of = phases_of or _stored_phases
@@ -162,22 +168,17 @@ class Sweep:
         import boto3
         from botocore.config import Config
 
-        s3 = boto3.client("s3", endpoint_url=self.endpoint, aws_access_key_id=self.key_id,
-                          aws_secret_access_key=self.secret, region_name="us-east-1",
-                          config=Config(retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=10,
-                                        read_timeout=60))
-        if self.reservation:
-            reservation = self.reservation
+        return boto3.client("s3", endpoint_url=self.endpoint, aws_access_key_id=self.key_id,
+                            aws_secret_access_key=self.secret, region_name="us-east-1",
+                            config=Config(retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=10,
+                                          read_timeout=60))
 
-            def headers(request: Any, **_: Any) -> None:
-                request.headers["X-Tierpilot-Reservation"] = reservation
-
-            s3.meta.events.register("before-sign.s3", headers)
-        return s3
-
-    def headers(self, trace: bool = False) -> dict[str, str]:
-        """The sweep's own request headers: its reservation; ``trace`` asks the gateway to keep the trace."""
-        out = {"X-Tierpilot-Reservation": self.reservation} if self.reservation else {}
+    def headers(self, op: str, trace: bool = False) -> dict[str, str]:
+        """The sweep's own headers of an ``op`` request: the reservation (for its direction's requests);
+        ``trace`` asks the gateway to keep the request's trace."""
+        out = {}
+        if self.reservation and (self.direction is None or _DIRECTIONS.get(op) == self.direction):
+            out["X-Tierpilot-Reservation"] = self.reservation
         if trace:
             out["X-Tierpilot-Trace"] = "1"
         return out
@@ -214,7 +215,7 @@ class Sweep:
         body = b"s" * sizes.high
         todo = deque(zip(keys, lengths, strict=True))
 
-        headers = self.headers()
+        headers = self.headers("put")
         failed: list[str] = []
 
         def work() -> None:
@@ -269,18 +270,18 @@ class Sweep:
 
         ready = threading.Barrier(conc, action=open_window)
 
-        plain, traced_headers = self.headers(), self.headers(trace=True)
+        headers = {(op, trace): self.headers(op, trace) for op in MIXED_OPERATIONS for trace in (False, True)}
         list_query = (("list-type", "2"), ("max-keys", "1000"), ("prefix", prefix))
 
         def request(s3: S3Client, op: str, key: str, size: int, trace: bool) -> tuple[int, Answer]:
             """One request: (object bytes moved, the answer); ``_Refused`` for an answer that is not a success."""
-            headers = traced_headers if trace else plain
+            sent = headers[op, trace]
             if op == "put":
-                answer, moved = s3.send("PUT", self.bucket, key, body=body[:size], headers=headers), size
+                answer, moved = s3.send("PUT", self.bucket, key, body=body[:size], headers=sent), size
             elif op == "list":
-                answer, moved = s3.send("GET", self.bucket, query=list_query, headers=headers), 0
+                answer, moved = s3.send("GET", self.bucket, query=list_query, headers=sent), 0
             else:
-                answer = s3.send(_METHODS[op], self.bucket, key, headers=headers)
+                answer = s3.send(_METHODS[op], self.bucket, key, headers=sent)
                 moved = answer.nbytes if op == "get" else 0
             if not 200 <= answer.status < 300:
                 raise _Refused(answer.status)
