@@ -41,6 +41,14 @@ def test_a_request_refused_at_authentication_ends_with_its_response() -> None:
     assert sum(d for _, _, d in rec.phases()) == 50
 
 
+def test_a_wait_for_an_admission_slot_is_the_queue_phase_and_no_wait_shows_none() -> None:
+    rec = _recorder(queued=300_000, parsed=300_010, authed=300_030, resp_start=300_040, end=300_050)
+    assert [(n, d) for n, _, d in rec.phases()] == [("queue", 300_000), ("headers", 10), ("auth", 20),
+                                                    ("lookup", 10), ("response", 10)]
+    quick = _recorder(queued=2_000, parsed=2_010, authed=2_030, resp_start=2_040, end=2_050)
+    assert [n for n, _, _ in quick.phases()] == ["headers", "auth", "lookup", "response"]
+
+
 def test_asked_and_drawn_requests_are_kept_at_once() -> None:
     draws = iter([0.5, 0.001])
     sampler = Sampler(rate=0.01, slowest_per_minute=0, rng=lambda: next(draws))

@@ -276,8 +276,9 @@ class Gateway:
                 rec.resp_start = now_ns()
             await send(message)
 
-        # backpressure before any work: a wait for a slot shows in the "headers" phase
+        # backpressure before any work: a wait for a slot is the trace's "queue" phase
         admitted = await self.admission.enter()
+        rec.queued = now_ns()
         metrics.GATEWAY_IN_FLIGHT.inc()
         request_id = _request_id()
         req: Request | None = None

@@ -1,8 +1,8 @@
 """Where one request's time goes: a per-request phase recorder of a few monotonic-ns stamps.
 
-The gateway stamps the moments it passes (headers parsed, caller authenticated, flow admission asked and
-granted, the last body byte received, the response started, the request over) and adds up the time its
-flow made it wait (``waited``); ``phases`` turns the stamps into contiguous phases that add up to the
+The gateway stamps the moments it passes (a slot given by backpressure, headers parsed, caller authenticated,
+flow admission asked and granted, the last body byte received, the response started, the request over) and adds
+up the time its flow made it wait (``waited``); ``phases`` turns the stamps into contiguous phases that add up to the
 request's total. No allocation until a request is finished, and then only a tuple per phase.
 """
 
@@ -12,8 +12,11 @@ import time
 from collections.abc import Callable
 from contextvars import ContextVar
 
-PHASES = ("headers", "auth", "lookup", "admission", "tier_open", "limiter_wait", "transfer", "commit", "response")
+PHASES = ("queue", "headers", "auth", "lookup", "admission", "tier_open", "limiter_wait", "transfer", "commit",
+          "response")
 TRACE_HEADER = "x-tierpilot-trace"
+# a wait for an admission slot shorter than this was no wait (the fast path), and stays in "headers"
+QUEUE_FLOOR_NS = 50_000
 
 now_ns = time.monotonic_ns
 
@@ -21,11 +24,12 @@ now_ns = time.monotonic_ns
 class Recorder:
     """The stamps of one request (0 = not reached)."""
 
-    __slots__ = ("admit_end", "admit_start", "authed", "body_end", "end", "parsed", "resp_start", "t0", "waited")
+    __slots__ = ("admit_end", "admit_start", "authed", "body_end", "end", "parsed", "queued", "resp_start", "t0",
+                 "waited")
 
     def __init__(self) -> None:
         self.t0 = now_ns()
-        self.parsed = self.authed = self.admit_start = self.admit_end = 0
+        self.queued = self.parsed = self.authed = self.admit_start = self.admit_end = 0
         self.body_end = self.resp_start = self.end = 0
         self.waited = 0
 
@@ -48,6 +52,8 @@ class Recorder:
                 out.append((name, cursor - self.t0, until - cursor))
             cursor = until
 
+        if self.queued - self.t0 > QUEUE_FLOOR_NS:  # waited for a slot (gateway/admission.py)
+            add("queue", self.queued)
         add("headers", self.parsed or end)
         add("auth", self.authed or end)
         resp = self.resp_start or end

@@ -3,6 +3,7 @@ import { formatMs, slowestPhase, waterfallBars } from "./waterfall";
 import "./requests.css";
 
 const PHASE_HELP: Record<string, string> = {
+  queue: "waited for a free slot of the gateway (backpressure)",
   headers: "request line and headers parsed",
   auth: "signature checked (SigV4) and caller looked up",
   lookup: "bucket and object found in the catalog",
