@@ -26,8 +26,9 @@ class Credentials:
     The API bumps ``auth_service.CREDENTIALS_GENERATION`` in Redis after committing anything that takes a
     grant away (user disabled, deleted or demoted; key deleted or rotated) and before it answers. Each request
     reads the generation (one Redis GET) and the cache is emptied when it moved, so the first request after
-    the change reads the database. Without Redis (not configured, unreachable) nothing is cached: every
-    request reads its key from the database. A disabled user's keys therefore stop at once either way.
+    the change reads the database. Without Redis an installation on SQLite reads the generation from a file
+    beside the database (``kit.generations``); otherwise (PostgreSQL without Redis, Redis unreachable) nothing
+    is cached: every request reads its key from the database. A disabled user's keys stop at once either way.
     """
 
     def __init__(self, ttl: float) -> None:
