@@ -11,6 +11,7 @@ from tierpilot.observability.models import BenchmarkRun, RequestTrace
 from tierpilot.pricing.models import PriceCatalog, Scenario
 from tierpilot.reservations.models import CapacityPool, Reservation, ReservationSample
 from tierpilot.restores.models import RestoreBatch, RestoreBatchTier, RestoreItem, RestoreSchedule
+from tierpilot.sharing.models import BucketSharing, ObjectAcl
 from tierpilot.spend.models import StorageHistory, UsageMeter
 from tierpilot.tiers.adoptions import AdoptedBucket
 from tierpilot.tiers.models import Tier
@@ -24,3 +25,4 @@ __all__ += ["BenchmarkRun", "RequestTrace"]
 __all__ += ["UsageMeter"]
 __all__ += ["StorageHistory"]
 __all__ += ["AdoptedBucket"]
+__all__ += ["BucketSharing", "ObjectAcl"]

@@ -23,11 +23,13 @@ from tierpilot.drivers import registry
 from tierpilot.lifecycle import s3api as lifecycle_s3api
 from tierpilot.reservations import gateway as reservations_gateway
 from tierpilot.restores import s3api as restores_s3api
+from tierpilot.sharing import s3api as sharing_s3api
 from tierpilot.spend import gateway as spend_gateway
 from tierpilot.tiers import repository as tiers_repository
 
 # spend after reservations: it meters the flows of the policy reservations installs
-GATEWAY_EXTENSIONS: tuple[ModuleType, ...] = (lifecycle_s3api, restores_s3api, reservations_gateway, spend_gateway)
+GATEWAY_EXTENSIONS: tuple[ModuleType, ...] = (lifecycle_s3api, restores_s3api, reservations_gateway, spend_gateway,
+                                              sharing_s3api)
 
 
 def install() -> None:

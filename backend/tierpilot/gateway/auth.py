@@ -5,19 +5,28 @@ from __future__ import annotations
 
 import threading
 from datetime import UTC, datetime
+from urllib.parse import unquote_plus
 
 from tierpilot.auth import service as auth_service
 from tierpilot.auth.service import Credential
 from tierpilot.catalog import service as catalog
 from tierpilot.catalog.models import Bucket
 from tierpilot.gateway import sigv4
+from tierpilot.gateway.common import copy_source, copy_source_version
 from tierpilot.gateway.errors import S3Error, access_denied
 from tierpilot.gateway.http import Request
+from tierpilot.gateway.routes import SUBRESOURCES
 from tierpilot.kit import generations
 from tierpilot.kit.cache import TTLCache
 from tierpilot.kit.db import transaction
 from tierpilot.kit.settings import get_settings
 from tierpilot.kit.streaming import run
+from tierpilot.sharing import access
+from tierpilot.sharing import gate as sharing
+from tierpilot.sharing.policy import Caller, Context
+
+# the caller of an unsigned request: no user has id 0; it reaches only what a policy or ACL gives anyone
+ANONYMOUS = Credential(user_id=0, username="anonymous", is_admin=False, secret_access_key="")
 
 
 class Credentials:
@@ -75,7 +84,12 @@ async def authenticate(req: Request) -> None:
     """Verify the request's signature (header or presigned URL) and set ``req.caller``."""
     signed = sigv4.parse(req.headers, req.query)
     if signed is None:
-        raise access_denied("Anonymous access is not allowed: sign requests with an access key")
+        # an unsigned request may reach a bucket whose policy or ACLs allow anyone (checked in bucket_of);
+        # listing or creating buckets needs an account
+        if not req.bucket or (req.method == "PUT" and not req.key and not req.query):
+            raise access_denied("Anonymous access is not allowed: sign requests with an access key")
+        req.caller = ANONYMOUS
+        return
     sigv4.check_time(signed, datetime.now(UTC))
     cred, generation = await credentials.lookup(signed.access_key_id)
     if cred is None:
@@ -109,14 +123,62 @@ async def bucket_of(req: Request, name: str | None = None, confirm: bool = False
     A cached row that denies is read again, so a new owner is not refused for the cache's lifetime.
     ``confirm`` reads the row from the catalog whatever is cached: for operations that would otherwise
     answer from the row alone (HeadBucket, GetBucketLocation, …).
+    Beyond owner and admins, the bucket's sharing settings decide (``sharing.gate``: policy, ACLs, public
+    access block) for the request's S3 action; ``name`` other than the addressed bucket is a copy's source.
     """
+    source = name is not None and name != req.bucket  # the source of a copy: read, not written
     name = name or req.bucket
     bucket = None if confirm else buckets.get(name)
     if bucket is None or not catalog.may_access(bucket, req.user.user_id, req.user.is_admin):
         bucket = await run(_load_bucket, name)
         buckets.put(name, bucket)
-    catalog.require_access(bucket, req.user.user_id, req.user.is_admin)
+    caller = Caller(req.user.user_id, req.user.username, anonymous=req.user is ANONYMOUS)
+    ctx, key, version_id = _sharing_context(req, bucket, source)
+    if not await sharing.allowed(bucket, caller, is_admin=req.user.is_admin, ctx=ctx, key=key, version_id=version_id):
+        raise access_denied("Access Denied")
     return bucket
+
+
+def _sharing_context(req: Request, bucket: Bucket, source: bool) -> tuple[Context, str | None, str | None]:
+    """The request as a bucket policy sees it (action, resource, condition keys), and the object it reads
+    or writes (key, version id) if any."""
+    key: str | None
+    if source:
+        key, version_id = copy_source(req)[1], copy_source_version(req)
+        action = access.action_for("GET", "object", "", version_id is not None)
+    else:
+        key = req.key or None
+        version_id = req.query.get("versionId") or None
+        sub = next((s for s in SUBRESOURCES if s in req.query), "")
+        action = access.action_for(req.method, "object" if key else "bucket", sub, version_id is not None)
+    resource = f"arn:aws:s3:::{bucket.name}" + (f"/{key}" if key else "/*" if req.method == "POST" else "")
+    now = datetime.now(UTC)
+    client = req.scope.get("client")
+    keys: dict[str, list[str]] = {
+        "aws:securetransport": ["true" if req.scope.get("scheme") == "https" else "false"],
+        "aws:currenttime": [now.strftime("%Y-%m-%dT%H:%M:%SZ")], "aws:epochtime": [str(int(now.timestamp()))],
+    }
+    if client:
+        keys["aws:sourceip"] = [client[0]]
+    if req.user is not ANONYMOUS:
+        keys["aws:username"], keys["aws:userid"] = [req.user.username], [str(req.user.user_id)]
+    for header, name in (("user-agent", "aws:useragent"), ("referer", "aws:referer")):
+        if header in req.headers:
+            keys[name] = [req.headers[header]]
+    for name, value in req.headers.items():
+        if name.startswith("x-amz-") and not name.startswith(("x-amz-meta-", "x-amz-date", "x-amz-security")):
+            keys[f"s3:{name}"] = [value]
+    if not source:
+        for name in ("prefix", "delimiter", "max-keys", "versionId"):
+            if name in req.query:
+                keys[f"s3:{name.lower()}"] = [req.query[name]]
+        tagging = req.headers.get("x-amz-tagging")
+        if tagging:
+            tags = [pair.partition("=") for pair in tagging.split("&") if pair]
+            keys["s3:requestobjecttagkeys"] = [unquote_plus(k) for k, _, _ in tags]
+            for k, _, v in tags:
+                keys[f"s3:requestobjecttag/{unquote_plus(k).lower()}"] = [unquote_plus(v)]
+    return Context(action, resource, keys), key, version_id
 
 
 async def confirmed_bucket(req: Request, name: str | None = None) -> Bucket:

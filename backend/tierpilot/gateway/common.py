@@ -12,7 +12,7 @@ from tierpilot.drivers import registry
 from tierpilot.drivers.base import RestoreStatus
 from tierpilot.drivers.registry import TierSpec
 from tierpilot.gateway import checksums
-from tierpilot.gateway.errors import S3Error, invalid_argument, not_implemented
+from tierpilot.gateway.errors import S3Error, invalid_argument
 from tierpilot.gateway.http import Headers, Request, http_date
 from tierpilot.kit.db import utcnow
 from tierpilot.kit.flow import RESERVATION_HEADER, Direction, Flow, FlowRequest, get_policy
@@ -43,15 +43,6 @@ async def all_tiers() -> list[TierSpec]:
 async def placement(bucket: Bucket, storage_class: str | None) -> tuple[TierSpec, str]:
     """The tier and class a new object of ``storage_class`` (x-amz-storage-class) goes to."""
     return catalog.tier_for_class(await all_tiers(), bucket.tier_id, storage_class)
-
-
-def check_acl(req: Request) -> None:
-    """Objects and buckets are private; canned ACLs that say so are accepted, others refused."""
-    acl = req.header("x-amz-acl")
-    if acl is not None and acl.strip() not in PRIVATE_ACLS:
-        raise not_implemented(f"The ACL {acl.strip()!r} (only private ACLs are supported)")
-    if any(h.startswith("x-amz-grant-") for h in req.headers):
-        raise not_implemented("x-amz-grant-* headers (only private ACLs are supported)")
 
 
 def user_metadata(req: Request) -> dict[str, Any]:

@@ -12,13 +12,13 @@ from tierpilot.catalog.models import Bucket, Object
 from tierpilot.gateway import auth, xmlio
 from tierpilot.gateway.auth import bucket_of
 from tierpilot.gateway.body import read_all
-from tierpilot.gateway.common import check_acl, etag, int_argument
+from tierpilot.gateway.common import etag, int_argument
 from tierpilot.gateway.errors import S3Error, invalid_argument
 from tierpilot.gateway.http import Request
-from tierpilot.gateway.ops_objects import acl_document
 from tierpilot.gateway.routes import route
 from tierpilot.kit.db import transaction
 from tierpilot.kit.streaming import run
+from tierpilot.sharing import gate as sharing
 
 SPACE_HEADERS = ("x-tierpilot-space-bytes", "x-tierpilot-space-start", "x-tierpilot-space-end")
 TIER_HEADER = "x-tierpilot-tier"
@@ -82,7 +82,7 @@ def _create_bucket(owner_id: int, name: str, tier: str | None, region: str | Non
 
 @route("PUT", "bucket")
 async def create_bucket(req: Request) -> None:
-    check_acl(req)
+    grants = await sharing.requested_bucket_acl(req.headers, req.user.user_id)
     body = await read_all(req.receive, 64 * 1024)
     region = None
     if body.strip():
@@ -96,6 +96,7 @@ async def create_bucket(req: Request) -> None:
              "space_start": _space_time(req, SPACE_HEADERS[1]), "space_end": _space_time(req, SPACE_HEADERS[2])}
     lock = (req.header("x-amz-bucket-object-lock-enabled") or "").strip().lower() == "true"
     bucket = await run(_create_bucket, req.user.user_id, req.bucket, req.header(TIER_HEADER), region, space, lock)
+    await sharing.record_bucket_acl(bucket, grants)
     auth.buckets.put(bucket.name, bucket)
     await req.respond(200, headers=[(b"location", f"/{bucket.name}".encode())], content_type=None)
 
@@ -125,30 +126,11 @@ async def get_bucket_location(req: Request) -> None:
                            "</LocationConstraint>".encode())
 
 
-@route("GET", "bucket", "acl")
-async def get_bucket_acl(req: Request) -> None:
-    bucket = await bucket_of(req, confirm=True)
-    name = req.user.username if bucket.owner_id == req.user.user_id else str(bucket.owner_id)
-    await req.respond(200, acl_document(bucket.owner_id, name))
-
-
-@route("PUT", "bucket", "acl")
-async def put_bucket_acl(req: Request) -> None:
-    await bucket_of(req, confirm=True)
-    check_acl(req)
-    await read_all(req.receive, 64 * 1024)
-    await req.respond(200, content_type=None)
-
-
 # configurations tierpilot does not keep: answered as S3 answers a bucket without them
 _ABSENT = {
-    "policy": ("NoSuchBucketPolicy", "The bucket policy does not exist"),
     "encryption": ("ServerSideEncryptionConfigurationNotFoundError",
                    "The server side encryption configuration was not found"),
     "website": ("NoSuchWebsiteConfiguration", "The specified bucket does not have a website configuration"),
-    "ownershipControls": ("OwnershipControlsNotFoundError", "The bucket ownership controls were not found"),
-    "publicAccessBlock": ("NoSuchPublicAccessBlockConfiguration", "The public access block configuration was not "
-                          "found"),
     "replication": ("ReplicationConfigurationNotFoundError", "The replication configuration was not found"),
 }
 _EMPTY = {

@@ -1,4 +1,4 @@
-"""Object operations: PutObject, GetObject, HeadObject, DeleteObject, DeleteObjects, CopyObject, tagging, ACL."""
+"""Object operations: PutObject, GetObject, HeadObject, DeleteObject, DeleteObjects, CopyObject, tagging."""
 
 from __future__ import annotations
 
@@ -18,9 +18,8 @@ from tierpilot.drivers.base import RestoreStatus, TierError
 from tierpilot.drivers.registry import TierSpec
 from tierpilot.gateway import xmlio
 from tierpilot.gateway.auth import bucket_of
-from tierpilot.gateway.body import XML_BODY_LIMIT, key_of, read_all, read_xml_body
+from tierpilot.gateway.body import key_of, read_xml_body
 from tierpilot.gateway.common import (
-    check_acl,
     checksum_headers,
     copy_source,
     copy_source_version,
@@ -49,6 +48,7 @@ from tierpilot.gateway.payload import MAX_OBJECT_SIZE, Payload
 from tierpilot.gateway.routes import route
 from tierpilot.kit.db import transaction
 from tierpilot.kit.streaming import Inbound, run, send_stream
+from tierpilot.sharing import gate as sharing
 
 _RANGE = re.compile(r"\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*")
 MAX_DELETE_KEYS = 1000
@@ -162,8 +162,8 @@ async def put_object(req: Request) -> None:
         await copy_object(req)
         return
     key = key_of(req)
-    check_acl(req)
     bucket = await bucket_of(req)
+    wanted = await sharing.requested_acl(bucket, req.headers, req.user.user_id)
     tier, storage_class = await placement(bucket, req.header("x-amz-storage-class"))
     meta, headers, tags = user_metadata(req), stored_headers(req), tags_from_header(req.header("x-amz-tagging"))
     lock_mode, lock_until, legal_hold = lock_from_headers(req, bucket)
@@ -179,6 +179,7 @@ async def put_object(req: Request) -> None:
     obj = await inbound.drive(store.put_object, bucket, key, payload.chunks(), spec, verify=payload.verify,
                               if_match=req.header("if-match"), if_none_match=req.header("if-none-match"))
     req.bytes_in = obj.size
+    await sharing.record_write(bucket, key, obj.version_id, wanted)
     out: Headers = [(b"etag", etag(obj.etag).encode())]
     out += checksum_headers(obj.checksum_algorithm, obj.checksum_value)
     out += version_headers(obj, bucket, lock=False)
@@ -407,8 +408,8 @@ async def source_object(req: Request) -> tuple[Bucket, Object]:
 
 async def copy_object(req: Request) -> None:
     key = key_of(req)
-    check_acl(req)
     bucket = await bucket_of(req)
+    wanted = await sharing.requested_acl(bucket, req.headers, req.user.user_id)
     src_bucket, src = await source_object(req)
     if src.size > MAX_OBJECT_SIZE:
         raise invalid_request(f"The specified copy source is larger than the maximum allowable size for a copy "
@@ -436,6 +437,7 @@ async def copy_object(req: Request) -> None:
                            legal_hold=legal_hold)
     obj = await run(store.copy_object, src, bucket, key, spec, if_match=req.header("if-match"),
                     if_none_match=req.header("if-none-match"))
+    await sharing.record_write(bucket, key, obj.version_id, wanted)
     body = xmlio.document("CopyObjectResult", [xmlio.el("LastModified", xmlio.iso(obj.last_modified)),
                                                xmlio.el("ETag", etag(obj.etag))])
     out = checksum_headers(obj.checksum_algorithm, obj.checksum_value) + version_headers(obj, bucket, lock=False)
@@ -444,7 +446,7 @@ async def copy_object(req: Request) -> None:
     await req.respond(200, body, out)
 
 
-# tagging and ACLs ------------------------------------------------------------------------------------
+# tagging ---------------------------------------------------------------------------------------------
 
 
 def _set_tags(bucket_id: int, key: str, tags: dict[str, Any]) -> None:
@@ -481,28 +483,3 @@ async def delete_object_tagging(req: Request) -> None:
     bucket = await bucket_of(req)
     await run(_set_tags, bucket.id, key_of(req), {})
     await req.respond(204, content_type=None)
-
-
-def acl_document(owner_id: int, owner_name: str) -> bytes:
-    owner = f"<Owner>{xmlio.el('ID', owner_id)}{xmlio.el('DisplayName', owner_name)}</Owner>"
-    grant = ('<Grant><Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="CanonicalUser">'
-             f"{xmlio.el('ID', owner_id)}{xmlio.el('DisplayName', owner_name)}</Grantee>"
-             "<Permission>FULL_CONTROL</Permission></Grant>")
-    return xmlio.document("AccessControlPolicy", [owner, f"<AccessControlList>{grant}</AccessControlList>"])
-
-
-@route("GET", "object", "acl")
-async def get_object_acl(req: Request) -> None:
-    bucket = await bucket_of(req)
-    await run(_lookup, bucket.id, key_of(req))
-    await req.respond(200, acl_document(bucket.owner_id, req.user.username if bucket.owner_id == req.user.user_id
-                                        else str(bucket.owner_id)))
-
-
-@route("PUT", "object", "acl")
-async def put_object_acl(req: Request) -> None:
-    bucket = await bucket_of(req)
-    await run(_lookup, bucket.id, key_of(req))
-    check_acl(req)
-    await read_all(req.receive, XML_BODY_LIMIT)
-    await req.respond(200, content_type=None)

@@ -1,0 +1,211 @@
+"""The gateway's side of sharing: bucket sharing states cached per process, and the decision per request.
+
+States are cached by bucket id under the sharing generation (``kit.generations``, one Redis GET per request):
+every change bumps it after its commit and before it is answered, so no process grants from a state older
+than the last answered change. A bucket without sharing settings is cached as ``EMPTY``: the owner's
+requests then cost no database statement. Without Redis, owners' requests use states at most
+``TIERPILOT_GATEWAY_CACHE_S`` old (as the bucket rows themselves) and everyone else's read the state again,
+so a grant taken away stops at once.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from tierpilot.catalog import repository as catalog_repository
+from tierpilot.catalog import versions
+from tierpilot.catalog.models import Bucket
+from tierpilot.kit import generations
+from tierpilot.kit.cache import TTLCache
+from tierpilot.kit.db import transaction
+from tierpilot.kit.settings import get_settings
+from tierpilot.kit.streaming import run
+from tierpilot.sharing import access, acl, service
+from tierpilot.sharing.access import ObjectGrants, SharingState
+from tierpilot.sharing.acl import Grant
+from tierpilot.sharing.policy import Caller, Context
+
+EXISTING_TAG = "s3:existingobjecttag/"
+
+
+class States:
+    """bucket id -> SharingState, emptied when the sharing generation moves."""
+
+    def __init__(self, ttl: float) -> None:
+        self._cache: TTLCache[int, SharingState] = TTLCache(ttl)
+        self._lock = threading.Lock()
+        self._generation: int | None = None
+        self.reader: generations.Reader | None = None
+
+    def start(self, redis_url: str) -> None:
+        self.reader = generations.Reader(redis_url, service.SHARING_GENERATION)
+
+    async def stop(self) -> None:
+        if self.reader is not None:
+            await self.reader.close()
+            self.reader = None
+
+    async def get(self, bucket: Bucket, fresh: bool) -> SharingState:
+        """The bucket's state; ``fresh`` asks for one no older than the last change (else the TTL bounds it)."""
+        generation = await self.reader.current() if self.reader is not None else None
+        with self._lock:
+            if generation is not None and generation != self._generation:
+                self._cache.clear()
+                self._generation = generation
+            cached = self._cache.get(bucket.id) if generation is not None or not fresh else None
+        if cached is not None:
+            return cached
+        state = await run(_load, bucket)
+        with self._lock:
+            if generation is None or generation == self._generation:
+                self._cache.put(bucket.id, state)
+        return state
+
+    def forget(self, bucket_id: int) -> None:
+        """Drop a state this process just changed (its own next request must not use the old one)."""
+        with self._lock:
+            self._cache.pop(bucket_id)
+
+
+states = States(get_settings().gateway_cache_s)
+
+
+def _load(bucket: Bucket) -> SharingState:
+    with transaction() as session:
+        return service.load_state(session, bucket)
+
+
+def _object_facts(bucket_id: int, key: str, version_id: str | None, want_acl: bool,
+                  want_tags: bool) -> tuple[ObjectGrants | None, dict[str, str]]:
+    """The object version's ACL row and tags (for s3:ExistingObjectTag), as asked."""
+    with transaction() as session:
+        if version_id is None:
+            obj = catalog_repository.get_object(session, bucket_id, key)
+            current, tags = (obj.version_id, dict(obj.tags or {})) if obj is not None else (None, {})
+        else:
+            row = versions.find_version(session, bucket_id, key, version_id)
+            current, tags = (version_id, dict(row.tags or {})) if row is not None else (None, {})
+        grants = (service.object_grants(session, bucket_id, key, current)
+                  if want_acl and current is not None else None)
+        return grants, tags
+
+
+async def allowed(bucket: Bucket, caller: Caller, *, is_admin: bool, ctx: Context, key: str | None,
+                  version_id: str | None) -> bool:
+    """Whether ``caller`` may do ``ctx.action`` (on object ``key`` when given) in ``bucket``."""
+    is_owner = not caller.anonymous and bucket.owner_id == caller.user_id
+    if is_admin:
+        return True
+    state = await states.get(bucket, fresh=not is_owner)
+    if is_owner and state.policy is None:
+        return True
+    want_acl = (key is not None and not is_owner and state.object_acls and state.acls_enabled
+                and access.acl_needs_object(ctx.action))
+    want_tags = (key is not None and state.policy is not None
+                 and any(k.startswith(EXISTING_TAG) for k in state.policy.condition_keys))
+    grants = None
+    if want_acl or want_tags:
+        assert key is not None
+        grants, tags = await run(_object_facts, bucket.id, key, version_id, want_acl, want_tags)
+        for name, value in tags.items():
+            ctx.keys[EXISTING_TAG + name.lower()] = [value]
+    return access.decide(state, caller, is_owner=is_owner, is_admin=is_admin, ctx=ctx, object_grants=grants)
+
+
+# ACLs that writes ask for (x-amz-acl, x-amz-grant-*) ----------------------------------------------------
+
+@dataclass(frozen=True)
+class WriteAcl:
+    """What an object write asks for: the object's owner (the writer, or the bucket owner where the bucket's
+    ownership says so) and its grants (None: the default, private)."""
+
+    owner_id: int
+    grants: tuple[Grant, ...] | None
+
+
+def _requested(bucket: Bucket, headers: dict[str, str], writer_id: int, for_object: bool) -> WriteAcl:
+    ids = acl.header_grantee_ids(headers)
+    with transaction() as session:
+        known = service.existing_users(session, ids) if ids else set()
+        row_state = service.load_state(session, bucket)
+        canned = headers.get("x-amz-acl")
+        owner = writer_id
+        preferred = (row_state.ownership == "BucketOwnerPreferred"
+                     and (canned or "").strip() == "bucket-owner-full-control")
+        if for_object and (row_state.ownership == "BucketOwnerEnforced" or preferred):
+            owner = bucket.owner_id
+        try:
+            grants = acl.from_headers(headers, bucket_owner=bucket.owner_id, owner=owner, for_object=for_object,
+                                      known_ids=known)
+        except acl.AclInvalid as exc:
+            raise service.SharingError.of(exc) from None
+        service.check_object_acl(session, bucket, grants or (), canned.strip() if canned else None)
+    return WriteAcl(owner, grants)
+
+
+async def requested_acl(bucket: Bucket, headers: dict[str, str], writer_id: int, for_object: bool = True) -> WriteAcl:
+    """The ACL a PutObject, CopyObject, CreateMultipartUpload or CreateBucket asks for, checked against the
+    bucket's ownership and public access block before anything is written (AclInvalid, SharingError)."""
+    named = "x-amz-acl" in headers or any(h in headers for h in acl.GRANT_HEADERS)
+    if not named and (not for_object or writer_id == bucket.owner_id):
+        return WriteAcl(bucket.owner_id if for_object else writer_id, None)
+    return await run(_requested, bucket, headers, writer_id, for_object)
+
+
+async def record_write(bucket: Bucket, key: str, version_id: str, wanted: WriteAcl) -> None:
+    """After an object write: its ACL row (or none, replacing what the overwritten version had)."""
+    if wanted.grants is None and wanted.owner_id == bucket.owner_id:
+        state = await states.get(bucket, fresh=True)
+        if not state.object_acls:
+            return
+    await run(_record, bucket, key, version_id, wanted)
+
+
+def _record(bucket: Bucket, key: str, version_id: str, wanted: WriteAcl) -> None:
+    with transaction(write=True) as session:
+        service.set_object_acl(session, bucket, key, version_id, wanted.owner_id, wanted.grants)
+    states.forget(bucket.id)
+
+
+def _bucket_grants(headers: dict[str, str], owner_id: int) -> tuple[Grant, ...]:
+    ids = acl.header_grantee_ids(headers)
+    with transaction() as session:
+        known = service.existing_users(session, ids) if ids else set()
+    try:
+        return acl.from_headers(headers, bucket_owner=owner_id, owner=owner_id, for_object=False,
+                                known_ids=known) or ()
+    except acl.AclInvalid as exc:
+        raise service.SharingError.of(exc) from None
+
+
+async def requested_bucket_acl(headers: dict[str, str], owner_id: int) -> tuple[Grant, ...]:
+    """The grants a CreateBucket asks for, checked before the bucket is made."""
+    if "x-amz-acl" not in headers and not any(h in headers for h in acl.GRANT_HEADERS):
+        return ()
+    return await run(_bucket_grants, headers, owner_id)
+
+
+async def record_bucket_acl(bucket: Bucket, grants: tuple[Grant, ...]) -> None:
+    """After CreateBucket with an ACL: the new bucket's grants."""
+    if grants:
+        await run(_record_bucket, bucket, grants)
+
+
+def _record_bucket(bucket: Bucket, grants: tuple[Grant, ...]) -> None:
+    with transaction(write=True) as session:
+        service.put_bucket_acl(session, bucket, grants)
+    states.forget(bucket.id)
+
+
+def _complete(bucket: Bucket, key: str, upload_id: str, version_id: str) -> None:
+    with transaction(write=True) as session:
+        service.complete_upload_acl(session, bucket, key, upload_id, version_id)
+    states.forget(bucket.id)
+
+
+async def record_completion(bucket: Bucket, key: str, upload_id: str, version_id: str) -> None:
+    """After CompleteMultipartUpload: the ACL its CreateMultipartUpload asked for becomes the version's."""
+    state = await states.get(bucket, fresh=True)
+    if state.object_acls:
+        await run(_complete, bucket, key, upload_id, version_id)

@@ -1,0 +1,211 @@
+"""Sharing settings: read a bucket's state, change policy, ACLs, ownership and public access block.
+
+Every change bumps ``SHARING_GENERATION`` after its commit, so every gateway process drops its cached
+states before the change is answered (``sharing.gate``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from tierpilot.auth import repository as auth_repository
+from tierpilot.catalog.errors import CatalogError
+from tierpilot.catalog.models import Bucket
+from tierpilot.kit import generations
+from tierpilot.kit.db import after_commit
+from tierpilot.kit.settings import get_settings
+from tierpilot.sharing import acl, repository
+from tierpilot.sharing import policy as policies
+from tierpilot.sharing.access import EMPTY, ObjectGrants, PublicBlock, SharingState
+from tierpilot.sharing.acl import Grant
+from tierpilot.sharing.models import BucketSharing
+
+SHARING_GENERATION = "sharing:state"
+
+
+class SharingError(CatalogError):
+    """A refused sharing change: ``s3_code``/``s3_status`` for the gateway (which answers catalog errors by
+    their S3 code), ``status_code`` for the API, ``field`` naming what was refused."""
+
+    def __init__(self, s3_code: str, message: str, s3_status: int = 400, field: str = "") -> None:
+        super().__init__(message, **({"field": field} if field else {}))
+        self.s3_code, self.s3_status = s3_code, s3_status
+        self.status_code = 403 if s3_status == 403 else 422
+
+    @classmethod
+    def of(cls, exc: acl.AclInvalid) -> SharingError:
+        return cls(exc.code, exc.message, 400, exc.field)
+
+
+def _changed(session: Session) -> None:
+    after_commit(session, lambda: generations.bump(get_settings().redis_url, SHARING_GENERATION))
+
+
+def state_of(row: BucketSharing | None, bucket_name: str) -> SharingState:
+    if row is None:
+        return EMPTY
+    return SharingState(
+        policy=policies.parse(row.policy, bucket_name) if row.policy else None,
+        grants=acl.from_json(row.acl), ownership=row.ownership,
+        public_block=PublicBlock.from_json(row.public_block), public_block_set=row.public_block is not None,
+        object_acls=row.object_acls)
+
+
+def load_state(session: Session, bucket: Bucket) -> SharingState:
+    return state_of(repository.get(session, bucket.id), bucket.name)
+
+
+def object_grants(session: Session, bucket_id: int, key: str, version_id: str) -> ObjectGrants | None:
+    row = repository.get_object_acl(session, bucket_id, key, version_id)
+    return ObjectGrants(row.owner_id, acl.from_json(row.grants)) if row is not None else None
+
+
+def existing_users(session: Session, ids: Iterable[int]) -> set[int]:
+    return {i for i in ids if 0 < i < 2**31 and auth_repository.get_user(session, i) is not None}
+
+
+# policy ------------------------------------------------------------------------------------------------
+
+def _invalid_policy(message: str) -> SharingError:
+    return SharingError("MalformedPolicy", message, 400, "policy")
+
+
+def validate_policy(session: Session, bucket: Bucket, text: str) -> policies.Policy:
+    """The parsed policy, or MalformedPolicy: also when it names a user tierpilot does not have."""
+    try:
+        policy = policies.parse(text, bucket.name)
+    except policies.PolicyInvalid as exc:
+        raise _invalid_policy(exc.message) from None
+    ids, names = policy.named_users
+    numeric = {int(i) for i in ids if i.isdigit()}
+    if len(existing_users(session, numeric)) != len(ids):
+        raise _invalid_policy("Invalid principal in policy: no such user id")
+    for name in names:
+        if auth_repository.get_user_by_name(session, name) is None:
+            raise _invalid_policy(f"Invalid principal in policy: no user {name}")
+    return policy
+
+
+def put_policy(session: Session, bucket: Bucket, text: str) -> policies.Policy:
+    policy = validate_policy(session, bucket, text)
+    row = repository.get_or_create(session, bucket.id)
+    if policy.public and PublicBlock.from_json(row.public_block).block_public_policy:
+        raise SharingError("AccessDenied", "Access Denied: the bucket's public access block forbids public "
+                           "policies (BlockPublicPolicy)", 403, "policy")
+    row.policy = text
+    _changed(session)
+    return policy
+
+
+def delete_policy(session: Session, bucket: Bucket) -> None:
+    row = repository.get(session, bucket.id)
+    if row is not None and row.policy is not None:
+        row.policy = None
+        _changed(session)
+
+
+def get_policy(session: Session, bucket: Bucket) -> str | None:
+    row = repository.get(session, bucket.id)
+    return row.policy if row is not None else None
+
+
+# ACLs --------------------------------------------------------------------------------------------------
+
+def _check_acl_write(row: BucketSharing | None, grants: tuple[Grant, ...], canned: str | None = None) -> None:
+    if row is not None and row.ownership == "BucketOwnerEnforced" and (grants or canned not in (None, "private",
+                                                                                                "bucket-owner-full-control")):
+        raise SharingError("AccessControlListNotSupported", "The bucket does not allow ACLs", 400, "acl")
+    if row is not None and acl.is_public(grants) and PublicBlock.from_json(row.public_block).block_public_acls:
+        raise SharingError("AccessDenied", "Access Denied: the bucket's public access block forbids public ACLs "
+                           "(BlockPublicAcls)", 403, "acl")
+
+
+def put_bucket_acl(session: Session, bucket: Bucket, grants: tuple[Grant, ...], canned: str | None = None) -> None:
+    row = repository.get(session, bucket.id)
+    _check_acl_write(row, grants, canned)
+    if row is None and not grants:
+        return
+    row = row or repository.get_or_create(session, bucket.id)
+    row.acl = acl.to_json(grants) if grants else None
+    _changed(session)
+
+
+def bucket_grants(session: Session, bucket: Bucket) -> tuple[Grant, ...]:
+    row = repository.get(session, bucket.id)
+    return acl.from_json(row.acl) if row is not None else ()
+
+
+def check_object_acl(session: Session, bucket: Bucket, grants: tuple[Grant, ...], canned: str | None) -> None:
+    """Refuse an object ACL the bucket's ownership or public access block forbids (before the write)."""
+    _check_acl_write(repository.get(session, bucket.id), grants, canned)
+
+
+def set_object_acl(session: Session, bucket: Bucket, key: str, version_id: str, owner_id: int,
+                   grants: tuple[Grant, ...] | None) -> None:
+    """Record a written object's ACL: a row only when it differs from the default (bucket owner, private);
+    ``grants`` None keeps the grants the version has (PutObjectAcl keeps its owner)."""
+    row = repository.get(session, bucket.id)
+    if row is not None and row.ownership == "BucketOwnerEnforced":
+        owner_id = bucket.owner_id
+    default = owner_id == bucket.owner_id and not grants
+    if default:
+        if row is not None and row.object_acls:
+            repository.delete_object_acl(session, bucket.id, key, version_id)
+            _changed(session)
+        return
+    row = row or repository.get_or_create(session, bucket.id)
+    row.object_acls = True
+    repository.put_object_acl(session, bucket.id, key, version_id, owner_id, acl.to_json(grants or ()))
+    _changed(session)
+
+
+def complete_upload_acl(session: Session, bucket: Bucket, key: str, upload_id: str, version_id: str) -> None:
+    """The ACL CreateMultipartUpload asked for becomes the completed version's."""
+    row = repository.get(session, bucket.id)
+    if row is None or not row.object_acls:
+        return
+    pending = f"upload:{upload_id}"
+    if repository.get_object_acl(session, bucket.id, key, pending) is None:
+        repository.delete_object_acl(session, bucket.id, key, version_id)
+    else:
+        repository.move_object_acl(session, bucket.id, key, pending, version_id)
+    _changed(session)
+
+
+# ownership and public access block ---------------------------------------------------------------------
+
+def set_ownership(session: Session, bucket: Bucket, ownership: str | None) -> None:
+    if ownership is not None and ownership not in acl.OWNERSHIP:
+        raise SharingError("MalformedXML", f"ObjectOwnership must be one of {', '.join(acl.OWNERSHIP)}", 400,
+                           "ObjectOwnership")
+    row = repository.get(session, bucket.id)
+    if ownership == "BucketOwnerEnforced" and row is not None and row.acl:
+        raise SharingError("InvalidBucketAclWithObjectOwnership", "Bucket cannot have ACLs set with ObjectOwnership's "
+                           "BucketOwnerEnforced setting", 400, "ObjectOwnership")
+    if row is None and ownership is None:
+        return
+    row = row or repository.get_or_create(session, bucket.id)
+    row.ownership = ownership
+    _changed(session)
+
+
+def get_ownership(session: Session, bucket: Bucket) -> str | None:
+    row = repository.get(session, bucket.id)
+    return row.ownership if row is not None else None
+
+
+def set_public_block(session: Session, bucket: Bucket, flags: dict[str, bool] | None) -> None:
+    row = repository.get(session, bucket.id)
+    if row is None and flags is None:
+        return
+    row = row or repository.get_or_create(session, bucket.id)
+    row.public_block = flags
+    _changed(session)
+
+
+def get_public_block(session: Session, bucket: Bucket) -> dict[str, Any] | None:
+    row = repository.get(session, bucket.id)
+    return row.public_block if row is not None else None

@@ -1,0 +1,37 @@
+"""Two real gateway processes sharing one Redis (the sharing generation), against the suite's scratch
+database, with the gateway tests' tiers and users (alice, bob, root)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import _truncate_all
+from tests.gateway.conftest import Gateway, _setup_data, start_gateway, stop
+
+
+@pytest.fixture(scope="package")
+def gateways(db_url: str, data_dir: Path, redis_url: str) -> Iterator[tuple[Gateway, Gateway]]:
+    """Gateways A and B; a 60 s cache, so only the generation can make B see A's changes at once."""
+    tag = uuid.uuid4().hex[:8]
+    users, dirs = _setup_data(tag)
+    env = {"TIERPILOT_REDIS_URL": redis_url, "TIERPILOT_GATEWAY_CACHE_S": "60"}
+    started: list[Gateway] = []
+    try:
+        for name in ("a", "b"):
+            log = data_dir / f"sharing-{tag}-{name}.log"
+            url, proc = start_gateway(db_url, log, env)
+            started.append(Gateway(url=url, proc=proc, log=log, users=users, tier_dirs=dirs, env=env))
+        yield started[0], started[1]
+    finally:
+        for gw in started:
+            stop(gw.proc)
+        _truncate_all()
+
+
+@pytest.fixture(scope="package")
+def gateway(gateways: tuple[Gateway, Gateway]) -> Gateway:
+    return gateways[0]
