@@ -29,6 +29,7 @@ MAX_PRESIGNED_EXPIRES = 7 * 24 * 3600
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 _AUTH_PARAM = re.compile(r"\s*(Credential|SignedHeaders|Signature)\s*=\s*([^,\s]*)\s*")
 _SPACES = re.compile(r"\s+")
+_AMZ_DATE = re.compile(r"(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z")
 
 
 @dataclass(frozen=True)
@@ -156,8 +157,13 @@ def _from_http_date(value: str) -> str:
 
 
 def parse_amz_date(value: str) -> datetime:
+    # by hand: strptime (its lock, locale and format parsing) was a tenth of the Python CPU of a 1 KiB PUT
+    m = _AMZ_DATE.fullmatch(value)
     try:
-        return datetime.strptime(value, "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
+        if m is None:
+            raise ValueError(value)
+        year, month, day, hour, minute, second = (int(g) for g in m.groups())
+        return datetime(year, month, day, hour, minute, second, tzinfo=UTC)
     except ValueError:
         raise access_denied("AWS authentication requires a valid Date or x-amz-date header") from None
 
