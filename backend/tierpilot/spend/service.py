@@ -52,6 +52,7 @@ NOT_METERED = ["requests that name no bucket (ListBuckets)",
                "egress by destination: every byte read is priced as transfer to the internet",
                "which tier a request reached: a bucket's requests are shared out by the bytes each tier holds"]
 HISTORY_MONTHS = 6
+MIN_DIVERGENCE = Decimal("0.01")  # USD: a bucket whose projection is off its plan by less diverges from nothing
 MONTH = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
 
 
@@ -399,18 +400,16 @@ def _planned(session: Session, user: User, month: date, now: datetime) -> dict[i
     return out
 
 
-def _reasons(line: Line, plan: Decimal, factor: Decimal, divergence: Decimal) -> list[str]:
-    """Why a bucket's projected month differs from the plan: each component beyond the divergence share, with
-    the counts behind it (the plan prices the stored volume only: no reads, restores or moves)."""
+def _reasons(line: Line, plan: Decimal, factor: Decimal, storage: Decimal, threshold: Decimal) -> list[str]:
+    """Why a bucket's projected month differs from the plan: each component beyond the threshold, with the counts
+    behind it (the plan prices the stored volume only: no reads, restores or moves)."""
     out = []
-    for c in COMPONENTS:
+    if plan > 0 and abs(storage - plan) > threshold:
+        out.append(f"storage {float(storage):.4f} $ against {float(plan):.4f} $ planned: the stored volume changed "
+                   "during the month")
+    for c in COMPONENTS[1:]:
         value = getattr(line, c) * factor
-        if c == "storage":
-            if plan > 0 and abs(value - plan) > plan * divergence:
-                out.append(f"storage {float(value):.4f} $ against {float(plan):.4f} $ planned: the stored volume "
-                           "changed during the month")
-            continue
-        if value <= 0 or value <= plan * divergence:
+        if value <= threshold:
             continue
         what = {
             "requests": f"{sum(getattr(line, n) for n in METERED)} requests so far",
@@ -424,6 +423,14 @@ def _reasons(line: Line, plan: Decimal, factor: Decimal, divergence: Decimal) ->
         }[c]
         out.append(f"{c} {float(value):.4f} $ not in the plan: {what}")
     return out
+
+
+def _projected(total: Decimal, storage: Decimal, plan: Decimal, factor: Decimal,
+               left: Decimal) -> tuple[Decimal, Decimal]:
+    """(month's projected total, of which storage): storage so far plus the volume stored now (``plan``, a month's
+    worth) for the share of the month left; the other components at the month's rate so far."""
+    stored = storage + plan * left
+    return stored + (total - storage) * factor, stored
 
 
 def spend(session: Session, user: User, month_text: str, group_by: str, divergence: Decimal = Decimal("0.2"),
@@ -440,17 +447,20 @@ def spend(session: Session, user: User, month_text: str, group_by: str, divergen
     current = months[-1]
     total = sum((line.total for line in current.lines.values()), ZERO)
     full = Decimal(current.days_in_month)
-    factor = full / current.days if current.days > 0 else ZERO
-    forecast = total * factor if current.days < full else total
+    ongoing = ZERO < current.days < full
+    factor = full / current.days if ongoing else Decimal(1)
+    left = (full - current.days) / full if ongoing else ZERO
     planned = _planned(session, user, month, now)
+    storage = sum((line.storage for line in current.lines.values()), ZERO)
+    forecast, _ = _projected(total, storage, sum(planned.values(), ZERO), factor, left)
     names = {b.id: b.name for b in catalog_repository.buckets_named(session, None, None if user.is_admin else user.id)}
     comparison = []
     for bucket_id, plan in sorted(planned.items(), key=lambda kv: names.get(kv[0], "")):
         line = current.by_bucket.get(bucket_id, Line(str(bucket_id)))
-        projected = line.total * factor if current.days < full else line.total
-        reasons = []
-        if plan > 0 and abs(projected - plan) > plan * divergence or plan == 0 and projected > 0:
-            reasons = _reasons(line, plan, factor if current.days < full else Decimal(1), divergence)
+        projected, stored = _projected(line.total, line.storage, plan, factor, left)
+        # beyond the divergence share of the plan, and beyond a cent: smaller gaps explain nothing
+        threshold = max(plan * divergence, MIN_DIVERGENCE)
+        reasons = _reasons(line, plan, factor, stored, threshold) if abs(projected - plan) > threshold else []
         comparison.append({"bucket": names.get(bucket_id, str(bucket_id)), "planned": float(round(plan, 6)),
                            "actual_so_far": float(round(line.total, 6)), "projected": float(round(projected, 6)),
                            "diverges": bool(reasons), "reasons": reasons})

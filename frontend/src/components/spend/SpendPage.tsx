@@ -28,7 +28,7 @@ import {
   SPEND_COLORS,
   SPEND_LABELS,
   tableSpendComponents,
-  usageSummary,
+  usageLines,
   usedSpendComponents,
 } from "./spend-data";
 import "./spend.css";
@@ -70,15 +70,14 @@ export function SpendPage() {
       cell: (r) => (
         <div className="cell-stack">
           <span>{r.gib_days.toFixed(2)} GiB-days</span>
-          <span className="cell-sub">{usageSummary(r)}</span>
+          {usageLines(r).map((text) => (
+            <span key={text} className="spend-note">
+              {text}
+            </span>
+          ))}
+          <span className="spend-note">priced with {r.catalogs.join(", ") || "no price sheet"}</span>
         </div>
       ),
-    },
-    {
-      id: "catalogs",
-      header: "Priced with",
-      hideOnNarrow: true,
-      cell: (r) => r.catalogs.join(", ") || "no price sheet",
     },
   ];
 
@@ -114,7 +113,7 @@ export function SpendPage() {
           <div className="cell-stack">
             <Badge tone="warning">diverges</Badge>
             {r.reasons.map((reason) => (
-              <span key={reason} className="cell-sub">
+              <span key={reason} className="spend-note">
                 {reason}
               </span>
             ))}
@@ -176,7 +175,7 @@ export function SpendPage() {
             <Stat
               label="Forecast to month end"
               value={formatUsd(data.forecast)}
-              detail="at this month's daily rate"
+              detail="what is stored now for the days left; other costs at this month's rate"
             />
           </div>
           <Card title={`By ${groupLabel.toLowerCase()}`}>
@@ -216,7 +215,7 @@ export function SpendPage() {
               empty="No buckets."
             />
           </Card>
-          <p className="cell-sub">Not metered here: {data.not_metered.join("; ")}.</p>
+          <p className="spend-note">Not metered here: {data.not_metered.join("; ")}.</p>
         </>
       ) : null}
     </div>

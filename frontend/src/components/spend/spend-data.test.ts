@@ -5,7 +5,7 @@ import {
   formatBytes,
   monthProgress,
   tableSpendComponents,
-  usageSummary,
+  usageLines,
   usedSpendComponents,
 } from "./spend-data";
 
@@ -72,7 +72,7 @@ describe("spend data", () => {
       restored_bytes: 4e9,
     });
     expect(tableSpendComponents([line({}), l])).toEqual(["storage", "restored_copy"]);
-    expect(usageSummary(l)).toBe("0 GET (0 B) · 0 PUT (0 B) · 3 HEAD · 2 LIST · 4 restored (4.0 GB)");
+    expect(usageLines(l)).toEqual(["0 GET (0 B) · 0 PUT (0 B)", "3 HEAD · 2 LIST", "4 restored (4.0 GB)"]);
   });
 
   it("says how much of the month is gone", () => {

@@ -66,16 +66,18 @@ export function tableSpendComponents(lines: SpendLine[]): SpendComponent[] {
   return SPEND_COMPONENTS.filter((c) => c === "storage" || lines.some((l) => l[c] > 0));
 }
 
-/** A line's metered requests and restores in words (only the kinds it has). */
-export function usageSummary(l: SpendLine): string {
-  const parts = [
-    `${l.read_requests} GET (${formatBytes(l.read_bytes)})`,
-    `${l.write_requests} PUT (${formatBytes(l.write_bytes)})`,
+/** A line's metered requests, restores and transitions in words, one short line per kind of activity. */
+export function usageLines(l: SpendLine): string[] {
+  const lines = [
+    `${l.read_requests} GET (${formatBytes(l.read_bytes)}) · ${l.write_requests} PUT (${formatBytes(l.write_bytes)})`,
   ];
-  if (l.head_requests) parts.push(`${l.head_requests} HEAD`);
-  if (l.list_requests) parts.push(`${l.list_requests} LIST`);
-  if (l.other_requests) parts.push(`${l.other_requests} other`);
-  if (l.restore_requests) parts.push(`${l.restore_requests} restored (${formatBytes(l.restored_bytes)})`);
-  if (l.transitions) parts.push(`${l.transitions} transitioned`);
-  return parts.join(" · ");
+  const other = [
+    l.head_requests ? `${l.head_requests} HEAD` : "",
+    l.list_requests ? `${l.list_requests} LIST` : "",
+    l.other_requests ? `${l.other_requests} other` : "",
+  ].filter(Boolean);
+  if (other.length) lines.push(other.join(" · "));
+  if (l.restore_requests) lines.push(`${l.restore_requests} restored (${formatBytes(l.restored_bytes)})`);
+  if (l.transitions) lines.push(`${l.transitions} transitioned`);
+  return lines;
 }
