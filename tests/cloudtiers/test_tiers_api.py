@@ -7,6 +7,7 @@ import json
 import uuid
 from pathlib import Path
 
+import pytest
 from azure.storage.blob import BlobServiceClient
 from fastapi.testclient import TestClient
 from sqlalchemy import select
@@ -14,6 +15,7 @@ from sqlalchemy import select
 from tests.emulators import AZURITE_KEY, Emulator, azurite_connection_string
 from tierpilot.drivers import registry
 from tierpilot.drivers.azure import AzureBlobDriver
+from tierpilot.drivers.base import NotArchived
 from tierpilot.drivers.gcs import GCSDriver
 from tierpilot.kit.db import transaction
 from tierpilot.tiers.models import Tier
@@ -160,6 +162,23 @@ def test_the_documented_oracle_archive_example_works_on_the_s3_driver(client: Te
     assert client.post("/api/tiers/check", json={"driver": "s3", "tier_id": r.json()["id"], "config": {}}).json()[
         "ok"] is True
     driver = registry.build_driver(_stored("oracle-archive"))
-    assert isinstance(driver, S3Driver) and driver.region == "us-ashburn-1"
+    assert isinstance(driver, S3Driver) and driver.region == "us-ashburn-1" and driver.offline
+    sent: list[tuple[str, str]] = []
+    driver.client.meta.events.register(
+        "before-send.s3", lambda request, **_: sent.append((request.url, request.headers["Authorization"].decode())))
     driver.put("b/k~1", iter([b"archived"]))
     assert driver.head("b/k~1").storage_class == "STANDARD"
+    # path-style addressing (the bucket in the path, not the host) and SigV4 scoped to the endpoint's region
+    assert all(url.startswith(f"{moto_url}/research-archive/tierpilot/") for url, _ in sent), sent
+    assert all("/us-ashburn-1/s3/aws4_request" in auth for _, auth in sent)
+    # restore semantics: S3's RestoreObject, then HeadObject's x-amz-restore polled. An object the service
+    # reports in an archive class is restored that way; one it reports readable (STANDARD) is refused as
+    # not archived (a batch item fails so) and its status is readable
+    driver.put("b/cold~1", iter([b"archived"]), storage_class="GLACIER")
+    assert driver.restore("b/cold~1", 2, "bulk").accepted
+    status = driver.restore_status("b/cold~1")  # moto completes a restore at once
+    assert status.restored and status.expiry is not None
+    assert b"".join(driver.open("b/cold~1")) == b"archived"
+    with pytest.raises(NotArchived):
+        driver.restore("b/k~1", 2, "bulk")
+    assert driver.restore_status("b/k~1").restored
