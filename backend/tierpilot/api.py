@@ -35,6 +35,7 @@ from tierpilot.planner.router import router as planner_router
 from tierpilot.pricing.router import router as pricing_router
 from tierpilot.reservations.router import router as reservations_router
 from tierpilot.restores.router import router as restores_router
+from tierpilot.sharing.router import router as sharing_router
 from tierpilot.spend.router import router as spend_router
 from tierpilot.tiers.router import router as tiers_router
 
@@ -72,7 +73,7 @@ def health() -> JSONResponse:
 # every domain's API, mounted under /api
 ROUTERS = (health_router, auth_router, overview_router, benchmarks_router, tiers_router, catalog_router,
            pricing_router, planner_router, reservations_router, restores_router, notifications_router, lifecycle_router,
-           requests_router, spend_router)
+           requests_router, spend_router, sharing_router)
 
 
 def metrics_endpoint(request: Request) -> Response:
