@@ -6,8 +6,9 @@ For each point (PUT and GET × 1 KiB and 1 MiB × concurrency 1, 4, 16, 64) in t
   (ref)   gateway_throughput's small-object sweep method: SigV4-presigned requests over keep-alive
           ``http.client`` connections from 4 client processes (its ``_sweep_worker``, given the 1 MiB size and the
           ``sized/`` objects at 1 MiB);
-  (sweep) ``Sweep.run`` for that one point: boto3 clients in threads of this process, header-signed requests,
-          a quarter of the first 800 requests traced and their phases read back (as a run does).
+  (sweep) ``Sweep.run`` for that one point: ``observability.s3client`` connections in threads of this process
+          (SigV4 headers with UNSIGNED-PAYLOAD, no client checksum), a quarter of the first 800 requests traced
+          and their phases read back (as a run does).
 Printed: requests/s of each, the ratio sweep/ref, p50 of each, the sweep's phase medians, and the CPU
 seconds per request this process (the sweep's client) used.
 
@@ -53,6 +54,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds per point and method")
     parser.add_argument("--rounds", type=int, default=1, help="repeat every point; medians are printed")
     args = parser.parse_args()
+    print(f"load average at the start {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     inst = gt.Installation(1)
     from tierpilot.observability.sweep import Sweep
 
