@@ -32,7 +32,8 @@ class GatewayTotals(BaseModel):
     """Counters since the gateway processes started (rates come from two readings)."""
 
     requests: float
-    errors: float
+    errors: float = Field(description="answered 5xx, SlowDown included")
+    slowdowns: float = Field(description="answered 503 SlowDown: backpressure, the client should retry later")
     bytes_in: float
     bytes_out: float
     in_flight: float

@@ -160,6 +160,7 @@ def activity(session: Session, user_id: int, is_admin: bool) -> ActivityOut:
         t = metrics.totals("gateway")
         gateway = GatewayTotals(requests=t.get("tierpilot_gateway_requests_total", 0.0),
                                 errors=t.get("tierpilot_gateway_requests_total:5xx", 0.0),
+                                slowdowns=t.get("tierpilot_gateway_slowdowns_total", 0.0),
                                 bytes_in=t.get("tierpilot_gateway_received_bytes_total", 0.0),
                                 bytes_out=t.get("tierpilot_gateway_sent_bytes_total", 0.0),
                                 in_flight=t.get("tierpilot_gateway_requests_in_flight", 0.0))

@@ -414,6 +414,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/buckets/{name}/sharing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Sharing
+         * @description Who may reach the bucket besides its owner and admins (owner or admin only).
+         */
+        get: operations["get_sharing_api_buckets__name__sharing_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/buckets/{name}/sharing/policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Put Policy */
+        put: operations["put_policy_api_buckets__name__sharing_policy_put"];
+        post?: never;
+        /** Delete Policy */
+        delete: operations["delete_policy_api_buckets__name__sharing_policy_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/buckets/{name}/sharing/policy/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check Policy
+         * @description Validate a policy as the gateway would, and say what it allows, without saving it.
+         */
+        post: operations["check_policy_api_buckets__name__sharing_policy_check_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/buckets/{name}/sharing/public": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish Prefix
+         * @description Make every object under a prefix readable by anyone, without credentials (``confirm`` must be true).
+         */
+        post: operations["publish_prefix_api_buckets__name__sharing_public_post"];
+        /** Unpublish Prefix */
+        delete: operations["unpublish_prefix_api_buckets__name__sharing_public_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/buckets/{name}/sharing/users/{username}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Grant User
+         * @description Give another user read (get and list) or read-write (also put and delete) access to the bucket.
+         */
+        put: operations["grant_user_api_buckets__name__sharing_users__username__put"];
+        post?: never;
+        /** Revoke User */
+        delete: operations["revoke_user_api_buckets__name__sharing_users__username__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/buckets/{name}/versioning": {
         parameters: {
             query?: never;
@@ -1491,6 +1591,26 @@ export interface paths {
          * @description Counts by batch state and by tier, the oldest running batch (admins: of everyone).
          */
         get: operations["summary_api_restores_summary_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sharing/with-me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Shared With Me
+         * @description Other users' buckets whose policy names the caller or whose ACL grants them, and what they allow.
+         */
+        get: operations["shared_with_me_api_sharing_with_me_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2577,12 +2697,20 @@ export interface components {
             bytes_in: number;
             /** Bytes Out */
             bytes_out: number;
-            /** Errors */
+            /**
+             * Errors
+             * @description answered 5xx, SlowDown included
+             */
             errors: number;
             /** In Flight */
             in_flight: number;
             /** Requests */
             requests: number;
+            /**
+             * Slowdowns
+             * @description answered 503 SlowDown: backpressure, the client should retry later
+             */
+            slowdowns: number;
         };
         /** HTTPValidationError */
         HTTPValidationError: {
@@ -3339,6 +3467,31 @@ export interface components {
             /** Reasons */
             reasons: string[];
         };
+        /** PolicyCheckOut */
+        PolicyCheckOut: {
+            /** Error */
+            error?: string | null;
+            /**
+             * Public
+             * @default false
+             */
+            public: boolean;
+            /** Valid */
+            valid: boolean;
+            /**
+             * Words
+             * @default []
+             */
+            words: string[];
+        };
+        /** PolicyIn */
+        PolicyIn: {
+            /**
+             * Policy
+             * @description a bucket policy (JSON)
+             */
+            policy: string;
+        };
         /** PreviewCost */
         PreviewCost: {
             /**
@@ -3440,6 +3593,30 @@ export interface components {
             expirations: components["schemas"]["MoveAmount"];
             /** Moves */
             moves: components["schemas"]["TierMoveAmount"][];
+        };
+        /** PublicBlockOut */
+        PublicBlockOut: {
+            /** Block Public Acls */
+            block_public_acls: boolean;
+            /** Block Public Policy */
+            block_public_policy: boolean;
+            /** Ignore Public Acls */
+            ignore_public_acls: boolean;
+            /** Restrict Public Buckets */
+            restrict_public_buckets: boolean;
+        };
+        /** PublicPrefixIn */
+        PublicPrefixIn: {
+            /**
+             * Confirm
+             * @description must be true: the objects become readable by anyone on the network
+             */
+            confirm: boolean;
+            /**
+             * Prefix
+             * @description key prefix; empty for the whole bucket
+             */
+            prefix: string;
         };
         /**
          * RawRequests
@@ -4276,12 +4453,61 @@ export interface components {
             /** Name */
             name?: string | null;
         };
+        /** SharedBucketOut */
+        SharedBucketOut: {
+            /**
+             * Access
+             * @description what the caller may do, e.g. s3:GetObject
+             */
+            access: string[];
+            /** Bucket */
+            bucket: string;
+            /** Owner */
+            owner: string;
+        };
         /** ShareOut */
         ShareOut: {
             /** Path */
             path: string;
             /** Share Token */
             share_token: string;
+        };
+        /**
+         * SharingOut
+         * @description Who may reach a bucket besides its owner and admins.
+         */
+        SharingOut: {
+            /**
+             * Acl Grants
+             * @description bucket ACL grants besides the owner's, e.g. 'READ to AllUsers'
+             */
+            acl_grants: string[];
+            /** Bucket */
+            bucket: string;
+            /** Owner */
+            owner: string;
+            /** Ownership */
+            ownership?: string | null;
+            /**
+             * Policy
+             * @description the bucket policy (JSON) as stored
+             */
+            policy?: string | null;
+            /** Policy Public */
+            policy_public: boolean;
+            /**
+             * Policy Words
+             * @description one sentence per statement of the policy
+             */
+            policy_words: string[];
+            public_block?: components["schemas"]["PublicBlockOut"] | null;
+            /**
+             * Public Prefixes
+             * @description prefixes anyone may read and list, unsigned requests included
+             */
+            public_prefixes: string[];
+            /** Users */
+            users: components["schemas"]["UserGrantOut"][];
         };
         /** SimulationMonthOut */
         SimulationMonthOut: {
@@ -5033,6 +5259,26 @@ export interface components {
         UserCreatedOut: {
             access_key: components["schemas"]["NewAccessKeyOut"];
             user: components["schemas"]["UserOut"];
+        };
+        /** UserGrantIn */
+        UserGrantIn: {
+            /**
+             * Access
+             * @enum {string}
+             */
+            access: "read" | "read-write";
+        };
+        /** UserGrantOut */
+        UserGrantOut: {
+            /**
+             * Access
+             * @enum {string}
+             */
+            access: "read" | "read-write";
+            /** User Id */
+            user_id: number;
+            /** Username */
+            username: string;
         };
         /** UserOut */
         UserOut: {
@@ -5994,6 +6240,272 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BucketSettings"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_sharing_api_buckets__name__sharing_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharingOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    put_policy_api_buckets__name__sharing_policy_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PolicyIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharingOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    delete_policy_api_buckets__name__sharing_policy_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    check_policy_api_buckets__name__sharing_policy_check_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PolicyIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PolicyCheckOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    publish_prefix_api_buckets__name__sharing_public_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PublicPrefixIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharingOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    unpublish_prefix_api_buckets__name__sharing_public_delete: {
+        parameters: {
+            query?: {
+                prefix?: string;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharingOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    grant_user_api_buckets__name__sharing_users__username__put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+                username: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UserGrantIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharingOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    revoke_user_api_buckets__name__sharing_users__username__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+                username: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharingOut"];
                 };
             };
             /** @description Validation Error */
@@ -8281,6 +8793,26 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    shared_with_me_api_sharing_with_me_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharedBucketOut"][];
                 };
             };
         };

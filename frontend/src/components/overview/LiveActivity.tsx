@@ -43,7 +43,7 @@ export function LiveActivity() {
               value={last ? last.requestsPerS.toFixed(1) : "…"}
               detail={
                 last
-                  ? `${last.errorsPerS.toFixed(2)} errors/s · ${formatCount(data.gateway.in_flight)} in flight`
+                  ? `${last.errorsPerS.toFixed(2)} errors/s${last.slowdownsPerS > 0 ? ` (${last.slowdownsPerS.toFixed(2)} SlowDown)` : ""} · ${formatCount(data.gateway.in_flight)} in flight`
                   : undefined
               }
             />

@@ -5,6 +5,8 @@ export interface ActivityPoint {
   t: number;
   requestsPerS: number;
   errorsPerS: number;
+  /** Of the errors, 503 SlowDown answers (backpressure). */
+  slowdownsPerS: number;
   inMBps: number;
   outMBps: number;
 }
@@ -20,6 +22,7 @@ export function ratesBetween(prev: Activity, next: Activity): ActivityPoint | nu
     t: Date.parse(next.at) / 1000,
     requestsPerS: delta(prev.gateway.requests, next.gateway.requests) / seconds,
     errorsPerS: delta(prev.gateway.errors, next.gateway.errors) / seconds,
+    slowdownsPerS: delta(prev.gateway.slowdowns, next.gateway.slowdowns) / seconds,
     inMBps: delta(prev.gateway.bytes_in, next.gateway.bytes_in) / seconds / 1e6,
     outMBps: delta(prev.gateway.bytes_out, next.gateway.bytes_out) / seconds / 1e6,
   };
