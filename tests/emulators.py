@@ -4,7 +4,9 @@ PostgreSQL and Redis."""
 
 from __future__ import annotations
 
+import base64
 import http.client
+import os
 import subprocess
 import tempfile
 import threading
@@ -24,6 +26,9 @@ AZURITE = ROOT / "tests" / "tools" / "node_modules" / ".bin" / "azurite-blob"
 # Azurite's one built-in account (documented, public): not a secret
 AZURITE_ACCOUNT = "devstoreaccount1"
 AZURITE_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+# a second account of the suite's Azurite (cross-account copies); a made-up test key, not a secret
+AZURITE_OTHER_ACCOUNT = "tierpilotother"
+AZURITE_OTHER_KEY = base64.b64encode(b"tierpilot test suite: second Azurite account, key for tests only..").decode()
 
 
 @dataclass
@@ -43,14 +48,17 @@ def azurite_connection_string(account_url: str) -> str:
 
 
 def start_azurite() -> Emulator:
-    """Azurite's blob service; ``url`` is the account URL (``http://127.0.0.1:<port>/devstoreaccount1``)."""
+    """Azurite's blob service with its default account and a second one; ``url`` is the default account's URL
+    (``http://127.0.0.1:<port>/devstoreaccount1``)."""
     if not AZURITE.exists():
         raise RuntimeError(f"{AZURITE} missing: run `make test-tools`")
     tmp = tempfile.mkdtemp(prefix="tierpilot-azurite-")
     port = free_port()
+    accounts = f"{AZURITE_ACCOUNT}:{AZURITE_KEY};{AZURITE_OTHER_ACCOUNT}:{AZURITE_OTHER_KEY}"
     proc = subprocess.Popen([str(AZURITE), "--blobHost", "127.0.0.1", "--blobPort", str(port), "--location", tmp,
                              "--skipApiVersionCheck", "--loose", "--silent", "--disableTelemetry"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "AZURITE_ACCOUNTS": accounts})
     wait_port(port, timeout=60)
     return Emulator(url=f"http://127.0.0.1:{port}/{AZURITE_ACCOUNT}",
                     server=Server(url=f"http://127.0.0.1:{port}", procs=[proc], tmpdir=tmp))

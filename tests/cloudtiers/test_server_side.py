@@ -4,13 +4,15 @@ GCS: a rewrite (copy, lifecycle move) and a compose (multipart complete) must ca
 class in their request, since that is the only way GCS sets it on a server-side copy. fake-gcs-server 1.54
 stores neither (its rewrite and compose ignore ``storageClass``; docs/tiers.md), so the tests read the
 requests the driver sent on its own HTTP session and the emulator's real answers, and say what it stored.
-Azure: a copy inside one account is the service's Copy Blob (the new blob records the copy and its source)
-in the class asked for."""
+Azure: a copy from an Azure tier is the service's Copy Blob (the new blob records the copy and its source) in
+the class asked for, inside one account and from another one whose tier can authorize the source URL."""
 
 from __future__ import annotations
 
 import json
+import uuid
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -102,6 +104,32 @@ def test_azure_copy_inside_the_account_is_copy_blob_in_the_class_asked(azure_dri
     assert props.copy.source is not None and props.copy.source.split("?")[0].endswith("/tp/b/k~1")
     assert cool.head("b/hot~1").storage_class == "HOT"
     assert _read(cool, "b/moved~1") == b"hot bytes"
+
+
+def test_azure_copy_from_another_account_is_copy_blob_authorized_by_the_source_tier(
+        azure_driver: AzureBlobDriver) -> None:
+    from azure.storage.blob import ContainerSasPermissions, generate_container_sas
+
+    from tests.emulators import AZURITE_OTHER_ACCOUNT, AZURITE_OTHER_KEY
+
+    other_url = f"{azure_driver.account_url.rsplit('/', 1)[0]}/{AZURITE_OTHER_ACCOUNT}"
+    container = f"other-{uuid.uuid4().hex[:12]}"
+    keyed = AzureBlobDriver("keyed", account_url=other_url, account_key=AZURITE_OTHER_KEY, container=container)
+    keyed.container_client.create_container()
+    keyed.put("b/k~1", iter([b"elsewhere"]))
+    sas = generate_container_sas(AZURITE_OTHER_ACCOUNT, container, account_key=AZURITE_OTHER_KEY,
+                                 permission=ContainerSasPermissions(read=True, list=True),
+                                 expiry=datetime.now(UTC) + timedelta(hours=1))
+    signed = AzureBlobDriver("signed", account_url=other_url, sas_token=sas, container=container)
+    # the account key signs a SAS for the source; a SAS tier's own token authorizes it
+    for source, target in ((keyed, "b/in~1"), (signed, "b/in~2")):
+        assert azure_driver.copy_from(source, "b/k~1", target, storage_class="COOL").size == 9
+        props = azure_driver.container_client.get_blob_client(f"tp/{target}").get_blob_properties()
+        assert (props.copy.status, str(props.blob_tier)) == ("success", "Cool")
+        assert f"/{AZURITE_OTHER_ACCOUNT}/{container}/" in (props.copy.source or "")
+        assert _read(azure_driver, target) == b"elsewhere"
+    anonymous = AzureBlobDriver("anonymous", account_url=other_url, container=container)
+    assert not azure_driver.copies_from(anonymous)  # nothing could authorize the source: bytes go through us
 
 
 def _connection_string(driver: AzureBlobDriver) -> str:

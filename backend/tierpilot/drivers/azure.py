@@ -169,6 +169,7 @@ class AzureBlobDriver(TierDriver):
             "max_block_size": block_size, "max_single_put_size": block_size,
         }
         self._key: tuple[str, str] | None = None
+        self._sas = bool(sas_token)
         if connection_string:
             service = BlobServiceClient.from_connection_string(connection_string, **options)
             cred = service.credential
@@ -234,7 +235,8 @@ class AzureBlobDriver(TierDriver):
 
     def _source_url(self, name: str) -> str:
         """URL a server-side copy reads ``name`` from: signed for an hour when the tier has the account key
-        (Put Block From URL does not take the destination's shared key for the source)."""
+        (Copy Blob and Put Block From URL do not take the destination's shared key for the source); a SAS
+        tier's blob URLs carry its token."""
         blob = self._blob(name)
         if self._key is None:
             return str(blob.url)
@@ -364,8 +366,14 @@ class AzureBlobDriver(TierDriver):
     # copies --------------------------------------------------------------------------------------------
 
     def same_account(self, other: TierDriver) -> bool:
-        """Whether a server-side copy from ``other`` can work (same account endpoint)."""
+        """Whether ``other`` is a tier of this storage account (same account endpoint)."""
         return isinstance(other, AzureBlobDriver) and other.account_url == self.account_url
+
+    def copies_from(self, other: TierDriver) -> bool:
+        """Whether the service can copy from ``other`` (Copy Blob): a tier of this account, or of another
+        account whose blob URLs the other tier can authorize (its account key signs a SAS, or its SAS token)."""
+        return isinstance(other, AzureBlobDriver) and (self.same_account(other) or other._key is not None
+                                                       or other._sas)
 
     def _readable_name(self, locator: str) -> str:
         """The name holding the readable bytes of a blob: itself, or its rehydrated copy."""
@@ -397,8 +405,9 @@ class AzureBlobDriver(TierDriver):
 
     def copy_from(self, source: TierDriver, src_locator: str, dst_locator: str,
                   storage_class: str | None = None) -> PutResult:
-        """Copy a blob from any tier; inside one account the service copies (Copy Blob)."""
-        if not (isinstance(source, AzureBlobDriver) and self.same_account(source)):
+        """Copy a blob from any tier; from an Azure tier the service copies (Copy Blob), across accounts too when
+        the source URL can be authorized (the copy then runs asynchronously and is polled until done)."""
+        if not (isinstance(source, AzureBlobDriver) and self.copies_from(source)):
             return super().copy_from(source, src_locator, dst_locator, storage_class)
         src_name = source._readable_name(src_locator)
         name, metadata = self._name(dst_locator)
