@@ -20,6 +20,7 @@ import { Route as AppRequestsRouteImport } from './routes/_app/requests'
 import { Route as AppReservationsRouteImport } from './routes/_app/reservations'
 import { Route as AppRestoresRouteImport } from './routes/_app/restores'
 import { Route as AppSettingsRouteImport } from './routes/_app/settings'
+import { Route as AppSharingRouteImport } from './routes/_app/sharing'
 import { Route as AppSpendRouteImport } from './routes/_app/spend'
 import { Route as AppReservationsReservationIdRouteImport } from './routes/_app/reservations_.$reservationId'
 import { Route as AppSettingsAuditRouteImport } from './routes/_app/settings_.audit'
@@ -78,6 +79,11 @@ const AppSettingsRoute = AppSettingsRouteImport.update({
   path: '/settings',
   getParentRoute: () => AppRoute,
 } as any)
+const AppSharingRoute = AppSharingRouteImport.update({
+  id: '/sharing',
+  path: '/sharing',
+  getParentRoute: () => AppRoute,
+} as any)
 const AppSpendRoute = AppSpendRouteImport.update({
   id: '/spend',
   path: '/spend',
@@ -106,6 +112,7 @@ export interface FileRoutesByFullPath {
   '/reservations': typeof AppReservationsRoute
   '/restores': typeof AppRestoresRoute
   '/settings': typeof AppSettingsRoute
+  '/sharing': typeof AppSharingRoute
   '/spend': typeof AppSpendRoute
   '/reservations/$reservationId': typeof AppReservationsReservationIdRoute
   '/settings/audit': typeof AppSettingsAuditRoute
@@ -120,6 +127,7 @@ export interface FileRoutesByTo {
   '/reservations': typeof AppReservationsRoute
   '/restores': typeof AppRestoresRoute
   '/settings': typeof AppSettingsRoute
+  '/sharing': typeof AppSharingRoute
   '/spend': typeof AppSpendRoute
   '/': typeof AppIndexRoute
   '/reservations/$reservationId': typeof AppReservationsReservationIdRoute
@@ -137,6 +145,7 @@ export interface FileRoutesById {
   '/_app/reservations': typeof AppReservationsRoute
   '/_app/restores': typeof AppRestoresRoute
   '/_app/settings': typeof AppSettingsRoute
+  '/_app/sharing': typeof AppSharingRoute
   '/_app/spend': typeof AppSpendRoute
   '/_app/': typeof AppIndexRoute
   '/_app/reservations_/$reservationId': typeof AppReservationsReservationIdRoute
@@ -155,6 +164,7 @@ export interface FileRouteTypes {
     | '/reservations'
     | '/restores'
     | '/settings'
+    | '/sharing'
     | '/spend'
     | '/reservations/$reservationId'
     | '/settings/audit'
@@ -169,6 +179,7 @@ export interface FileRouteTypes {
     | '/reservations'
     | '/restores'
     | '/settings'
+    | '/sharing'
     | '/spend'
     | '/'
     | '/reservations/$reservationId'
@@ -185,6 +196,7 @@ export interface FileRouteTypes {
     | '/_app/reservations'
     | '/_app/restores'
     | '/_app/settings'
+    | '/_app/sharing'
     | '/_app/spend'
     | '/_app/'
     | '/_app/reservations_/$reservationId'
@@ -275,6 +287,13 @@ declare module '@tanstack/react-router' {
       preLoaderRoute: typeof AppSettingsRouteImport
       parentRoute: typeof AppRoute
     }
+    '/_app/sharing': {
+      id: '/_app/sharing'
+      path: '/sharing'
+      fullPath: '/sharing'
+      preLoaderRoute: typeof AppSharingRouteImport
+      parentRoute: typeof AppRoute
+    }
     '/_app/spend': {
       id: '/_app/spend'
       path: '/spend'
@@ -308,6 +327,7 @@ interface AppRouteChildren {
   AppReservationsRoute: typeof AppReservationsRoute
   AppRestoresRoute: typeof AppRestoresRoute
   AppSettingsRoute: typeof AppSettingsRoute
+  AppSharingRoute: typeof AppSharingRoute
   AppSpendRoute: typeof AppSpendRoute
   AppIndexRoute: typeof AppIndexRoute
   AppReservationsReservationIdRoute: typeof AppReservationsReservationIdRoute
@@ -323,6 +343,7 @@ const AppRouteChildren: AppRouteChildren = {
   AppReservationsRoute: AppReservationsRoute,
   AppRestoresRoute: AppRestoresRoute,
   AppSettingsRoute: AppSettingsRoute,
+  AppSharingRoute: AppSharingRoute,
   AppSpendRoute: AppSpendRoute,
   AppIndexRoute: AppIndexRoute,
   AppReservationsReservationIdRoute: AppReservationsReservationIdRoute,

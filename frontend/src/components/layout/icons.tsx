@@ -63,6 +63,14 @@ export const icons = {
       <path d="M3.5 18a9 9 0 1 1 17 0" />
     </Svg>
   ),
+  sharing: (
+    <Svg>
+      <circle cx="18" cy="5" r="3" />
+      <circle cx="6" cy="12" r="3" />
+      <circle cx="18" cy="19" r="3" />
+      <path d="M8.6 13.5l6.8 4M15.4 6.5l-6.8 4" />
+    </Svg>
+  ),
   settings: (
     <Svg>
       <circle cx="12" cy="12" r="3" />

@@ -7,6 +7,7 @@ export interface NavItem {
     | "/restores"
     | "/lifecycle"
     | "/browser"
+    | "/sharing"
     | "/planner"
     | "/spend"
     | "/benchmarks"
@@ -23,6 +24,7 @@ export const NAV_ITEMS: readonly NavItem[] = [
   { to: "/restores", label: "Restores", icon: "restores" },
   { to: "/lifecycle", label: "Lifecycle", icon: "lifecycle" },
   { to: "/browser", label: "Browser", icon: "browser" },
+  { to: "/sharing", label: "Sharing", icon: "sharing" },
   { to: "/planner", label: "Cost planner", icon: "planner" },
   { to: "/spend", label: "Spend", icon: "planner" },
   { to: "/benchmarks", label: "Benchmarks", icon: "benchmarks" },
