@@ -449,11 +449,13 @@ def _sweep_worker(args: tuple[Any, ...]) -> dict[str, Any]:
             stats["retries"] += retries
             stats["latency"] += lat
 
+    cpu0 = time.process_time()
     pool = [threading.Thread(target=run, args=(t,)) for t in range(threads)]
     for t in pool:
         t.start()
     for t in pool:
         t.join()
+    stats["cpu_s"] = time.process_time() - cpu0  # this client process's CPU (bench/sweep_vs_gateway.py)
     return stats
 
 

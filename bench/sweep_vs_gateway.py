@@ -9,8 +9,9 @@ For each point (PUT and GET × 1 KiB and 1 MiB × concurrency 1, 4, 16, 64) in t
   (sweep) ``Sweep.run`` for that one point: ``observability.s3client`` connections in threads of this process
           (SigV4 headers with UNSIGNED-PAYLOAD, no client checksum), a quarter of the first 800 requests traced
           and their phases read back (as a run does).
-Printed: requests/s of each, the ratio sweep/ref, p50 of each, the sweep's phase medians, and the CPU
-seconds per request this process (the sweep's client) used.
+Printed: requests/s of each, the ratio sweep/ref (the median of the rounds' ratios: a round's reference and
+sweep run back to back, so a load change between rounds cancels), p50 of each, the sweep's phase medians, and
+the client CPU per request of each (the reference's 4 processes; this process for the sweep).
 
 Run: .venv/bin/python bench/sweep_vs_gateway.py [--seconds 3] [--rounds 1]
 """
@@ -45,14 +46,17 @@ def reference(pool: Any, inst: gt.Installation, op: str, size: int, conc: int, s
     results = pool.map(gt._sweep_worker, [(inst.gateway, inst.key_id, inst.secret, op, p, per[p], start_at, seconds,
                                            *sized) for p in range(procs)])
     latency = [x for r in results for x in r["latency"]]
-    return {"rate": sum(r["ok"] for r in results) / seconds, "failed": sum(r["failed"] for r in results),
-            "p50": statistics.median(latency) * 1000 if latency else 0.0}
+    ok = sum(r["ok"] for r in results)
+    return {"rate": ok / seconds, "failed": sum(r["failed"] for r in results),
+            "p50": statistics.median(latency) * 1000 if latency else 0.0,
+            "cpu": sum(r["cpu_s"] for r in results) / max(ok, 1)}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds per point and method")
-    parser.add_argument("--rounds", type=int, default=1, help="repeat every point; medians are printed")
+    parser.add_argument("--rounds", type=int, default=1, help="repeat every point (ref then sweep); medians are "
+                        "printed, sweep/ref as the median of each round's ratio")
     args = parser.parse_args()
     print(f"load average at the start {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     inst = gt.Installation(1)
@@ -70,29 +74,32 @@ def main() -> None:
             for op in ("PUT", "GET"):
                 for size in SIZES:
                     for conc in CONCURRENCY:
-                        refs, sweeps, cpus, p50s, p50r = [], [], [], [], []
+                        refs, sweeps, cpus, p50s, p50r, ref_cpus, ratios = [], [], [], [], [], [], []
                         phases: dict[str, float] = {}
                         traced = 0
                         for _ in range(args.rounds):
                             ref = reference(pool, inst, op, size, conc, args.seconds)
                             refs.append(ref["rate"])
+                            ref_cpus.append(ref["cpu"])
                             p50r.append(ref["p50"])
                             cpu0 = resource.getrusage(resource.RUSAGE_SELF)
                             point = Sweep(inst.gateway, inst.key_id, inst.secret).run(
                                 [op.lower()], [size], [conc], args.seconds)[0]
                             cpu1 = resource.getrusage(resource.RUSAGE_SELF)
                             sweeps.append(point.ops_per_s)
+                            ratios.append(point.ops_per_s / ref["rate"] if ref["rate"] else 0.0)
                             p50s.append(point.p50_ms)
                             requests = max(point.ops_per_s * args.seconds, 1)
                             cpus.append((cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime) / requests)
                             phases, traced = point.phases_ms, point.traced
                         row = (op, size, conc, statistics.median(refs), statistics.median(sweeps),
-                               statistics.median(p50r), statistics.median(p50s), statistics.median(cpus) * 1000,
-                               phases, traced)
+                               statistics.median(ratios), statistics.median(p50r), statistics.median(p50s),
+                               statistics.median(ref_cpus) * 1000, statistics.median(cpus) * 1000, phases, traced)
                         rows.append(row)
                         print(f"  {op} {size:>8d} B x{conc:<3d} ref {row[3]:8.1f} req/s  sweep {row[4]:8.1f} req/s  "
-                              f"ratio {row[4] / row[3] if row[3] else 0:.2f}  p50 ref {row[5]:.1f} ms sweep "
-                              f"{row[6]:.1f} ms  sweep client CPU {row[7]:.2f} ms/req", flush=True)
+                              f"ratio {row[5]:.2f} (rounds: {' '.join(f'{r:.2f}' for r in ratios)})  p50 ref "
+                              f"{row[6]:.1f} ms sweep {row[7]:.1f} ms  client CPU ref {row[8]:.2f} sweep "
+                              f"{row[9]:.2f} ms/req", flush=True)
     finally:
         inst.close()
     print()
@@ -100,12 +107,12 @@ def main() -> None:
           f"{args.seconds:g} s per point and method, {args.rounds} round(s) (medians)")
     print()
     print("| op | size | concurrency | ref req/s | sweep req/s | sweep/ref | ref p50 ms | sweep p50 ms "
-          "| sweep client CPU ms/req | sweep phase medians ms (traced requests) |")
+          "| client CPU ms/req ref / sweep | sweep phase medians ms (traced requests) |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
-    for op, size, conc, ref, swp, pr, ps, cpu, phases, traced in rows:
+    for op, size, conc, ref, swp, ratio, pr, ps, rcpu, cpu, phases, traced in rows:
         ph = ", ".join(f"{k} {v:.2f}" for k, v in phases.items())
         print(f"| {op} | {'1 KiB' if size == 1024 else '1 MiB'} | {conc} | {ref:,.1f} | {swp:,.1f} | "
-              f"{swp / ref if ref else 0:.2f} | {pr:.1f} | {ps:.1f} | {cpu:.2f} | {ph} ({traced}) |")
+              f"{ratio:.2f} | {pr:.1f} | {ps:.1f} | {rcpu:.2f} / {cpu:.2f} | {ph} ({traced}) |")
 
 
 if __name__ == "__main__":
