@@ -21,7 +21,7 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
 from tierpilot.auth import repository as auth_repository
 from tierpilot.catalog.models import Bucket, MultipartUpload, Object, ObjectVersion, UploadPart
@@ -411,6 +411,104 @@ def due_objects(session: Session, bucket_id: int, tier_id: int, created_before: 
     if limit is not None:
         q = q.limit(limit)
     return list(session.execute(q))
+
+
+# noncurrent versions as lifecycle rules see them (NoncurrentDays count from ``noncurrent_since``)
+VERSION_CANDIDATE_COLUMNS = (ObjectVersion.id, ObjectVersion.key, ObjectVersion.size, ObjectVersion.tags,
+                             ObjectVersion.tier_id, ObjectVersion.storage_class, ObjectVersion.locator,
+                             ObjectVersion.etag, ObjectVersion.noncurrent_since)
+
+
+def due_versions(session: Session, bucket_id: int, noncurrent_before: datetime, *, prefix: str = "",
+                 tags: Sequence[tuple[str, str]] = (), size_gt: int | None = None, size_lt: int | None = None,
+                 min_size: int | None = None, classes_below: Sequence[str] | None = None, limit: int | None = None,
+                 leave_out: VersionFilter | None = None) -> list[Row[Any]]:
+    """Noncurrent versions (not delete markers) of a bucket that became noncurrent at or before
+    ``noncurrent_before`` and pass a rule's filter, longest noncurrent first (``leave_out``: as ``due_objects``)."""
+    t = ObjectVersion
+    conds: list[ColumnElement[bool]] = [t.bucket_id == bucket_id, t.delete_marker.is_(False),
+                                        t.noncurrent_since <= noncurrent_before, *starts_with(t.key, prefix)]
+    conds += [t.tags[k].as_string() == v for k, v in tags]
+    if size_gt is not None:
+        conds.append(t.size > size_gt)
+    if size_lt is not None:
+        conds.append(t.size < size_lt)
+    if min_size is not None:
+        conds.append(t.size >= min_size)
+    if classes_below is not None:
+        conds.append(t.storage_class.in_(list(classes_below)))
+    if leave_out is not None:
+        conds.append(~leave_out(t.id, t.locator))
+    q = select(*VERSION_CANDIDATE_COLUMNS).where(and_(*conds)).order_by(t.noncurrent_since, t.id)
+    return list(session.execute(q if limit is None else q.limit(limit)))
+
+
+def newer_noncurrent_versions(session: Session, bucket_id: int, key: str, version_pk: int) -> int:
+    """How many noncurrent versions (not markers) of the key are newer than this one."""
+    t = ObjectVersion
+    return int(session.scalar(select(func.count()).select_from(t).where(
+        t.bucket_id == bucket_id, t.key == key, t.id > version_pk, t.delete_marker.is_(False))) or 0)
+
+
+def lone_delete_markers(session: Session, bucket_id: int, prefix: str, limit: int,
+                        leave_out: VersionFilter | None = None) -> list[ObjectVersion]:
+    """Delete markers that are all that is left of their key (no current version, no other version): what
+    ExpiredObjectDeleteMarker removes."""
+    t, other = ObjectVersion, aliased(ObjectVersion)
+    conds = [t.bucket_id == bucket_id, t.delete_marker.is_(True), *starts_with(t.key, prefix),
+             ~select(Object.id).where(Object.bucket_id == bucket_id, Object.key == t.key).exists(),
+             ~select(other.id).where(other.bucket_id == bucket_id, other.key == t.key, other.id != t.id).exists()]
+    if leave_out is not None:
+        conds.append(~leave_out(t.id, t.locator))
+    return list(session.scalars(select(t).where(and_(*conds)).order_by(t.id).limit(limit)))
+
+
+def versions_by_id(session: Session, version_pks: Sequence[int]) -> dict[int, ObjectVersion]:
+    if not version_pks:
+        return {}
+    return {v.id: v for v in session.scalars(select(ObjectVersion).where(ObjectVersion.id.in_(list(version_pks))))}
+
+
+def version_locators(session: Session, version_pks: Sequence[int]) -> dict[int, str]:
+    if not version_pks:
+        return {}
+    t = ObjectVersion
+    rows = session.execute(select(t.id, t.locator).where(t.id.in_(list(version_pks))))
+    return {pk: locator for pk, locator in rows}
+
+
+def switch_version(session: Session, version_pk: int, old_locator: str, old_etag: str, *, tier_id: int,
+                   storage_class: str, locator: str) -> bool:
+    """``switch_object`` for a noncurrent version: its lock columns stay as they are."""
+    t = ObjectVersion
+    result = session.execute(
+        update(t).where(t.id == version_pk, t.locator == old_locator, t.etag == old_etag)
+        .values(tier_id=tier_id, storage_class=storage_class, locator=locator, restore_state=None,
+                restore_speed=None, restore_expiry=None)
+        .execution_options(synchronize_session=False))
+    return result.rowcount == 1  # type: ignore[attr-defined]
+
+
+def delete_unlocked_version(session: Session, version_pk: int, old_locator: str) -> bool:
+    """Delete a noncurrent version still at ``old_locator`` unless object lock protects it (totals: caller's)."""
+    t = ObjectVersion
+    unlocked = and_(t.legal_hold.is_(False), (t.lock_until.is_(None)) | (t.lock_until <= utcnow()))
+    result = session.execute(delete(t).where(t.id == version_pk, t.locator == old_locator,
+                                             t.delete_marker.is_(False), unlocked)
+                             .execution_options(synchronize_session=False))
+    return result.rowcount == 1  # type: ignore[attr-defined]
+
+
+def delete_lone_marker(session: Session, bucket_id: int, marker_pk: int) -> bool:
+    """Delete a delete marker only while it is still all that is left of its key."""
+    marker = session.get(ObjectVersion, marker_pk)
+    if marker is None or not marker.delete_marker or marker.bucket_id != bucket_id:
+        return False
+    if get_object(session, bucket_id, marker.key) is not None or len(versions_of_key(session, bucket_id,
+                                                                                      marker.key)) != 1:
+        return False
+    delete_version_row(session, marker_pk)
+    return True
 
 
 # multipart -------------------------------------------------------------------------------------------

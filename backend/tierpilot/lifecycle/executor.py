@@ -34,7 +34,9 @@ from sqlalchemy.orm import Session
 
 from tierpilot.catalog import repository as catalog_repository
 from tierpilot.catalog import service as catalog_service
-from tierpilot.catalog.models import Object
+from tierpilot.catalog import versions as catalog_versions
+from tierpilot.catalog.errors import ObjectLocked
+from tierpilot.catalog.models import Object, ObjectVersion
 from tierpilot.drivers import registry
 from tierpilot.drivers.base import BlobNotFound, NotRestored, PutResult, TierDriver
 from tierpilot.drivers.registry import TierLike, TierSpec, driver_for
@@ -125,6 +127,19 @@ class _Claimed:
     previous_copy: str | None  # an earlier attempt's copy on the target tier, to remove
 
 
+# moves of noncurrent versions and delete markers: their ``object_id`` is an ``object_versions`` id
+VERSION_ACTIONS = frozenset({"nc_transition", "nc_expiration", "expire_marker"})
+
+
+def _version_as_object(version: ObjectVersion | None) -> Object | None:
+    """A noncurrent version in the shape the copy and the switch read (its id is the version's)."""
+    if version is None:
+        return None
+    obj = catalog_versions.as_object(version)
+    obj.id = version.id
+    return obj
+
+
 def _claim(session: Session, move_ids: list[int], owner: str, limiter: Throttle, now: datetime
            ) -> tuple[list[_Claimed], dict[int, Outcome]]:
     """Take the batch's leases and read what its moves need, in the one transaction that records the attempt."""
@@ -149,16 +164,22 @@ def _claim(session: Session, move_ids: list[int], owner: str, limiter: Throttle,
     if not taken:
         return [], out
     moves = repository.get_moves(session, sorted(taken))  # read after the claim: the rows as their holder sees them
-    objects = catalog_repository.objects_by_id(session, [m.object_id for m in moves if m.object_id is not None])
+    objects = catalog_repository.objects_by_id(session, [m.object_id for m in moves if m.object_id is not None
+                                                         and m.action not in VERSION_ACTIONS])
+    versions = catalog_repository.versions_by_id(session, [m.object_id for m in moves if m.object_id is not None
+                                                           and m.action in VERSION_ACTIONS])
     names = catalog_repository.bucket_names(session, list({m.bucket_id for m in moves}))
     previous = {m.id: m.dst_locator for m in moves}
     locators: dict[int, str] = {}
     claims: list[_Claimed] = []
     for move in moves:
-        obj = objects.get(move.object_id) if move.object_id is not None else None
+        if move.action in VERSION_ACTIONS:
+            obj = _version_as_object(versions.get(move.object_id)) if move.object_id is not None else None
+        else:
+            obj = objects.get(move.object_id) if move.object_id is not None else None
         if obj is not None and (obj.locator != move.src_locator or obj.etag != move.etag):
             obj = None  # overwritten (or moved by someone else) since the sweep: this version is gone
-        if (move.action == "transition" and move.state != "switched" and obj is not None
+        if (move.action in ("transition", "nc_transition") and move.state != "switched" and obj is not None
                 and move.dst_tier_id not in (None, move.src_tier_id)):
             # a fresh locator per attempt, recorded before the copy starts: a crash leaves a name fsck can place
             locators[move.id] = catalog_service.new_locator(names.get(move.bucket_id, ""), obj.key)
@@ -337,14 +358,14 @@ def run_moves(move_ids: Sequence[int], limiter: Throttle | None = None, wait_gra
         try:
             if move.state == "switched":
                 switched.append(move)
-            elif move.action == "transition":
+            elif move.action in ("transition", "nc_transition"):
                 copied = _copy(claimed, owner, limiter)
                 if isinstance(copied, Outcome):
                     out[move.id] = copied
                 else:
                     copies.append(copied)
-            elif move.action in ("expiration", "abort_upload"):
-                if move.action == "expiration" and claimed.obj is None:
+            elif move.action in ("expiration", "nc_expiration", "expire_marker", "abort_upload"):
+                if move.action != "abort_upload" and claimed.obj is None:
                     out[move.id] = _skip(move, owner, "the object was overwritten or deleted after the sweep "
                                                       "queued it")
                 else:
@@ -422,12 +443,15 @@ def _switch(copies: list[_Copied], others: list[_Claimed], owner: str, out: dict
             move, obj = cp.claimed.move, cp.claimed.obj
             assert obj is not None
             dst_class = move.dst_class or obj.storage_class
+            # a noncurrent version keeps its lock columns wherever it moves, as the current row does
+            switch = (catalog_repository.switch_version if move.action == "nc_transition"
+                      else catalog_repository.switch_object)
             if cp.result is None:
                 if not repository.update_move(session, move.id, owner, state="done", switched_at=now,
                                               finished_at=now, lease_owner=None, lease_until=None):
                     out[move.id] = Outcome(move.id, "lost")
-                elif catalog_repository.switch_object(session, obj.id, obj.locator, obj.etag, tier_id=cp.dst.id,
-                                                      storage_class=dst_class, locator=obj.locator):
+                elif switch(session, obj.id, obj.locator, obj.etag, tier_id=cp.dst.id, storage_class=dst_class,
+                            locator=obj.locator):
                     meter.add("transition", cp.src.id, cp.dst.id, objects=1, transition_requests=1)
                     out[move.id] = Outcome(move.id, "done")
                 else:
@@ -441,8 +465,8 @@ def _switch(copies: list[_Copied], others: list[_Claimed], owner: str, out: dict
                                           early_deletion_nanousd=early_nano):
                 out[move.id] = Outcome(move.id, "lost")
                 unused.append((cp.dst, move.dst_locator))
-            elif catalog_repository.switch_object(session, obj.id, obj.locator, obj.etag, tier_id=cp.dst.id,
-                                                  storage_class=dst_class, locator=move.dst_locator):
+            elif switch(session, obj.id, obj.locator, obj.etag, tier_id=cp.dst.id, storage_class=dst_class,
+                        locator=move.dst_locator):
                 meter.add("transition", cp.src.id, cp.dst.id, objects=1, nbytes=cp.result.size,
                           transition_requests=1, early_deletion_nanousd=early_nano, early_deletions=int(early))
                 move.state, move.switched_at = "switched", now
@@ -454,7 +478,11 @@ def _switch(copies: list[_Copied], others: list[_Claimed], owner: str, out: dict
                 unused.append((cp.dst, move.dst_locator))
         for claimed in others:
             move = claimed.move
-            if move.action == "expiration":
+            if move.action == "expire_marker":
+                _expire_marker(session, move, owner, now, out)
+            elif move.action == "expiration" and _versioned(session, move.bucket_id):
+                _expire_versioned(session, claimed, owner, now, switched, out)
+            elif move.action in ("expiration", "nc_expiration"):
                 _expire(session, claimed, owner, now, prices, meter, switched, out)
             else:
                 _end_upload(session, move, owner, now, meter, switched, out)
@@ -472,7 +500,8 @@ def _expire(session: Session, claimed: _Claimed, owner: str, now: datetime, pric
     if not repository.update_move(session, move.id, owner, state="switched", switched_at=now,
                                   early_deletion_nanousd=early_nano):
         out[move.id] = Outcome(move.id, "lost")
-    elif catalog_repository.delete_object(session, obj.id, obj.locator):
+    elif (catalog_repository.delete_unlocked_version(session, obj.id, obj.locator) if move.action == "nc_expiration"
+          else catalog_repository.delete_object(session, obj.id, obj.locator)):
         catalog_repository.add_usage(session, move.bucket_id, -1, -obj.size)
         meter.add("expiration", move.src_tier_id, 0, objects=1, nbytes=obj.size, early_deletion_nanousd=early_nano,
                   early_deletions=int(early))
@@ -482,6 +511,55 @@ def _expire(session: Session, claimed: _Claimed, owner: str, now: datetime, pric
         repository.update_move(session, move.id, state="skipped", finished_at=now, lease_owner=None,
                                lease_until=None, error="the object was overwritten or deleted meanwhile")
         out[move.id] = Outcome(move.id, "skipped")
+
+
+def _versioned(session: Session, bucket_id: int) -> bool:
+    settings = catalog_repository.bucket_versioning(session, bucket_id)
+    return settings is not None and settings[0] is not None
+
+
+def _close(session: Session, move: LifecycleMove, owner: str, now: datetime, out: dict[int, Outcome], done: bool,
+           why: str) -> None:
+    """End a move that leaves no old copy to delete: done, or skipped with ``why``."""
+    state = "done" if done else "skipped"
+    if repository.update_move(session, move.id, owner, state=state, switched_at=now if done else None,
+                              finished_at=now, lease_owner=None, lease_until=None, error=None if done else why):
+        out[move.id] = Outcome(move.id, state)
+    else:
+        out[move.id] = Outcome(move.id, "lost")
+
+
+def _expire_versioned(session: Session, claimed: _Claimed, owner: str, now: datetime, switched: list[LifecycleMove],
+                      out: dict[int, Outcome]) -> None:
+    """Expiring the current version of a versioned bucket is S3's DeleteObject: a delete marker, the version
+    kept as noncurrent (its bytes stay, locked or not). Only a suspended bucket's "null" version goes."""
+    move, obj = claimed.move, claimed.obj
+    assert obj is not None
+    current = catalog_repository.get_object(session, move.bucket_id, move.key, for_update=True)
+    if current is None or current.id != obj.id or current.locator != obj.locator:
+        _close(session, move, owner, now, out, False, "the object was overwritten or deleted meanwhile")
+        return
+    try:
+        with session.begin_nested():
+            deleted = catalog_versions.delete_key(session, move.bucket_id, move.key, None, now=now)
+    except ObjectLocked:
+        _close(session, move, owner, now, out, False, "object lock protects the version")
+        return
+    if any(b.locator == move.src_locator for b in deleted.blobs):  # the null version went: its bytes go too
+        if repository.update_move(session, move.id, owner, state="switched", switched_at=now):
+            move.state, move.switched_at = "switched", now
+            switched.append(move)
+        else:
+            out[move.id] = Outcome(move.id, "lost")
+        return
+    _close(session, move, owner, now, out, True, "")
+
+
+def _expire_marker(session: Session, move: LifecycleMove, owner: str, now: datetime, out: dict[int, Outcome]) -> None:
+    """ExpiredObjectDeleteMarker: a delete marker that is all that is left of its key goes."""
+    assert move.object_id is not None
+    gone = catalog_repository.delete_lone_marker(session, move.bucket_id, move.object_id)
+    _close(session, move, owner, now, out, gone, "the key has versions again")
 
 
 def _end_upload(session: Session, move: LifecycleMove, owner: str, now: datetime, meter: _Meter,
@@ -535,8 +613,12 @@ def _finish(moves: list[LifecycleMove], owner: str, wait_grace: bool) -> dict[in
     elif waiting:
         time.sleep(max(0.0, (max(delete_after(m) for m in waiting) - utcnow()).total_seconds()))
     with transaction() as session:
-        current = catalog_repository.object_locators(session, [m.object_id for m in moves if m.object_id is not None])
-    live = {m.id for m in moves if m.object_id is not None and current.get(m.object_id) == m.src_locator}
+        current = catalog_repository.object_locators(session, [m.object_id for m in moves if m.object_id is not None
+                                                               and m.action not in VERSION_ACTIONS])
+        kept = catalog_repository.version_locators(session, [m.object_id for m in moves if m.object_id is not None
+                                                             and m.action in VERSION_ACTIONS])
+    live = {m.id for m in moves if m.object_id is not None
+            and (kept if m.action in VERSION_ACTIONS else current).get(m.object_id) == m.src_locator}
     closed: list[LifecycleMove] = []
     for m in moves:
         tier = _tier(m.src_tier_id)

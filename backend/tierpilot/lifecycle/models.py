@@ -10,7 +10,8 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from tierpilot.kit.db import Base, KeyString, utcnow
 
-ACTIONS = ("transition", "expiration", "abort_upload")
+# the nc_* actions and expire_marker act on object_versions rows (noncurrent versions, delete markers)
+ACTIONS = ("transition", "expiration", "abort_upload", "nc_transition", "nc_expiration", "expire_marker")
 # queued -> running -> (transition: switched ->) done; or skipped (object changed meanwhile) or failed
 STATES = ("queued", "running", "switched", "done", "skipped", "failed")
 OPEN_STATES = ("queued", "running", "switched")

@@ -43,7 +43,7 @@ from tierpilot.tiers.models import Tier
 
 log = logging.getLogger(__name__)
 
-Kind = Literal["transition", "expiration"]
+Kind = Literal["transition", "expiration", "nc_transition", "nc_expiration"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,11 @@ class Action:
     storage_class: str | None = None
     target: Tier | None = None
     min_size: int | None = None
+    newer_versions: int | None = None  # NewerNoncurrentVersions: that many newer noncurrent ones are kept
+
+    @property
+    def noncurrent(self) -> bool:
+        return self.kind.startswith("nc_")
 
     def threshold(self, now: datetime) -> datetime | None:
         return created_threshold(now, self.days, self.date)
@@ -66,7 +71,7 @@ class Action:
         """Whether this action would act on an object like this (its due date aside)."""
         if not self.predicates.matches(key, size, tags):
             return False
-        if self.kind == "expiration":
+        if self.kind in ("expiration", "nc_expiration"):
             return True
         assert self.storage_class is not None
         if class_rank(self.storage_class) <= class_rank(storage_class):
@@ -75,7 +80,8 @@ class Action:
 
 
 def actions_of(config: LifecycleConfig, bucket: Bucket, tiers: Sequence[Tier]) -> list[Action]:
-    """The current-version actions of the enabled rules (noncurrent ones never apply: buckets are unversioned)."""
+    """The actions of the enabled rules: on current versions, and (``noncurrent``) on noncurrent ones, whose
+    days count from when a newer version replaced them."""
     out: list[Action] = []
     for rule in config.rules:
         if not rule.enabled:
@@ -90,6 +96,17 @@ def actions_of(config: LifecycleConfig, bucket: Bucket, tiers: Sequence[Tier]) -
         exp = rule.expiration
         if exp is not None and (exp.days is not None or exp.date is not None):
             out.append(Action(rule, "expiration", preds, exp.days, exp.date))
+        for nt in rule.noncurrent_version_transitions:
+            target = class_tier(tiers, bucket, nt.storage_class)
+            if target is None:
+                continue
+            min_size = SMALL_OBJECT_BYTES if small_objects_blocked(config, rule, nt.storage_class) else None
+            out.append(Action(rule, "nc_transition", preds, nt.noncurrent_days or 0, None, nt.storage_class, target,
+                              min_size, nt.newer_noncurrent_versions))
+        nce = rule.noncurrent_version_expiration
+        if nce is not None and nce.noncurrent_days is not None:
+            out.append(Action(rule, "nc_expiration", preds, nce.noncurrent_days, None,
+                              newer_versions=nce.newer_noncurrent_versions))
     return out
 
 
@@ -102,7 +119,7 @@ def decide(actions: Iterable[Action], now: datetime, key: str, size: int, tags: 
         threshold = a.threshold(now)
         if threshold is None or created_at > threshold or not a.applies(key, size, tags, storage_class):
             continue
-        if a.kind == "expiration":
+        if a.kind in ("expiration", "nc_expiration"):
             return a
         if best is None or class_rank(a.storage_class or "") > class_rank(best.storage_class or ""):
             best = a
@@ -146,7 +163,8 @@ def plan_bucket(session: Session, bucket: Bucket, config: LifecycleConfig, tiers
                 limit: int) -> BucketPlan:
     """The moves a sweep queues for one bucket now: at most ``limit`` objects, oldest first."""
     plan = BucketPlan(bucket.id)
-    acts = actions_of(config, bucket, tiers)
+    every = actions_of(config, bucket, tiers)
+    acts = [a for a in every if not a.noncurrent]
     seen: set[int] = set()
     for action in acts:
         if len(plan.rows) >= limit:
@@ -160,6 +178,8 @@ def plan_bucket(session: Session, bucket: Bucket, config: LifecycleConfig, tiers
             if chosen is None:
                 continue
             plan.rows.append(_move_row(bucket, row, chosen, now))
+    if bucket.versioning is not None:
+        _plan_versions(session, bucket, config, [a for a in every if a.noncurrent], now, limit, plan)
     for rule in config.rules:
         days = rule.abort_incomplete_multipart_upload_days
         if not rule.enabled or days is None or len(plan.rows) >= limit:
@@ -173,6 +193,68 @@ def plan_bucket(session: Session, bucket: Bucket, config: LifecycleConfig, tiers
                 rule_id=rule.id, bucket_id=bucket.id, key=up.key, upload_id=up.upload_id, src_tier_id=up.tier_id,
                 src_class=up.storage_class, src_locator=up.locator, state="queued", created_at=now))
     return plan
+
+
+def _plan_versions(session: Session, bucket: Bucket, config: LifecycleConfig, actions: list[Action],
+                   now: datetime, limit: int, plan: BucketPlan) -> None:
+    """Noncurrent versions due for a NoncurrentVersion* action, and delete markers left alone
+    (ExpiredObjectDeleteMarker). Versions under object lock are queued too: the catalog's delete refuses
+    them when the move runs (and a transition keeps the lock columns)."""
+    seen: set[int] = set()
+    for action in actions:
+        threshold = action.threshold(now)
+        if threshold is None or len(plan.rows) >= limit:
+            continue
+        p = action.predicates
+        classes_below = None
+        if action.kind == "nc_transition":
+            assert action.storage_class is not None
+            classes_below = [c for c in CLASS_ORDER if class_rank(c) < class_rank(action.storage_class)]
+        rows = catalog_repository.due_versions(
+            session, bucket.id, threshold, prefix=p.prefix, tags=p.tags, size_gt=p.size_greater_than,
+            size_lt=p.size_less_than, min_size=action.min_size, classes_below=classes_below,
+            limit=limit - len(plan.rows), leave_out=repository.has_version_move)
+        newer: dict[int, int] = {}
+        for row in rows:
+            plan.scanned += 1
+            if row.id in seen:
+                continue
+            seen.add(row.id)
+            chosen = _decide_version(actions, now, row, newer, session, bucket.id)
+            if chosen is not None:
+                plan.rows.append(dict(_move_row(bucket, row, chosen, now),
+                                      dedup_key=repository.dedup_key(chosen.kind, f"v{row.id}", row.locator)))
+    for rule in config.rules:
+        exp = rule.expiration
+        if not rule.enabled or exp is None or not exp.expired_object_delete_marker or len(plan.rows) >= limit:
+            continue
+        for marker in catalog_repository.lone_delete_markers(session, bucket.id, rule.predicates().prefix,
+                                                             limit - len(plan.rows), repository.has_version_move):
+            plan.rows.append(dict(
+                dedup_key=repository.dedup_key("expire_marker", f"v{marker.id}", ""), action="expire_marker",
+                rule_id=rule.id, bucket_id=bucket.id, key=marker.key, object_id=marker.id, src_tier_id=0,
+                src_locator="", state="queued", created_at=now))
+
+
+def _decide_version(actions: list[Action], now: datetime, row: Row[Any], newer: dict[int, int], session: Session,
+                    bucket_id: int) -> Action | None:
+    """``decide`` for a noncurrent version: days count from ``noncurrent_since``, and a rule with
+    NewerNoncurrentVersions N leaves the N newest noncurrent versions of a key alone."""
+    due: list[Action] = []
+    for a in actions:
+        threshold = a.threshold(now)
+        if threshold is None or row.noncurrent_since > threshold or not a.applies(row.key, row.size, row.tags,
+                                                                                   row.storage_class):
+            continue
+        if a.newer_versions is not None:
+            if row.id not in newer:
+                newer[row.id] = catalog_repository.newer_noncurrent_versions(session, bucket_id, row.key, row.id)
+            if newer[row.id] < a.newer_versions:
+                continue
+        due.append(a)
+    # as for current versions: an expiration wins, else the coldest transition
+    expiring = next((a for a in due if a.kind == "nc_expiration"), None)
+    return expiring or max(due, key=lambda a: class_rank(a.storage_class or ""), default=None)
 
 
 def _move_row(bucket: Bucket, row: Row[Any], action: Action, now: datetime) -> dict[str, Any]:

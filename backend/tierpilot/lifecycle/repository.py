@@ -70,6 +70,13 @@ def has_move(object_id: SQLColumnExpression[int], locator: SQLColumnExpression[s
                                           LifecycleMove.src_locator == locator).exists()
 
 
+def has_version_move(version_pk: SQLColumnExpression[int], locator: SQLColumnExpression[str]) -> ColumnElement[bool]:
+    """``has_move`` for noncurrent versions and delete markers (their moves' ``object_id`` is a version id)."""
+    return select(LifecycleMove.id).where(LifecycleMove.object_id == version_pk, LifecycleMove.src_locator == locator,
+                                          LifecycleMove.action.in_(("nc_transition", "nc_expiration",
+                                                                    "expire_marker"))).exists()
+
+
 def entered_tier_at(session: Session, object_id: int, locator: str) -> datetime | None:
     """When the current copy of an object got onto its tier by a lifecycle move (None: it was written there)."""
     return session.scalar(select(LifecycleMove.switched_at).where(

@@ -84,7 +84,8 @@ class LifecycleExpiration(_Model):
 
 
 class NoncurrentVersionTransition(_Model):
-    """Accepted and returned as S3 does; buckets here are unversioned, so it never applies."""
+    """Moves noncurrent versions of a versioned bucket NoncurrentDays after a newer version replaced them,
+    leaving the NewerNoncurrentVersions newest ones where they are."""
 
     noncurrent_days: int | None = Field(None, ge=0)
     storage_class: str
@@ -92,7 +93,8 @@ class NoncurrentVersionTransition(_Model):
 
 
 class NoncurrentVersionExpiration(_Model):
-    """Accepted and returned as S3 does; buckets here are unversioned, so it never applies."""
+    """Deletes noncurrent versions NoncurrentDays after they became noncurrent (but the NewerNoncurrentVersions
+    newest, and versions object lock protects)."""
 
     noncurrent_days: int | None = Field(None, ge=1)
     newer_noncurrent_versions: int | None = Field(None, ge=1)
