@@ -196,6 +196,7 @@ def test_public_access_block_refuses_and_ignores_public_grants(gateway: Gateway,
 
 def test_bucket_owner_enforced_disables_acls(gateway: Gateway, shared: str) -> None:
     s3 = gateway.client("alice")
+    s3.put_object(Bucket=shared, Key="pub.txt", Body=b"x", ACL="public-read")  # an object_acls row
     with pytest.raises(ClientError) as exc:
         s3.get_bucket_ownership_controls(Bucket=shared)
     assert _code(exc) == "OwnershipControlsNotFoundError"
@@ -207,6 +208,14 @@ def test_bucket_owner_enforced_disables_acls(gateway: Gateway, shared: str) -> N
         s3.put_object_acl(Bucket=shared, Key="public/readme.txt", ACL="public-read")
     assert _code(exc) == "AccessControlListNotSupported"
     s3.put_object(Bucket=shared, Key="ok.txt", Body=b"x", ACL="bucket-owner-full-control")
+    # a bucket with sharing settings and object ACLs is deleted like any other (its rows go with it)
+    s3.put_bucket_acl(Bucket=shared, ACL="private")
+    for key in ("ok.txt", "pub.txt", "public/readme.txt", "private/secret.txt"):
+        s3.delete_object(Bucket=shared, Key=key)
+    s3.delete_bucket(Bucket=shared)
+    with pytest.raises(ClientError) as exc:
+        s3.get_bucket_ownership_controls(Bucket=shared)
+    assert _code(exc) == "NoSuchBucket"
 
 
 def test_an_explicit_deny_binds_the_owner_who_can_still_remove_the_policy(gateway: Gateway, shared: str) -> None:

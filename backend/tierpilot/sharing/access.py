@@ -25,6 +25,7 @@ _ACTIONS: dict[tuple[str, str, str], str] = {
     ("GET", "bucket", "uploads"): "s3:ListBucketMultipartUploads",
     ("GET", "bucket", "location"): "s3:GetBucketLocation",
     ("POST", "bucket", "delete"): "s3:DeleteObject",
+    ("POST", "bucket", ""): "s3:PutObject",  # a browser form upload
     ("GET", "bucket", "acl"): "s3:GetBucketAcl",
     ("PUT", "bucket", "acl"): "s3:PutBucketAcl",
     ("GET", "bucket", "policy"): "s3:GetBucketPolicy",
