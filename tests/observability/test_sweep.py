@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from tests.conftest import ROOT
-from tests.gateway.conftest import Gateway, wait_until
+from tests.gateway.conftest import Gateway, start_gateway, stop, wait_until
 from tierpilot.auth.models import User
 from tierpilot.kit.db import transaction
 from tierpilot.observability.sweep import Sweep, check_ratios, phase_medians
@@ -88,11 +88,13 @@ def test_phase_medians_count_a_phase_a_request_skipped_as_zero() -> None:
             check_ratios(bad)
 
 
-def _sent_get_bytes(gateway: Gateway) -> float:
-    """GET object body bytes the gateway processes sent so far (their summed /metrics)."""
-    text = httpx.get(f"{gateway.url}/_tierpilot/metrics").text
-    prefix = 'tierpilot_gateway_sent_bytes_total{operation="GET object"} '
-    return sum(float(line[len(prefix):]) for line in text.splitlines() if line.startswith(prefix))
+GET_BYTES = 'tierpilot_gateway_sent_bytes_total{operation="GET object"}'
+
+
+def _counter(url: str, series: str) -> float:
+    """One series of a gateway's /metrics (summed over the gateway processes of this machine)."""
+    text = httpx.get(f"{url}/_tierpilot/metrics", timeout=10).text
+    return sum(float(line[len(series) + 1:]) for line in text.splitlines() if line.startswith(series + " "))
 
 
 def test_a_sweep_under_a_read_reservation_is_metered_against_it(gateway: Gateway) -> None:
@@ -111,12 +113,12 @@ def test_a_sweep_under_a_read_reservation_is_metered_against_it(gateway: Gateway
         rid = reservations.book(s, owner, bucket=bucket, direction="read", rate_bps=200 * MB, start=start,
                                 end=start + timedelta(minutes=10)).id
     try:
-        sent = _sent_get_bytes(gateway)
+        sent = _counter(gateway.url, GET_BYTES)
         sweep = Sweep(gateway.url, alice.access_key_id, alice.secret_access_key, reservation=rid, direction="read",
                       ratios={"put": 1, "get": 3}, bucket=bucket, read_phases=False)
         [point] = sweep.run(["mixed"], [64 << 10], [2], 0.5)
         assert point.failures == 0 and point.retries == 0 and point.mb_per_s > 0
-        got = _sent_get_bytes(gateway) - sent
+        got = _counter(gateway.url, GET_BYTES) - sent
         assert got > 0 and got % (64 << 10) == 0
 
         def metered() -> int:
@@ -132,3 +134,22 @@ def test_a_sweep_under_a_read_reservation_is_metered_against_it(gateway: Gateway
             assert owner is not None
             reservations.cancel(s, owner, rid)
             reservations.set_capacity(s, *old)
+
+
+def test_slowdowns_of_a_pushing_back_gateway_are_retried_and_counted(gateway: Gateway, db_url: str,
+                                                                     data_dir: Path) -> None:
+    """A gateway with one slot and no wait answers 503 SlowDown to the sweep's other requests: each one is a
+    retry, or a failure once a request's 3 retries are spent, as the research counted client-side."""
+    log = data_dir / f"obs-one-slot-{uuid.uuid4().hex[:6]}.log"
+    url, proc = start_gateway(db_url, log, {"TIERPILOT_GATEWAY_MAX_INFLIGHT": "1",
+                                            "TIERPILOT_GATEWAY_QUEUE_WAIT_S": "0"})
+    try:
+        alice = gateway.users["alice"]
+        refused = _counter(url, "tierpilot_gateway_slowdowns_total")
+        [point] = Sweep(url, alice.access_key_id, alice.secret_access_key, read_phases=False).run(
+            ["put"], [16 << 10], [8], 0.5)
+        refused = _counter(url, "tierpilot_gateway_slowdowns_total") - refused
+        assert point.ops_per_s > 0 and point.retries > 0
+        assert refused == point.retries + point.failures
+    finally:
+        stop(proc)
