@@ -21,14 +21,17 @@ from starlette.datastructures import UploadFile
 from tierpilot.audit import service as audit
 from tierpilot.auth.deps import CurrentUser, SessionDep, get_current_user
 from tierpilot.auth.models import User
-from tierpilot.catalog import repository, service, store, versions
+from tierpilot.catalog import cors, repository, service, store, versions
 from tierpilot.catalog.errors import InvalidInput, NoSuchKey, PreconditionFailed
 from tierpilot.catalog.models import Bucket, Object, ObjectVersion
 from tierpilot.catalog.schemas import (
     BucketCreate,
     BucketOut,
     BucketSettings,
+    CorsRuleIn,
+    CorsUpdate,
     FolderListing,
+    LockUpdate,
     ObjectDetail,
     ObjectSummary,
     UploadOut,
@@ -291,10 +294,12 @@ def create_folder(name: str, body: FolderCreate, session: ReaderSession, user: S
 
 
 def _settings(bucket: Bucket) -> BucketSettings:
+    rules = cors.rules_of(bucket.cors)
     return BucketSettings(versioning=bucket.versioning, object_lock=bucket.object_lock,
                           default_retention_mode=bucket.lock_default_mode,
                           default_retention_days=bucket.lock_default_days,
-                          default_retention_years=bucket.lock_default_years)
+                          default_retention_years=bucket.lock_default_years,
+                          cors=[CorsRuleIn(**r.dump()) for r in rules] if rules is not None else None)
 
 
 @router.get("/{name}/settings", response_model=BucketSettings)
@@ -308,6 +313,34 @@ def put_versioning(name: str, body: VersioningUpdate, session: SessionDep, user:
     """Enable or suspend versioning (a bucket with object lock stays enabled)."""
     bucket = _bucket_for(session, name, user)
     versions.set_versioning(session, bucket.id, body.status)
+    session.refresh(bucket)
+    return _settings(bucket)
+
+
+@router.put("/{name}/lock", response_model=BucketSettings)
+def put_lock(name: str, body: LockUpdate, session: SessionDep, user: CurrentUser) -> BucketSettings:
+    """The default retention of a bucket created with object lock (409 for a bucket without lock)."""
+    bucket = _bucket_for(session, name, user)
+    versions.set_lock_configuration(session, bucket.id, body.mode, body.days, body.years)
+    session.refresh(bucket)
+    return _settings(bucket)
+
+
+@router.put("/{name}/cors", response_model=BucketSettings)
+def put_cors(name: str, body: CorsUpdate, session: SessionDep, user: CurrentUser) -> BucketSettings:
+    """Replace the bucket's CORS rules (checked as S3's PutBucketCors checks them: 422 naming the rule)."""
+    bucket = _bucket_for(session, name, user)
+    cors.set_rules(session, bucket.id, [cors.Rule(tuple(r.origins), tuple(r.methods), tuple(r.headers),
+                                                  tuple(r.expose), r.max_age, r.id) for r in body.rules])
+    session.refresh(bucket)
+    return _settings(bucket)
+
+
+@router.delete("/{name}/cors", response_model=BucketSettings)
+def delete_cors(name: str, session: SessionDep, user: CurrentUser) -> BucketSettings:
+    """Remove the bucket's CORS configuration (browsers' cross-origin requests are refused again)."""
+    bucket = _bucket_for(session, name, user)
+    cors.set_rules(session, bucket.id, None)
     session.refresh(bucket)
     return _settings(bucket)
 

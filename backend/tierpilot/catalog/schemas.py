@@ -8,14 +8,38 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 
+class CorsRuleIn(BaseModel):
+    """One CORS rule, as S3's CORSRule (origins and allowed headers may hold one ``*``)."""
+
+    origins: list[str] = Field(min_length=1, max_length=100, description="AllowedOrigin patterns")
+    methods: list[str] = Field(min_length=1, max_length=5, description="GET, PUT, POST, DELETE or HEAD")
+    headers: list[str] = Field(default_factory=list, max_length=100, description="AllowedHeader patterns")
+    expose: list[str] = Field(default_factory=list, max_length=100, description="ExposeHeader names")
+    max_age: int | None = Field(None, ge=0, le=2**31 - 1, description="MaxAgeSeconds of a preflight answer")
+    id: str | None = Field(None, max_length=255)
+
+
+class CorsUpdate(BaseModel):
+    rules: list[CorsRuleIn] = Field(min_length=1, max_length=100)
+
+
+class LockUpdate(BaseModel):
+    """The default retention of a bucket created with object lock (mode None: none)."""
+
+    mode: str | None = Field(None, pattern="^(GOVERNANCE|COMPLIANCE)$")
+    days: int | None = Field(None, ge=1, le=36500)
+    years: int | None = Field(None, ge=1, le=100)
+
+
 class BucketSettings(BaseModel):
-    """Versioning and object lock of a bucket."""
+    """Versioning, object lock and CORS of a bucket."""
 
     versioning: str | None = Field(None, description="None (never enabled), Enabled or Suspended")
     object_lock: bool = False
     default_retention_mode: str | None = Field(None, description="GOVERNANCE or COMPLIANCE")
     default_retention_days: int | None = None
     default_retention_years: int | None = None
+    cors: list[CorsRuleIn] | None = Field(None, description="None: no CORS configuration")
 
 
 class VersioningUpdate(BaseModel):

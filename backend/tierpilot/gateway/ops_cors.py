@@ -12,15 +12,15 @@ its entry when it changes the rules.
 from __future__ import annotations
 
 from collections.abc import MutableMapping
-from dataclasses import dataclass
 from typing import Any
+from xml.etree.ElementTree import Element
 
-from tierpilot.catalog import repository
-from tierpilot.catalog import service as catalog
+from tierpilot.catalog import cors, repository
+from tierpilot.catalog.cors import Rule, find_rule, wildcard_match
 from tierpilot.gateway import auth, xmlio
 from tierpilot.gateway.auth import bucket_of
 from tierpilot.gateway.body import read_xml_body
-from tierpilot.gateway.errors import S3Error, invalid_request, malformed_xml
+from tierpilot.gateway.errors import S3Error, malformed_xml
 from tierpilot.gateway.http import Headers, Request
 from tierpilot.gateway.routes import route
 from tierpilot.kit.cache import TTLCache
@@ -28,59 +28,8 @@ from tierpilot.kit.db import transaction
 from tierpilot.kit.settings import get_settings
 from tierpilot.kit.streaming import run
 
-METHODS = ("GET", "PUT", "POST", "DELETE", "HEAD")
-MAX_RULES = 100
 _NONE: list[Any] = []  # cached "no rules" (a bucket without CORS, or no such bucket)
 _rules: TTLCache[str, list[Any]] = TTLCache(get_settings().gateway_cache_s)
-
-
-@dataclass(frozen=True)
-class Rule:
-    origins: tuple[str, ...]
-    methods: tuple[str, ...]
-    headers: tuple[str, ...] = ()
-    expose: tuple[str, ...] = ()
-    max_age: int | None = None
-    id: str | None = None
-
-    @classmethod
-    def load(cls, stored: dict[str, Any]) -> Rule:
-        return cls(tuple(stored["origins"]), tuple(stored["methods"]), tuple(stored.get("headers", ())),
-                   tuple(stored.get("expose", ())), stored.get("max_age"), stored.get("id"))
-
-    def dump(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"origins": list(self.origins), "methods": list(self.methods)}
-        if self.headers:
-            out["headers"] = list(self.headers)
-        if self.expose:
-            out["expose"] = list(self.expose)
-        if self.max_age is not None:
-            out["max_age"] = self.max_age
-        if self.id is not None:
-            out["id"] = self.id
-        return out
-
-
-def wildcard_match(pattern: str, value: str) -> bool:
-    """S3's CORS patterns: at most one ``*``, standing for any run of characters (also none)."""
-    if "*" not in pattern:
-        return pattern == value
-    head, _, tail = pattern.partition("*")
-    return len(value) >= len(head) + len(tail) and value.startswith(head) and value.endswith(tail)
-
-
-def _header_allowed(rule: Rule, name: str) -> bool:
-    return any(wildcard_match(p.lower(), name.lower()) for p in rule.headers)
-
-
-def find_rule(rules: list[Rule], origin: str, method: str, request_headers: list[str]) -> Rule | None:
-    """The first rule allowing ``origin``, ``method`` and every requested header, as S3 picks it."""
-    for rule in rules:
-        if method not in rule.methods or not any(wildcard_match(o, origin) for o in rule.origins):
-            continue
-        if all(_header_allowed(rule, h) for h in request_headers):
-            return rule
-    return None
 
 
 def response_headers(rule: Rule, origin: str, request_headers: list[str], preflight: bool) -> Headers:
@@ -103,35 +52,17 @@ def parse_configuration(body: bytes) -> list[Rule]:
     """A CORSConfiguration document, checked as S3 checks it (MalformedXML / InvalidRequest)."""
     doc = xmlio.parse(body, "CORSConfiguration")
     rules: list[Rule] = []
-    elements = xmlio.children(doc, "CORSRule")
-    if not elements or len(elements) > MAX_RULES:
-        raise malformed_xml()
-    for element in elements:
-        methods = tuple((m.text or "").strip() for m in xmlio.children(element, "AllowedMethod"))
-        origins = tuple((o.text or "").strip() for o in xmlio.children(element, "AllowedOrigin"))
-        if not methods or not origins:
-            raise malformed_xml()
-        for method in methods:
-            if method not in METHODS:
-                raise invalid_request(f"Found unsupported HTTP method in CORS config. Unsupported method is {method}")
-        for pattern in origins:
-            if pattern.count("*") > 1:
-                raise invalid_request(f'AllowedOrigin "{pattern}" can not have more than one wildcard.')
-        headers = tuple((h.text or "").strip() for h in xmlio.children(element, "AllowedHeader"))
-        for pattern in headers:
-            if pattern.count("*") > 1:
-                raise invalid_request(f'AllowedHeader "{pattern}" can not have more than one wildcard.')
-        expose = tuple((h.text or "").strip() for h in xmlio.children(element, "ExposeHeader"))
+    for element in xmlio.children(doc, "CORSRule"):
+        def texts(name: str, of: Element = element) -> tuple[str, ...]:
+            return tuple((e.text or "").strip() for e in xmlio.children(of, name))
+
         max_age_text = xmlio.child_text(element, "MaxAgeSeconds")
-        max_age = None
-        if max_age_text is not None:
-            if not (max_age_text.strip().isascii() and max_age_text.strip().isdigit()):
-                raise malformed_xml()
-            max_age = int(max_age_text)
-        rule_id = xmlio.child_text(element, "ID")
-        if rule_id is not None and len(rule_id) > 255:
-            raise invalid_request("The ID of a CORS rule is at most 255 characters")
-        rules.append(Rule(origins, methods, headers, expose, max_age, rule_id))
+        if max_age_text is not None and not (max_age_text.strip().isascii() and max_age_text.strip().isdigit()):
+            raise malformed_xml()
+        rules.append(Rule(texts("AllowedOrigin"), texts("AllowedMethod"), texts("AllowedHeader"),
+                          texts("ExposeHeader"), int(max_age_text) if max_age_text is not None else None,
+                          xmlio.child_text(element, "ID")))
+    cors.validate(rules)
     return rules
 
 
@@ -152,17 +83,16 @@ def _document(rules: list[Rule]) -> bytes:
 # configuration ---------------------------------------------------------------------------------------
 
 
-def _set_rules(bucket_id: int, rules: list[dict[str, Any]] | None) -> None:
+def _set_rules(bucket_id: int, rules: list[Rule] | None) -> None:
     with transaction(write=True) as session:
-        catalog.require_bucket(session, bucket_id)
-        repository.set_bucket_settings(session, bucket_id, cors=rules)
+        cors.set_rules(session, bucket_id, rules)
 
 
 @route("PUT", "bucket", "cors")
 async def put_bucket_cors(req: Request) -> None:
     bucket = await bucket_of(req, confirm=True)
     rules = parse_configuration(await read_xml_body(req))
-    await run(_set_rules, bucket.id, [r.dump() for r in rules])
+    await run(_set_rules, bucket.id, rules)
     auth.buckets.pop(bucket.name)
     _rules.pop(bucket.name)
     await req.respond(200, content_type=None)
