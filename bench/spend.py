@@ -8,7 +8,8 @@
    history, written by its triggers), a restore per 100 objects and a month of metered usage; the time of
    ``GET /api/spend``'s computation (six months, by bucket), median of ``--runs``.
 
-    .venv/bin/python bench/spend.py [--flows 50000] [--runs 5] [--buckets 20] [--objects 5000] [--postgres]
+    .venv/bin/python bench/spend.py [--flows 50000] [--runs 5] [--buckets 20] [--objects 5000] [--spread-days 270]
+                                    [--postgres]
 """
 
 from __future__ import annotations
@@ -66,8 +67,8 @@ def _hook_cost(requests: int) -> float:
     return elapsed / requests
 
 
-def _world(buckets: int, objects: int, now: datetime) -> None:
-    """N buckets of M objects over 9 months, a tenth deleted, restores and a month of metering."""
+def _world(buckets: int, objects: int, now: datetime, spread_days: int) -> None:
+    """N buckets of M objects created over ``spread_days``, a tenth deleted, restores and a month of metering."""
     from tierpilot.auth import service as auth
     from tierpilot.catalog import repository as catalog_repository
     from tierpilot.catalog import service as catalog
@@ -84,7 +85,7 @@ def _world(buckets: int, objects: int, now: datetime) -> None:
                                           price_ref={"catalog": "aws-us-east-1", "storage_class": "GLACIER"}))
         ids = [catalog.create_bucket(s, owner_id=admin.id, name=f"bench-{b:04d}", tier_name="glacier").id
                for b in range(buckets)]
-    span = 270 * 86400
+    span = spread_days * 86400
     for b, bucket_id in enumerate(ids):
         with transaction(write=True) as s:
             catalog_repository.adopt_objects(s, bucket_id, [dict(
@@ -92,8 +93,8 @@ def _world(buckets: int, objects: int, now: datetime) -> None:
                 locator=f"bench-{b}/{i}", created_at=now - timedelta(seconds=span * i // objects),
                 last_modified=now) for i in range(objects)])
         with transaction(write=True) as s:
-            gone = [o for o, *_ in catalog_repository.iter_stored(s, [bucket_id])][::10]
-            catalog_repository.delete_object_rows(s, [o for o in gone if o is not None])
+            gone = [o for o, b, *_ in catalog_repository.iter_tier_objects(s, tier.id) if b == bucket_id][::10]
+            catalog_repository.delete_object_rows(s, gone)
             restores_repository.insert_items(s, [dict(
                 owner_id=admin.id, bucket=f"bench-{b:04d}", key=f"k{i:07d}", size=1 << 20, tier_id=tier.id,
                 locator=f"bench-{b}/{i}", speed=("bulk", "standard", "expedited")[i % 3], days=7, state="ready",
@@ -128,8 +129,8 @@ def _month(args: argparse.Namespace) -> None:
         wiring.install()
         now = datetime.now(UTC)
         started = time.perf_counter()
-        _world(args.buckets, args.objects, now)
-        print(f"world: {args.buckets} buckets x {args.objects} objects, a tenth deleted, "
+        _world(args.buckets, args.objects, now, args.spread_days)
+        print(f"world: {args.buckets} buckets x {args.objects} objects over {args.spread_days} days, a tenth deleted, "
               f"{args.buckets * args.objects // 100} restores, built in {time.perf_counter() - started:.1f} s")
         times = []
         for _ in range(args.runs):
@@ -158,6 +159,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--buckets", type=int, default=20)
     parser.add_argument("--objects", type=int, default=5000, help="objects per bucket (0: skip the month)")
+    parser.add_argument("--spread-days", type=int, default=270, help="objects created over this many days")
     parser.add_argument("--postgres", action="store_true", help="a throwaway PostgreSQL instead of SQLite")
     args = parser.parse_args()
     print(f"load average at start: {os.getloadavg()[0]:.1f} (1 min) on {os.cpu_count()} cores")

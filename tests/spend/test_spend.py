@@ -42,6 +42,9 @@ def _setup(session: Session, tmp_path: Path) -> User:
                           storage_class="STANDARD_IA", locator="belle2/old", now=datetime(2026, 9, 1, tzinfo=UTC))
     catalog.record_object(session, mine.id, "new", size=4 * GIB, etag='"b"', tier_id=mine.tier_id,
                           storage_class="STANDARD_IA", locator="belle2/new", now=datetime(2026, 11, 11, tzinfo=UTC))
+    # stored before the six months the answer covers: summed with the bucket's other old objects
+    catalog.record_object(session, mine.id, "ancient", size=GIB, etag='"d"', tier_id=mine.tier_id,
+                          storage_class="STANDARD_IA", locator="belle2/ancient", now=datetime(2025, 1, 1, tzinfo=UTC))
     catalog.record_object(session, theirs.id, "sky", size=GIB, etag='"c"', tier_id=theirs.tier_id,
                           storage_class="STANDARD_IA", locator="telescope/sky", now=datetime(2026, 9, 1, tzinfo=UTC))
     repository.add_usage(session, [("2026-11-12", owner.id, mine.id, "read", 2000, 20 * GIB),
@@ -58,15 +61,15 @@ def test_month_so_far_prices_gib_days_and_metered_requests_with_the_catalog_of_t
     assert [g["key"] for g in out["groups"]] == ["belle2"]  # an owner sees only their buckets
     line = out["groups"][0]
     ia = shipped_catalogs()["aws-ap-northeast-1-2026"].storage_class("STANDARD_IA")
-    gib_days = 10 * 15 + 4 * 5
+    gib_days = 10 * 15 + 4 * 5 + 1 * 15
     assert line["gib_days"] == pytest.approx(gib_days)
     assert line["storage"] == pytest.approx(gib_days * 12 / 365 * float(ia.storage[0].price), abs=1e-6)
     assert line["requests"] == pytest.approx(2000 * 0.001 / 1000 + 10 * 0.01 / 1000)
     assert line["retrieval"] == pytest.approx(20 * 0.01)
     assert line["egress"] == 0  # the first 100 GiB of the month leave free in the 2026 Tokyo list
     assert line["catalogs"] == ["aws-ap-northeast-1-2026"]
-    # the month ahead: a month of the 14 GiB stored now for the half month left, the rest at the rate so far
-    storage_ahead = 14 * float(ia.storage[0].price) * 15 / 30
+    # the month ahead: a month of the 15 GiB stored now for the half month left, the rest at the rate so far
+    storage_ahead = 15 * float(ia.storage[0].price) * 15 / 30
     assert out["forecast"] == pytest.approx(line["storage"] + storage_ahead + (out["so_far"] - line["storage"]) * 2,
                                             abs=1e-5)
     # October is priced with the catalog of October 2026: 2018's is long superseded, 2026's began in July

@@ -18,6 +18,7 @@ from sqlalchemy import (
     case,
     delete,
     func,
+    literal,
     select,
     update,
 )
@@ -25,7 +26,7 @@ from sqlalchemy.orm import Session, aliased
 
 from tierpilot.auth import repository as auth_repository
 from tierpilot.catalog.models import Bucket, MultipartUpload, Object, ObjectVersion, UploadPart
-from tierpilot.kit.db import utcnow
+from tierpilot.kit.db import UTCDateTime, utcnow
 
 OBJECTS = cast(Table, Object.__table__)
 
@@ -615,23 +616,33 @@ def iter_object_stats(session: Session, bucket_ids: Sequence[int]) -> Iterator[t
         yield int(size), created, accessed
 
 
-def iter_stored(session: Session, bucket_ids: Sequence[int]
-                ) -> Iterator[tuple[int | None, int, int, str, int, datetime]]:
-    """(object id or None for a noncurrent version, bucket id, tier id, storage class, size, created_at) of every
-    stored version in the buckets (delete markers hold no bytes), streamed: what spend bills as storage."""
+def stored_totals(session: Session, bucket_ids: Sequence[int], since: datetime, exact_below: int
+                  ) -> Iterator[tuple[int, int, datetime, int, int, int | None]]:
+    """What spend bills as storage, summed in the database: (bucket id, tier id, stored from, versions, bytes,
+    their size or None) of every stored version in the buckets (current and noncurrent; delete markers hold no
+    bytes), grouped by when they were stored (``since`` for everything older) and, below ``exact_below`` bytes,
+    by size (a class's minimum billable size applies to each small object)."""
     if not bucket_ids:
         return
     ids = list(bucket_ids)
-    current = select(Object.id, Object.bucket_id, Object.tier_id, Object.storage_class, Object.size,
-                     Object.created_at).where(Object.bucket_id.in_(ids))
-    noncurrent = (select(ObjectVersion.bucket_id, ObjectVersion.tier_id, ObjectVersion.storage_class,
-                         ObjectVersion.size, ObjectVersion.created_at)
-                  .where(ObjectVersion.bucket_id.in_(ids), ObjectVersion.tier_id.is_not(None)))
-    for o, b, t, c, n, at in session.execute(current.execution_options(yield_per=10_000)):
-        yield int(o), int(b), int(t), str(c), int(n), at
-    for b, vt, c, n, at in session.execute(noncurrent.execution_options(yield_per=10_000)):
-        if vt is not None:
-            yield None, int(b), int(vt), str(c), int(n), at
+    for t in (Object, ObjectVersion):
+        start = case((t.created_at < since, literal(since, UTCDateTime())), else_=t.created_at)
+        size = case((t.size < exact_below, t.size), else_=-1)
+        q = (select(t.bucket_id, t.tier_id, start, func.count(), func.sum(t.size), size)
+             .where(t.bucket_id.in_(ids), t.tier_id.is_not(None)).group_by(t.bucket_id, t.tier_id, start, size))
+        for b, tier, at, n, nbytes, exact in session.execute(q.execution_options(yield_per=10_000)):
+            if tier is not None:
+                yield int(b), int(tier), at, int(n), int(nbytes), (int(exact) if exact >= 0 else None)
+
+
+def stored_objects(session: Session, object_ids: Sequence[int]) -> list[tuple[int, int, int, int, datetime]]:
+    """(id, bucket id, tier id, size, created_at) of those of the given objects that still exist (columns, not
+    rows: fresh even where the session holds an older copy of the row)."""
+    if not object_ids:
+        return []
+    q = (select(Object.id, Object.bucket_id, Object.tier_id, Object.size, Object.created_at)
+         .where(Object.id.in_(list(object_ids))))
+    return [(int(o), int(b), int(t), int(n), at) for o, b, t, n, at in session.execute(q)]
 
 
 # versions (noncurrent versions and delete markers) ---------------------------------------------------

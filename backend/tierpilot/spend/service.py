@@ -186,12 +186,12 @@ def _storage(session: Session, bucket_ids: Sequence[int], months: Sequence[_Mont
     their tier) and the spans its history says ended (deleted, overwritten, moved by lifecycle), with what
     leaving before the class's minimum duration still owes, in the month the bytes left."""
     out: dict[tuple[int, int, int], _Stored] = {}
-    # epoch seconds and per-tier rules looked up once: this loop runs once per stored object
     bounds = [(int(m.start.timestamp()), int(m.stop.timestamp())) for m in months]
     rules: list[dict[int, tuple[int, int]]] = [{} for _ in months]
     until = int(now.timestamp())
 
-    def add(bucket_id: int, tier_id: int, size: int, start: int, end: int) -> None:
+    def add(bucket_id: int, tier_id: int, nbytes: int, count: int, size: int | None, start: int, end: int) -> None:
+        """``count`` versions of ``nbytes`` in all (each of ``size``, or None: all at least the minimum size)."""
         for i, (lo, hi) in enumerate(bounds):
             seconds = (end if end < hi else hi) - (start if start > lo else lo)
             if seconds > 0:
@@ -201,19 +201,28 @@ def _storage(session: Session, bucket_ids: Sequence[int], months: Sequence[_Mont
                 acc = out.get((i, bucket_id, tier_id))
                 if acc is None:
                     acc = out[(i, bucket_id, tier_id)] = _Stored()
-                acc.byte_s += size * seconds
-                acc.billable_byte_s += (max(size, rule[0]) + rule[1]) * seconds
+                billable = nbytes if size is None else count * max(size, rule[0])
+                acc.byte_s += nbytes * seconds
+                acc.billable_byte_s += (billable + count * rule[1]) * seconds
 
-    moved = {o: int(_aware(at).timestamp()) for o, at in repository.last_moves(session, bucket_ids).items()}
-    for object_id, bucket_id, tier_id, _cls, size, created in catalog_repository.iter_stored(session, bucket_ids):
-        start = int(_aware(created).timestamp())
-        if object_id is not None and object_id in moved:
-            start = max(start, moved[object_id])
-        add(bucket_id, tier_id, size, start, until)
+    since = months[0].start
+    # sizes below the largest minimum billable size are summed apart, each bills as at least that minimum
+    exact_below = 1 + max((p.cls.min_billable_bytes for m in months for p in m.prices.values()), default=0)
+    for bucket_id, tier_id, at, n, nbytes, size in catalog_repository.stored_totals(session, bucket_ids, since,
+                                                                                     exact_below):
+        add(bucket_id, tier_id, nbytes, n, size, int(_aware(at).timestamp()), until)
+    # a lifecycle move keeps an object's creation time: its current tier holds it only since the move
+    moved = repository.last_moves(session, bucket_ids, since)
+    ids = sorted(moved)
+    for chunk in range(0, len(ids), 500):
+        for object_id, bucket_id, tier_id, size, created in catalog_repository.stored_objects(
+                session, ids[chunk:chunk + 500]):
+            counted = max(int(_aware(created).timestamp()), bounds[0][0])
+            add(bucket_id, tier_id, -size, -1, size, counted, int(_aware(moved[object_id]).timestamp()))
     for bucket_id, _obj, tier_id, _cls, size, stored_from, ended_at, _why in repository.ended_spans(
-            session, bucket_ids, months[0].start, now + timedelta(days=1)):
+            session, bucket_ids, since, now + timedelta(days=1)):
         start, end = int(_aware(stored_from).timestamp()), min(int(_aware(ended_at).timestamp()), until)
-        add(bucket_id, tier_id, size, start, end)
+        add(bucket_id, tier_id, size, 1, size, start, end)
         for i, (lo, hi) in enumerate(bounds):
             p = months[i].prices.get(tier_id)
             if lo <= end < hi and p is not None and p.cls.min_storage_days:
