@@ -93,6 +93,9 @@ def test_public_prefix_policy_through_aws_cli_no_sign_request(gateway: Gateway, 
     assert denied.returncode != 0 and "403" in denied.stderr
     assert cli("ls", f"s3://{shared}/private/").returncode != 0
     assert cli("cp", str(tmp_path / "readme.txt"), f"s3://{shared}/public/new.txt").returncode != 0
+    # a missing key the caller may list is 404 (a listing would say so), elsewhere 403 (S3 hides it)
+    assert _unsigned(f"{gateway.url}/{shared}/public/missing.txt", "HEAD")[0] == 404
+    assert _unsigned(f"{gateway.url}/{shared}/private/missing.txt", "HEAD")[0] == 403
 
 
 def test_one_member_grants_another_read_then_write_through_boto3(gateway: Gateway, shared: str) -> None:
@@ -208,6 +211,10 @@ def test_bucket_owner_enforced_disables_acls(gateway: Gateway, shared: str) -> N
         s3.put_object_acl(Bucket=shared, Key="public/readme.txt", ACL="public-read")
     assert _code(exc) == "AccessControlListNotSupported"
     s3.put_object(Bucket=shared, Key="ok.txt", Body=b"x", ACL="bucket-owner-full-control")
+    with pytest.raises(ClientError) as exc:  # under BucketOwnerEnforced even "private" names an ACL
+        s3.put_bucket_acl(Bucket=shared, ACL="private")
+    assert _code(exc) == "AccessControlListNotSupported"
+    s3.delete_bucket_ownership_controls(Bucket=shared)
     # a bucket with sharing settings and object ACLs is deleted like any other (its rows go with it)
     s3.put_bucket_acl(Bucket=shared, ACL="private")
     for key in ("ok.txt", "pub.txt", "public/readme.txt", "private/secret.txt"):
@@ -216,6 +223,20 @@ def test_bucket_owner_enforced_disables_acls(gateway: Gateway, shared: str) -> N
     with pytest.raises(ClientError) as exc:
         s3.get_bucket_ownership_controls(Bucket=shared)
     assert _code(exc) == "NoSuchBucket"
+
+
+def test_create_bucket_with_ownership_and_an_acl_document_without_the_owner(gateway: Gateway) -> None:
+    s3 = gateway.client("alice")
+    name = f"sh-{uuid.uuid4().hex[:12]}"
+    with pytest.raises(ClientError) as exc:
+        s3.create_bucket(Bucket=name, ACL="public-read", ObjectOwnership="BucketOwnerEnforced")
+    assert _code(exc) == "InvalidBucketAclWithObjectOwnership"
+    s3.create_bucket(Bucket=name, ObjectOwnership="BucketOwnerPreferred")
+    rules = s3.get_bucket_ownership_controls(Bucket=name)["OwnershipControls"]["Rules"]
+    assert rules == [{"ObjectOwnership": "BucketOwnerPreferred"}]
+    owner = s3.get_bucket_acl(Bucket=name)["Owner"]
+    s3.put_bucket_acl(Bucket=name, AccessControlPolicy={"Owner": owner, "Grants": []})
+    assert s3.get_bucket_acl(Bucket=name)["Grants"] == []  # S3 keeps what the document says
 
 
 def test_an_explicit_deny_binds_the_owner_who_can_still_remove_the_policy(gateway: Gateway, shared: str) -> None:

@@ -13,7 +13,7 @@ from tierpilot.catalog import service as catalog
 from tierpilot.catalog.models import Bucket
 from tierpilot.gateway import sigv4
 from tierpilot.gateway.common import copy_source, copy_source_version
-from tierpilot.gateway.errors import S3Error, access_denied
+from tierpilot.gateway.errors import S3Error, access_denied, no_such_key
 from tierpilot.gateway.http import Request
 from tierpilot.gateway.routes import SUBRESOURCES
 from tierpilot.kit import generations
@@ -135,6 +135,9 @@ async def bucket_of(req: Request, name: str | None = None, confirm: bool = False
     caller = Caller(req.user.user_id, req.user.username, anonymous=req.user is ANONYMOUS)
     ctx, key, version_id = _sharing_context(req, bucket, source)
     if not await sharing.allowed(bucket, caller, is_admin=req.user.is_admin, ctx=ctx, key=key, version_id=version_id):
+        if (key is not None and not source and req.method in ("GET", "HEAD") and not req.query
+                and await sharing.absent_and_listable(bucket, caller, is_admin=req.user.is_admin, ctx=ctx, key=key)):
+            raise no_such_key(key)
         raise access_denied("Access Denied")
     return bucket
 

@@ -82,7 +82,7 @@ def _create_bucket(owner_id: int, name: str, tier: str | None, region: str | Non
 
 @route("PUT", "bucket")
 async def create_bucket(req: Request) -> None:
-    grants = await sharing.requested_bucket_acl(req.headers, req.user.user_id)
+    shared = await sharing.requested_bucket_acl(req.headers, req.user.user_id)
     body = await read_all(req.receive, 64 * 1024)
     region = None
     if body.strip():
@@ -96,7 +96,7 @@ async def create_bucket(req: Request) -> None:
              "space_start": _space_time(req, SPACE_HEADERS[1]), "space_end": _space_time(req, SPACE_HEADERS[2])}
     lock = (req.header("x-amz-bucket-object-lock-enabled") or "").strip().lower() == "true"
     bucket = await run(_create_bucket, req.user.user_id, req.bucket, req.header(TIER_HEADER), region, space, lock)
-    await sharing.record_bucket_acl(bucket, grants)
+    await sharing.record_bucket_acl(bucket, shared)
     auth.buckets.put(bucket.name, bucket)
     await req.respond(200, headers=[(b"location", f"/{bucket.name}".encode())], content_type=None)
 

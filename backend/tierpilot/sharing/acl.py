@@ -1,8 +1,8 @@
 """S3 access control lists: grants, canned ACLs, the x-amz-grant-* headers, and what a grant permits.
 
 Pure. A grant is a ``Grant`` (grantee, permission); grantees are ``id:<user id>`` (a tierpilot user's
-canonical id is the user id) or ``uri:<group URI>``. The owner's FULL_CONTROL is implicit everywhere:
-stored ACLs hold only the other grants, so "private" is the empty list.
+canonical id is the user id) or ``uri:<group URI>``. An ACL is the whole list, the owner's own grant
+included (S3 lets a PutBucketAcl document leave it out); ``default`` is the owner's FULL_CONTROL alone.
 """
 
 from __future__ import annotations
@@ -53,8 +53,13 @@ def to_json(grants: Iterable[Grant]) -> list[Any]:
     return [g.as_json() for g in grants]
 
 
+def default(owner: int) -> tuple[Grant, ...]:
+    return (Grant(f"id:{owner}", "FULL_CONTROL"),)
+
+
 def canned(name: str, *, bucket_owner: int, owner: int, for_object: bool) -> tuple[Grant, ...]:
-    """The grants besides ``owner``'s FULL_CONTROL that a canned ACL gives."""
+    """The grants a canned ACL gives: the groups' first and the owner's FULL_CONTROL after them (S3's order),
+    then the bucket owner's for ``bucket-owner-*`` on another user's object."""
     if name not in CANNED:
         raise AclInvalid("InvalidArgument", f"The canned ACL {name!r} is not valid", "x-amz-acl")
     grants: list[Grant] = []
@@ -66,6 +71,7 @@ def canned(name: str, *, bucket_owner: int, owner: int, for_object: bool) -> tup
         grants.append(Grant(f"uri:{AUTHENTICATED_USERS}", "READ"))
     if name == "log-delivery-write" and not for_object:
         grants += [Grant(f"uri:{LOG_DELIVERY}", "WRITE"), Grant(f"uri:{LOG_DELIVERY}", "READ_ACP")]
+    grants.append(Grant(f"id:{owner}", "FULL_CONTROL"))
     if for_object and bucket_owner != owner and name in ("bucket-owner-read", "bucket-owner-full-control"):
         grants.append(Grant(f"id:{bucket_owner}", "READ" if name == "bucket-owner-read" else "FULL_CONTROL"))
     return tuple(grants)
@@ -118,16 +124,16 @@ def from_headers(headers: dict[str, str], *, bucket_owner: int, owner: int, for_
         if not matches:
             raise AclInvalid("InvalidArgument", f"{name} must list grantees as id=\"…\" or uri=\"…\"", name)
         grants += [Grant(grantee(kind, value.strip(), known_ids), GRANT_HEADERS[name]) for kind, value in matches]
-    return normalize(grants, owner)
+    return normalize(grants)
 
 
-def normalize(grants: Sequence[Grant], owner: int) -> tuple[Grant, ...]:
-    """Without the owner's own FULL_CONTROL (implicit) and without repeats, in the order given."""
+def normalize(grants: Sequence[Grant]) -> tuple[Grant, ...]:
+    """Without repeats, in the order given."""
     seen: list[Grant] = []
     for g in grants:
         if g.permission not in PERMISSIONS:
             raise AclInvalid("MalformedACLError", f"Invalid permission {g.permission}", "Permission")
-        if g == Grant(f"id:{owner}", "FULL_CONTROL") or g in seen:
+        if g in seen:
             continue
         seen.append(g)
     return tuple(seen)

@@ -113,6 +113,20 @@ async def allowed(bucket: Bucket, caller: Caller, *, is_admin: bool, ctx: Contex
     return access.decide(state, caller, is_owner=is_owner, is_admin=is_admin, ctx=ctx, object_grants=grants)
 
 
+async def absent_and_listable(bucket: Bucket, caller: Caller, *, is_admin: bool, ctx: Context, key: str) -> bool:
+    """For a refused read: whether the caller may list ``key`` (s3:ListBucket with s3:prefix = key) and it does
+    not exist. S3 then answers 404, not 403: the listing would have told the caller as much."""
+    listing = Context("s3:ListBucket", f"arn:aws:s3:::{bucket.name}", {**ctx.keys, "s3:prefix": [key]})
+    if not await allowed(bucket, caller, is_admin=is_admin, ctx=listing, key=None, version_id=None):
+        return False
+    return await run(_absent, bucket.id, key)
+
+
+def _absent(bucket_id: int, key: str) -> bool:
+    with transaction() as session:
+        return catalog_repository.get_object(session, bucket_id, key) is None
+
+
 # ACLs that writes ask for (x-amz-acl, x-amz-grant-*) ----------------------------------------------------
 
 @dataclass(frozen=True)
@@ -140,7 +154,7 @@ def _requested(bucket: Bucket, headers: dict[str, str], writer_id: int, for_obje
                                       known_ids=known)
         except acl.AclInvalid as exc:
             raise service.SharingError.of(exc) from None
-        service.check_object_acl(session, bucket, grants or (), canned.strip() if canned else None)
+        service.check_object_acl(session, bucket, grants, canned.strip() if canned else None)
     return WriteAcl(owner, grants)
 
 
@@ -168,33 +182,53 @@ def _record(bucket: Bucket, key: str, version_id: str, wanted: WriteAcl) -> None
     states.forget(bucket.id)
 
 
-def _bucket_grants(headers: dict[str, str], owner_id: int) -> tuple[Grant, ...]:
+@dataclass(frozen=True)
+class NewBucket:
+    """What a CreateBucket asks for besides the bucket: its ACL (None: private) and object ownership."""
+
+    grants: tuple[Grant, ...] | None = None
+    ownership: str | None = None
+
+
+def _new_bucket(headers: dict[str, str], owner_id: int) -> NewBucket:
+    ownership = headers.get("x-amz-object-ownership")
+    if ownership is not None and ownership.strip() not in acl.OWNERSHIP:
+        raise service.SharingError("InvalidArgument", f"x-amz-object-ownership must be one of "
+                                   f"{', '.join(acl.OWNERSHIP)}", 400, "x-amz-object-ownership")
     ids = acl.header_grantee_ids(headers)
     with transaction() as session:
         known = service.existing_users(session, ids) if ids else set()
     try:
-        return acl.from_headers(headers, bucket_owner=owner_id, owner=owner_id, for_object=False,
-                                known_ids=known) or ()
+        grants = acl.from_headers(headers, bucket_owner=owner_id, owner=owner_id, for_object=False, known_ids=known)
     except acl.AclInvalid as exc:
         raise service.SharingError.of(exc) from None
+    canned = (headers.get("x-amz-acl") or "").strip()
+    if (ownership or "").strip() == "BucketOwnerEnforced" and grants is not None \
+            and canned not in ("private", "bucket-owner-full-control"):
+        raise service.SharingError("InvalidBucketAclWithObjectOwnership", "Bucket cannot have ACLs set with "
+                                   "ObjectOwnership's BucketOwnerEnforced setting", 400, "x-amz-acl")
+    return NewBucket(grants, ownership.strip() if ownership else None)
 
 
-async def requested_bucket_acl(headers: dict[str, str], owner_id: int) -> tuple[Grant, ...]:
-    """The grants a CreateBucket asks for, checked before the bucket is made."""
-    if "x-amz-acl" not in headers and not any(h in headers for h in acl.GRANT_HEADERS):
-        return ()
-    return await run(_bucket_grants, headers, owner_id)
+async def requested_bucket_acl(headers: dict[str, str], owner_id: int) -> NewBucket:
+    """The ACL and object ownership a CreateBucket asks for, checked before the bucket is made."""
+    named = "x-amz-acl" in headers or "x-amz-object-ownership" in headers or any(h in headers
+                                                                                 for h in acl.GRANT_HEADERS)
+    return await run(_new_bucket, headers, owner_id) if named else NewBucket()
 
 
-async def record_bucket_acl(bucket: Bucket, grants: tuple[Grant, ...]) -> None:
-    """After CreateBucket with an ACL: the new bucket's grants."""
-    if grants:
-        await run(_record_bucket, bucket, grants)
+async def record_bucket_acl(bucket: Bucket, wanted: NewBucket) -> None:
+    """After CreateBucket: the new bucket's ACL and ownership, when it asked for any."""
+    if wanted.grants is not None or wanted.ownership is not None:
+        await run(_record_bucket, bucket, wanted)
 
 
-def _record_bucket(bucket: Bucket, grants: tuple[Grant, ...]) -> None:
+def _record_bucket(bucket: Bucket, wanted: NewBucket) -> None:
     with transaction(write=True) as session:
-        service.put_bucket_acl(session, bucket, grants)
+        if wanted.grants is not None:
+            service.put_bucket_acl(session, bucket, wanted.grants)
+        if wanted.ownership is not None:
+            service.set_ownership(session, bucket, wanted.ownership)
     states.forget(bucket.id)
 
 

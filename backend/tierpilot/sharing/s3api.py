@@ -59,9 +59,8 @@ def _acl_document(owner_id: int, grants: tuple[Grant, ...]) -> bytes:
     with transaction() as session:
         names = auth_repository.usernames(session, ids)
     owner = f"<Owner>{xmlio.el('ID', owner_id)}{xmlio.el('DisplayName', names.get(owner_id, owner_id))}</Owner>"
-    rows = [Grant(f"id:{owner_id}", "FULL_CONTROL"), *grants]
     body = "".join(f"<Grant>{_grantee_xml(g.grantee, names)}{xmlio.el('Permission', g.permission)}</Grant>"
-                   for g in rows)
+                   for g in grants)
     return xmlio.document("AccessControlPolicy", [owner, f"<AccessControlList>{body}</AccessControlList>"])
 
 
@@ -82,7 +81,7 @@ def _parse_acl_document(body: bytes, owner_id: int) -> tuple[Grant, ...]:
     ids = {int(v) for kind, v, _ in wanted if kind.lower() in ("id", "canonicaluser") and v.isdigit()}
     with transaction() as session:
         known = service.existing_users(session, ids)
-    return acl.normalize([Grant(acl.grantee(kind, value, known), perm) for kind, value, perm in wanted], owner_id)
+    return acl.normalize([Grant(acl.grantee(kind, value, known), perm) for kind, value, perm in wanted])
 
 
 def _grantee_of(node: Element) -> tuple[str, str]:
@@ -162,7 +161,7 @@ def _object_version(bucket: Bucket, key: str, version_id: str | None) -> str:
 def _object_acl(bucket: Bucket, key: str, version_id: str) -> tuple[int, tuple[Grant, ...]]:
     with transaction() as session:
         row = service.object_grants(session, bucket.id, key, version_id)
-    return (row.owner_id, row.grants) if row is not None else (bucket.owner_id, ())
+    return (row.owner_id, row.grants) if row is not None else (bucket.owner_id, acl.default(bucket.owner_id))
 
 
 @route("GET", "object", "acl")
@@ -236,12 +235,11 @@ async def delete_bucket_policy(req: Request) -> None:
 
 @route("GET", "bucket", "policyStatus")
 async def get_bucket_policy_status(req: Request) -> None:
+    """Public when the policy has an unconditioned Allow for anyone or the bucket ACL grants a public group (as
+    Ceph RGW answers, also without a policy, where AWS says NoSuchBucketPolicy)."""
     bucket = await bucket_of(req)
-    text = await run(_policy, bucket)
-    if text is None:
-        raise S3Error("NoSuchBucketPolicy", "The bucket policy does not exist", 404, BucketName=bucket.name)
     state = await states.get(bucket, fresh=True)
-    public = state.policy is not None and state.policy.public
+    public = (state.policy is not None and state.policy.public) or acl.is_public(state.grants)
     await req.respond(200, xmlio.document("PolicyStatus", [xmlio.el("IsPublic", "true" if public else "false")]))
 
 

@@ -114,11 +114,14 @@ def get_policy(session: Session, bucket: Bucket) -> str | None:
 
 # ACLs --------------------------------------------------------------------------------------------------
 
-def _check_acl_write(row: BucketSharing | None, grants: tuple[Grant, ...], canned: str | None = None) -> None:
-    if row is not None and row.ownership == "BucketOwnerEnforced" and (grants or canned not in (None, "private",
-                                                                                                "bucket-owner-full-control")):
+def _check_acl_write(row: BucketSharing | None, grants: tuple[Grant, ...] | None, canned: str | None = None) -> None:
+    """``grants`` None: the request names no ACL. Under BucketOwnerEnforced only bucket-owner-full-control may
+    be named; BlockPublicAcls refuses grants to AllUsers or AuthenticatedUsers."""
+    if grants is None or row is None:
+        return
+    if row.ownership == "BucketOwnerEnforced" and canned != "bucket-owner-full-control":
         raise SharingError("AccessControlListNotSupported", "The bucket does not allow ACLs", 400, "acl")
-    if row is not None and acl.is_public(grants) and PublicBlock.from_json(row.public_block).block_public_acls:
+    if acl.is_public(grants) and PublicBlock.from_json(row.public_block).block_public_acls:
         raise SharingError("AccessDenied", "Access Denied: the bucket's public access block forbids public ACLs "
                            "(BlockPublicAcls)", 403, "acl")
 
@@ -126,19 +129,20 @@ def _check_acl_write(row: BucketSharing | None, grants: tuple[Grant, ...], canne
 def put_bucket_acl(session: Session, bucket: Bucket, grants: tuple[Grant, ...], canned: str | None = None) -> None:
     row = repository.get(session, bucket.id)
     _check_acl_write(row, grants, canned)
-    if row is None and not grants:
+    is_default = grants == acl.default(bucket.owner_id)
+    if row is None and is_default:
         return
     row = row or repository.get_or_create(session, bucket.id)
-    row.acl = acl.to_json(grants) if grants else None
+    row.acl = None if is_default else acl.to_json(grants)
     _changed(session)
 
 
 def bucket_grants(session: Session, bucket: Bucket) -> tuple[Grant, ...]:
     row = repository.get(session, bucket.id)
-    return acl.from_json(row.acl) if row is not None else ()
+    return acl.from_json(row.acl) if row is not None and row.acl is not None else acl.default(bucket.owner_id)
 
 
-def check_object_acl(session: Session, bucket: Bucket, grants: tuple[Grant, ...], canned: str | None) -> None:
+def check_object_acl(session: Session, bucket: Bucket, grants: tuple[Grant, ...] | None, canned: str | None) -> None:
     """Refuse an object ACL the bucket's ownership or public access block forbids (before the write)."""
     _check_acl_write(repository.get(session, bucket.id), grants, canned)
 
@@ -150,15 +154,15 @@ def set_object_acl(session: Session, bucket: Bucket, key: str, version_id: str, 
     row = repository.get(session, bucket.id)
     if row is not None and row.ownership == "BucketOwnerEnforced":
         owner_id = bucket.owner_id
-    default = owner_id == bucket.owner_id and not grants
-    if default:
+    grants = grants if grants is not None else acl.default(owner_id)
+    if owner_id == bucket.owner_id and grants == acl.default(owner_id):
         if row is not None and row.object_acls:
             repository.delete_object_acl(session, bucket.id, key, version_id)
             _changed(session)
         return
     row = row or repository.get_or_create(session, bucket.id)
     row.object_acls = True
-    repository.put_object_acl(session, bucket.id, key, version_id, owner_id, acl.to_json(grants or ()))
+    repository.put_object_acl(session, bucket.id, key, version_id, owner_id, acl.to_json(grants))
     _changed(session)
 
 
