@@ -249,3 +249,29 @@ def test_an_explicit_deny_binds_the_owner_who_can_still_remove_the_policy(gatewa
     assert json.loads(s3.get_bucket_policy(Bucket=shared)["Policy"])["Statement"][0]["Effect"] == "Deny"
     s3.delete_bucket_policy(Bucket=shared)
     s3.delete_object(Bucket=shared, Key="public/readme.txt")
+
+
+def test_owner_requests_to_a_private_bucket_read_no_sharing_state(gateways: tuple[Gateway, Gateway],
+                                                                   shared: str, redis_url: str) -> None:
+    """What the gateway caches shows by a change made behind the service's back (a row written without a
+    generation bump): the owner's requests keep answering from the cached "owner only" state."""
+    from tierpilot.catalog import repository as catalog_repository
+    from tierpilot.kit import generations
+    from tierpilot.kit.db import transaction
+    from tierpilot.sharing import repository
+    from tierpilot.sharing.service import SHARING_GENERATION
+
+    _, b = gateways
+    alice = b.client("alice")
+    for _ in range(3):
+        assert alice.get_object(Bucket=shared, Key="public/readme.txt")["Body"].read() == b"hello world"
+    deny_all = _policy({"Effect": "Deny", "Principal": "*", "Action": "s3:*", "Resource": f"arn:aws:s3:::{shared}/*"})
+    with transaction(write=True) as s:
+        bucket = catalog_repository.get_bucket_by_name(s, shared)
+        assert bucket is not None
+        repository.get_or_create(s, bucket.id).policy = deny_all  # no bump
+    assert alice.get_object(Bucket=shared, Key="public/readme.txt")["Body"].read() == b"hello world"
+    generations.bump(redis_url, SHARING_GENERATION)  # what every sharing change does after its commit
+    with pytest.raises(ClientError) as exc:
+        alice.get_object(Bucket=shared, Key="public/readme.txt")
+    assert _code(exc) == "AccessDenied"
