@@ -94,3 +94,22 @@ def test_health_reaches_every_cloud_tier_and_names_the_one_that_fails(cloud_tier
     assert f"{cloud_tiers.gcs} (gcs): FAILED" in result.output and "not found" in result.output
     assert f"{cloud_tiers.azure} (azure): ok" in result.output
     assert f"tiers: 1 of 3 failed: {cloud_tiers.gcs}" in result.output
+
+
+def test_a_tier_that_never_answers_fails_the_health_check_in_time() -> None:
+    import socket
+    import time
+
+    from tierpilot.tiers.models import Tier
+
+    with socket.socket() as silent:  # accepts connections (the kernel's backlog) and never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        port = silent.getsockname()[1]
+        tier = Tier(id=1, name="silent", driver="s3", offline=False, restore_delays={}, storage_classes=["STANDARD"],
+                    config={"endpoint_url": f"http://127.0.0.1:{port}", "bucket": "b", "access_key_id": "k",
+                            "secret_access_key": "s"})
+        started = time.monotonic()
+        [result] = tiers.health([tier], timeout_s=1.0)
+        assert time.monotonic() - started < 5
+    assert (result.name, result.ok, result.message) == ("silent", False, "no answer within 1 s")

@@ -8,10 +8,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import threading
 import time
 import uuid
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -389,17 +389,21 @@ def health(tiers: Sequence[Tier], timeout_s: float = 20.0) -> list[TierHealth]:
             return TierHealth(tier.name, tier.driver, False, _first_line(exc), time.monotonic() - started)
         return TierHealth(tier.name, tier.driver, True, f"{location(tier)} answers", time.monotonic() - started)
 
-    if not tiers:
-        return []
-    pool = ThreadPoolExecutor(max_workers=min(16, len(tiers)), thread_name_prefix="tier-health")
-    try:
-        futures = [pool.submit(run, tier) for tier in tiers]
-        wait(futures, timeout=timeout_s)
-        return [f.result() if f.done() else
-                TierHealth(t.name, t.driver, False, f"no answer within {timeout_s:g} s", timeout_s)
-                for t, f in zip(tiers, futures, strict=True)]
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+    results: dict[int, TierHealth] = {}
+
+    def probe(index: int, tier: Tier) -> None:
+        results[index] = run(tier)
+
+    # daemon threads, one per tier: a probe stuck in a socket must not keep the process from exiting either
+    threads = [threading.Thread(target=probe, args=(i, t), daemon=True, name=f"tier-health-{t.name}")
+               for i, t in enumerate(tiers)]
+    deadline = time.monotonic() + timeout_s
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    return [results.get(i) or TierHealth(t.name, t.driver, False, f"no answer within {timeout_s:g} s", timeout_s)
+            for i, t in enumerate(tiers)]
 
 
 STALE_UPLOAD_AGE = timedelta(days=7)
