@@ -2,7 +2,7 @@
 (to a copy, in place) against Azurite's real answers, the registry with encrypted secrets.
 
 Azurite completes a rehydration at once (no pending state, no priority): the pending and upgrade paths of the
-driver are not exercised here, see docs/tiers.md."""
+driver are tested in tests/cloudtiers/test_rehydration.py, behind a proxy that adds Azure's delay (docs/tiers.md)."""
 
 from __future__ import annotations
 
