@@ -11,8 +11,10 @@ cases, both served from bounded memory:
 - successive smaller ranged reads of one object by one reader (``tierpilot cp``, boto3's
   ``download_file``, the mount): a ``StrideDetector`` per (reader, object) predicts the next ranges
   (sequential, constant gap, two-level stride) and they are fetched ahead; a request a prefetched
-  block covers is served from it. The depth grows the same way; random access predicts nothing, so
-  nothing is fetched ahead, and a broken pattern drops its unused blocks at the next request.
+  block covers is served from it. The depth starts at two and doubles each time the reader had to wait
+  (a reader that comes back for each range in turn waits a round trip per range until the depth covers
+  the link's bandwidth × delay: +1 took too many of them); random access predicts nothing, so nothing is
+  fetched ahead, and a broken pattern drops its unused blocks at the next request.
 
 Every block ahead takes its size from one process-wide budget (``total_bytes``); without room, reads
 go to the tier as asked. The gateway still meters what the client receives (its flow pays each chunk
@@ -273,7 +275,7 @@ class _Pattern:
         self._owner.release(hit)
         if waited:
             with self._lock:
-                self._depth = min(self._owner.max_blocks, self._depth + 1)
+                self._depth = min(self._owner.max_blocks, self._depth * 2)
         return _slices(data)
 
     def _plan(self, driver: TierDriver, size: int) -> None:

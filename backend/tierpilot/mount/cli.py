@@ -23,7 +23,7 @@ def mount(
     endpoint: str | None = typer.Option(None, "--endpoint", help="gateway URL (default: the configured gateway)"),
     cache_mb: int = typer.Option(1024, "--cache-mb", min=8, help="on-disk block cache, MiB"),
     block_mb: int = typer.Option(4, "--block-mb", min=1, max=64, help="bytes per ranged read, MiB"),
-    ahead_blocks: int = typer.Option(2, "--ahead-blocks", min=0, max=16, help="blocks loaded ahead of a "
+    ahead_blocks: int = typer.Option(4, "--ahead-blocks", min=0, max=16, help="blocks loaded ahead of a "
                                      "sequential reader"),
     refresh_s: float = typer.Option(0.0, "--refresh-s", min=0, help="re-read the tree this often (0: only on "
                                     "SIGUSR1)"),
