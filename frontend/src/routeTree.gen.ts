@@ -14,6 +14,7 @@ import { Route as LoginRouteImport } from './routes/login'
 import { Route as AppIndexRouteImport } from './routes/_app/index'
 import { Route as AppBenchmarksRouteImport } from './routes/_app/benchmarks'
 import { Route as AppBrowserRouteImport } from './routes/_app/browser'
+import { Route as AppBucketSettingsRouteImport } from './routes/_app/bucket-settings'
 import { Route as AppLifecycleRouteImport } from './routes/_app/lifecycle'
 import { Route as AppPlannerRouteImport } from './routes/_app/planner'
 import { Route as AppRequestsRouteImport } from './routes/_app/requests'
@@ -47,6 +48,11 @@ const AppBenchmarksRoute = AppBenchmarksRouteImport.update({
 const AppBrowserRoute = AppBrowserRouteImport.update({
   id: '/browser',
   path: '/browser',
+  getParentRoute: () => AppRoute,
+} as any)
+const AppBucketSettingsRoute = AppBucketSettingsRouteImport.update({
+  id: '/bucket-settings',
+  path: '/bucket-settings',
   getParentRoute: () => AppRoute,
 } as any)
 const AppLifecycleRoute = AppLifecycleRouteImport.update({
@@ -106,6 +112,7 @@ export interface FileRoutesByFullPath {
   '/login': typeof LoginRoute
   '/benchmarks': typeof AppBenchmarksRoute
   '/browser': typeof AppBrowserRoute
+  '/bucket-settings': typeof AppBucketSettingsRoute
   '/lifecycle': typeof AppLifecycleRoute
   '/planner': typeof AppPlannerRoute
   '/requests': typeof AppRequestsRoute
@@ -121,6 +128,7 @@ export interface FileRoutesByTo {
   '/login': typeof LoginRoute
   '/benchmarks': typeof AppBenchmarksRoute
   '/browser': typeof AppBrowserRoute
+  '/bucket-settings': typeof AppBucketSettingsRoute
   '/lifecycle': typeof AppLifecycleRoute
   '/planner': typeof AppPlannerRoute
   '/requests': typeof AppRequestsRoute
@@ -139,6 +147,7 @@ export interface FileRoutesById {
   '/login': typeof LoginRoute
   '/_app/benchmarks': typeof AppBenchmarksRoute
   '/_app/browser': typeof AppBrowserRoute
+  '/_app/bucket-settings': typeof AppBucketSettingsRoute
   '/_app/lifecycle': typeof AppLifecycleRoute
   '/_app/planner': typeof AppPlannerRoute
   '/_app/requests': typeof AppRequestsRoute
@@ -158,6 +167,7 @@ export interface FileRouteTypes {
     | '/login'
     | '/benchmarks'
     | '/browser'
+    | '/bucket-settings'
     | '/lifecycle'
     | '/planner'
     | '/requests'
@@ -173,6 +183,7 @@ export interface FileRouteTypes {
     | '/login'
     | '/benchmarks'
     | '/browser'
+    | '/bucket-settings'
     | '/lifecycle'
     | '/planner'
     | '/requests'
@@ -190,6 +201,7 @@ export interface FileRouteTypes {
     | '/login'
     | '/_app/benchmarks'
     | '/_app/browser'
+    | '/_app/bucket-settings'
     | '/_app/lifecycle'
     | '/_app/planner'
     | '/_app/requests'
@@ -243,6 +255,13 @@ declare module '@tanstack/react-router' {
       path: '/browser'
       fullPath: '/browser'
       preLoaderRoute: typeof AppBrowserRouteImport
+      parentRoute: typeof AppRoute
+    }
+    '/_app/bucket-settings': {
+      id: '/_app/bucket-settings'
+      path: '/bucket-settings'
+      fullPath: '/bucket-settings'
+      preLoaderRoute: typeof AppBucketSettingsRouteImport
       parentRoute: typeof AppRoute
     }
     '/_app/lifecycle': {
@@ -321,6 +340,7 @@ declare module '@tanstack/react-router' {
 interface AppRouteChildren {
   AppBenchmarksRoute: typeof AppBenchmarksRoute
   AppBrowserRoute: typeof AppBrowserRoute
+  AppBucketSettingsRoute: typeof AppBucketSettingsRoute
   AppLifecycleRoute: typeof AppLifecycleRoute
   AppPlannerRoute: typeof AppPlannerRoute
   AppRequestsRoute: typeof AppRequestsRoute
@@ -337,6 +357,7 @@ interface AppRouteChildren {
 const AppRouteChildren: AppRouteChildren = {
   AppBenchmarksRoute: AppBenchmarksRoute,
   AppBrowserRoute: AppBrowserRoute,
+  AppBucketSettingsRoute: AppBucketSettingsRoute,
   AppLifecycleRoute: AppLifecycleRoute,
   AppPlannerRoute: AppPlannerRoute,
   AppRequestsRoute: AppRequestsRoute,

@@ -308,6 +308,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/buckets/{name}/cors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Put Cors
+         * @description Replace the bucket's CORS rules (checked as S3's PutBucketCors checks them: 422 naming the rule).
+         */
+        put: operations["put_cors_api_buckets__name__cors_put"];
+        post?: never;
+        /**
+         * Delete Cors
+         * @description Remove the bucket's CORS configuration (browsers' cross-origin requests are refused again).
+         */
+        delete: operations["delete_cors_api_buckets__name__cors_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/buckets/{name}/folders": {
         parameters: {
             query?: never;
@@ -322,6 +346,26 @@ export interface paths {
          * @description Create an empty folder: the zero-byte `prefix/` object S3 consoles use, on the bucket's tier.
          */
         post: operations["create_folder_api_buckets__name__folders_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/buckets/{name}/lock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Put Lock
+         * @description The default retention of a bucket created with object lock (409 for a bucket without lock).
+         */
+        put: operations["put_lock_api_buckets__name__lock_put"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2316,9 +2360,14 @@ export interface components {
         };
         /**
          * BucketSettings
-         * @description Versioning and object lock of a bucket.
+         * @description Versioning, object lock and CORS of a bucket.
          */
         BucketSettings: {
+            /**
+             * Cors
+             * @description None: no CORS configuration
+             */
+            cors?: components["schemas"]["CorsRuleIn"][] | null;
             /** Default Retention Days */
             default_retention_days?: number | null;
             /**
@@ -2539,6 +2588,44 @@ export interface components {
             tier: string;
             /** To */
             to: number | null;
+        };
+        /**
+         * CorsRuleIn
+         * @description One CORS rule, as S3's CORSRule (origins and allowed headers may hold one ``*``).
+         */
+        CorsRuleIn: {
+            /**
+             * Expose
+             * @description ExposeHeader names
+             */
+            expose?: string[];
+            /**
+             * Headers
+             * @description AllowedHeader patterns
+             */
+            headers?: string[];
+            /** Id */
+            id?: string | null;
+            /**
+             * Max Age
+             * @description MaxAgeSeconds of a preflight answer
+             */
+            max_age?: number | null;
+            /**
+             * Methods
+             * @description GET, PUT, POST, DELETE or HEAD
+             */
+            methods: string[];
+            /**
+             * Origins
+             * @description AllowedOrigin patterns
+             */
+            origins: string[];
+        };
+        /** CorsUpdate */
+        CorsUpdate: {
+            /** Rules */
+            rules: components["schemas"]["CorsRuleIn"][];
         };
         /**
          * Decay
@@ -3011,6 +3098,18 @@ export interface components {
             /** Booked Mbps */
             booked_mbps: number;
         };
+        /**
+         * LockUpdate
+         * @description The default retention of a bucket created with object lock (mode None: none).
+         */
+        LockUpdate: {
+            /** Days */
+            days?: number | null;
+            /** Mode */
+            mode?: string | null;
+            /** Years */
+            years?: number | null;
+        };
         /** LoginIn */
         LoginIn: {
             /** Password */
@@ -3149,7 +3248,8 @@ export interface components {
         };
         /**
          * NoncurrentVersionExpiration
-         * @description Accepted and returned as S3 does; buckets here are unversioned, so it never applies.
+         * @description Deletes noncurrent versions NoncurrentDays after they became noncurrent (but the NewerNoncurrentVersions
+         *     newest, and versions object lock protects).
          */
         NoncurrentVersionExpiration: {
             /** Newer Noncurrent Versions */
@@ -3159,7 +3259,8 @@ export interface components {
         };
         /**
          * NoncurrentVersionTransition
-         * @description Accepted and returned as S3 does; buckets here are unversioned, so it never applies.
+         * @description Moves noncurrent versions of a versioned bucket NoncurrentDays after a newer version replaced them,
+         *     leaving the NewerNoncurrentVersions newest ones where they are.
          */
         NoncurrentVersionTransition: {
             /** Newer Noncurrent Versions */
@@ -6015,6 +6116,72 @@ export interface operations {
             };
         };
     };
+    put_cors_api_buckets__name__cors_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CorsUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BucketSettings"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    delete_cors_api_buckets__name__cors_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BucketSettings"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     create_folder_api_buckets__name__folders_post: {
         parameters: {
             query?: never;
@@ -6045,6 +6212,41 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    put_lock_api_buckets__name__lock_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LockUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BucketSettings"];
+                };
             };
             /** @description Validation Error */
             422: {

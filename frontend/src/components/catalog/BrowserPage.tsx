@@ -1,4 +1,4 @@
-import { useNavigate } from "@tanstack/react-router";
+import { Link, useNavigate } from "@tanstack/react-router";
 import { PageHeader } from "@/components/ui";
 import { BucketList } from "./BucketList";
 import { FolderView } from "./FolderView";
@@ -29,6 +29,17 @@ export function BrowserPage({
       <PageHeader
         title="Browser"
         description="Buckets, folders and objects in the catalog, on every tier: upload, download, restore."
+        actions={
+          bucket ? (
+            <Link
+              to="/bucket-settings"
+              search={{ bucket }}
+              className="ui-button ui-button--secondary ui-button--md"
+            >
+              Bucket settings
+            </Link>
+          ) : null
+        }
       />
       <div className="browser-layout">
         <BucketList current={bucket} onOpen={(name) => go({ bucket: name })} />
