@@ -10,7 +10,8 @@ only by the edges (API, gateway, worker, CLI), fills it:
   the buckets and uploads the catalog holds for them.
 - ``GATEWAY_EXTENSIONS``: the domains' gateway modules. Importing one registers its S3 operations
   (``gateway.ext.route``); the gateway calls their optional ``startup``/``shutdown``/``health`` hooks
-  (reservations installs its flow policy in ``startup``).
+  (reservations installs its flow policy in ``startup``) and ``finished(req, op, status)`` after each
+  request (spend counts the requests that moved no object data).
 """
 
 from __future__ import annotations
