@@ -71,7 +71,7 @@ async def create_upload(req: Request) -> None:
 
     def create() -> MultipartUpload:
         with transaction(write=True) as session:
-            return catalog.create_upload(session, bucket, key, owner_id=req.user.user_id, tier_id=tier.id,
+            return catalog.create_upload(session, bucket, key, owner_id=wanted.owner_id, tier_id=tier.id,
                                          storage_class=storage_class, content_type=req.header("content-type"),
                                          user_metadata=meta, headers=headers, checksum_algorithm=algorithm,
                                          tags=tags, lock_mode=lock_mode, lock_until=lock_until,

@@ -59,8 +59,9 @@ def _acl_document(owner_id: int, grants: tuple[Grant, ...]) -> bytes:
     with transaction() as session:
         names = auth_repository.usernames(session, ids)
     owner = f"<Owner>{xmlio.el('ID', owner_id)}{xmlio.el('DisplayName', names.get(owner_id, owner_id))}</Owner>"
+    ordered = sorted(grants, key=lambda g: not g.grantee.startswith("uri:"))  # groups first, as RGW lists them
     body = "".join(f"<Grant>{_grantee_xml(g.grantee, names)}{xmlio.el('Permission', g.permission)}</Grant>"
-                   for g in grants)
+                   for g in ordered)
     return xmlio.document("AccessControlPolicy", [owner, f"<AccessControlList>{body}</AccessControlList>"])
 
 
