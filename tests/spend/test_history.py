@@ -58,9 +58,10 @@ def test_history_keeps_bytes_that_left_and_not_versions_that_only_changed_table(
     _put(session, bucket, "over", 2, then, tier["ia"], "l-over-1")
     _put(session, bucket, "over", 3, None, tier["ia"], "l-over-2")  # the old bytes are replaced
     _put(session, bucket, "moved", 4, then, tier["ia"], "l-moved")
-    assert catalog_repository.switch_object(session, catalog_repository.get_object(session, bucket.id, "moved").id,
-                                            "l-moved", '"l-moved"', tier_id=tier["glacier"], storage_class="GLACIER",
-                                            locator="l-moved-2")
+    moved = catalog_repository.get_object(session, bucket.id, "moved")
+    assert moved is not None
+    assert catalog_repository.switch_object(session, moved.id, "l-moved", '"l-moved"', tier_id=tier["glacier"],
+                                            storage_class="GLACIER", locator="l-moved-2")
     assert _spans(session, bucket) == [("deleted", tier["ia"], 1, ""), ("moved", tier["ia"], 4, ""),
                                        ("replaced", tier["ia"], 2, "")]
     # a versioned bucket keeps the replaced version: its bytes stay billed until that version is deleted
@@ -105,6 +106,7 @@ def test_a_moved_object_bills_its_source_tier_until_the_move_and_the_target_from
     born = now - timedelta(days=5)
     _put(session, bucket, "cold", 2 * GIB, born, tier["ia"], "l-cold")
     obj = catalog_repository.get_object(session, bucket.id, "cold")
+    assert obj is not None
     assert catalog_repository.switch_object(session, obj.id, "l-cold", '"l-cold"', tier_id=tier["glacier"],
                                             storage_class="GLACIER", locator="l-cold-2")
     later = now + timedelta(hours=12)
