@@ -133,3 +133,16 @@ def test_large_file_streams_through_the_spool(gateway: Gateway, s3: BaseClient, 
     assert r.status_code == 204, r.text
     assert s3.head_object(Bucket=bucket, Key="big")["ContentLength"] == len(data)
     assert hashlib.md5(s3.get_object(Bucket=bucket, Key="big")["Body"].read()).digest() == hashlib.md5(data).digest()
+
+
+def test_anonymous_form_needs_a_bucket_anyone_may_write(gateway: Gateway, s3: BaseClient,
+                                                        make_bucket: Any) -> None:
+    private = make_bucket()
+    r = _post(gateway, private, {"key": "anon.txt"}, b"x")
+    assert (r.status_code, _code(r)) == (403, "AccessDenied")
+    public = make_bucket(ACL="public-read-write")
+    r = _post(gateway, public, {"key": "anon.txt", "acl": "public-read", "Content-Type": "text/plain"}, b"anyone")
+    assert r.status_code == 204, r.text
+    assert s3.get_object(Bucket=public, Key="anon.txt")["Body"].read() == b"anyone"
+    assert requests.get(f"{gateway.url}/{public}/anon.txt", timeout=10).content == b"anyone"  # public-read
+    assert catalog_rows(private) == []

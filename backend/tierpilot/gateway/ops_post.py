@@ -8,8 +8,9 @@ and this handler checks the form's instead: SigV4 (``x-amz-credential``, ``x-amz
 field must be named by a condition (but the signature fields, ``file``, ``policy`` and ``x-ignore-*``).
 The file streams to a spool (8 MiB in memory, then a temporary file) through the caller's flow once the
 policy is verified, and is stored as a PutObject with the form's metadata, tagging and content headers.
-The ``acl`` field is matched against the policy like any field but not applied: the object gets the
-default (private) ACL.
+A form without a policy is anonymous: it needs a bucket whose ACL or policy lets anyone write (the
+sharing domain decides, as for any request). The ``acl`` and ``x-amz-grant-*`` fields are the headers of
+a PutObject: checked and recorded by the sharing domain.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ from tierpilot.auth.service import Credential
 from tierpilot.catalog import store
 from tierpilot.drivers.base import PutResult
 from tierpilot.gateway import checksums, sigv4, xmlio
-from tierpilot.gateway.auth import bucket_of
+from tierpilot.gateway.auth import ANONYMOUS, bucket_of
+from tierpilot.gateway.body import key_of
 from tierpilot.gateway.common import STORED_HEADERS, etag, open_flow, placement, validate_tags
 from tierpilot.gateway.errors import S3Error, access_denied, bad_digest, invalid_argument
 from tierpilot.gateway.http import Headers, Request
@@ -43,6 +45,7 @@ from tierpilot.gateway.routes import route
 from tierpilot.kit.db import transaction
 from tierpilot.kit.flow import Flow
 from tierpilot.kit.streaming import ClientDisconnected, run
+from tierpilot.sharing import gate as sharing
 
 MAX_FIELDS_BYTES = 64 * 1024  # all fields but the file together (S3: 20 KB policy, 2 KB metadata, …)
 SPOOL_MEMORY = 8 * 1024 * 1024
@@ -374,16 +377,21 @@ async def post_object(req: Request) -> None:
     if "key" not in fields:
         raise invalid_argument("Bucket POST must contain a field named 'key'.  If it is specified, please check "
                                "the order of the fields.", "key", "")
-    if "policy" not in fields and "signature" not in fields and "x-amz-signature" not in fields:
-        # anonymous form uploads need a bucket writable by anyone: buckets here are private
-        raise access_denied("Anonymous POST is not allowed: sign the form's policy with an access key")
-    req.caller, policy = await authorise(fields, datetime.now(UTC))
-    length = check_conditions(policy, fields, req.bucket)
+    length: tuple[int, int] | None = None
+    if "policy" in fields or "signature" in fields or "x-amz-signature" in fields:
+        req.caller, policy = await authorise(fields, datetime.now(UTC))
+        length = check_conditions(policy, fields, req.bucket)
+    else:
+        req.caller = ANONYMOUS
     key = fields["key"]
     if "${filename}" in key:
         key = key.replace("${filename}", form.filename or "")
+    bucket = await bucket_of(req)  # s3:PutObject on the bucket, for the caller or anyone
     req.key = key
-    bucket = await bucket_of(req)
+    key_of(req)
+    acl = {n: v for n, v in fields.items() if n == "x-amz-acl" or n == "acl" or n.startswith("x-amz-grant-")}
+    wanted = await sharing.requested_acl(bucket, {("x-amz-acl" if n == "acl" else n): v for n, v in acl.items()},
+                                         req.user.user_id)
     tier, storage_class = await placement(bucket, fields.get("x-amz-storage-class"))
     meta = {n[11:]: v for n, v in fields.items() if n.startswith("x-amz-meta-")}
     headers = {n: v for n, v in fields.items() if n in STORED_HEADERS}
@@ -412,6 +420,7 @@ async def post_object(req: Request) -> None:
         if form.spool is not None:
             form.spool.close()
     req.bytes_in = obj.size
+    await sharing.record_write(bucket, key, obj.version_id, wanted)
     location = f"http://{req.header('host', '')}/{quote(bucket.name)}/{quote(key)}"
     out: Headers = [(b"etag", etag(obj.etag).encode())]
     if obj.version_id != "null":
