@@ -133,10 +133,13 @@ async def bucket_of(req: Request, name: str | None = None, confirm: bool = False
         bucket = await run(_load_bucket, name)
         buckets.put(name, bucket)
     caller = Caller(req.user.user_id, req.user.username, anonymous=req.user is ANONYMOUS)
+    state = await sharing.state_for(bucket, caller, is_admin=req.user.is_admin)
+    if state is None:
+        return bucket
     ctx, key, version_id = _sharing_context(req, bucket, source)
-    if not await sharing.allowed(bucket, caller, is_admin=req.user.is_admin, ctx=ctx, key=key, version_id=version_id):
+    if not await sharing.allowed(bucket, state, caller, ctx=ctx, key=key, version_id=version_id):
         if (key is not None and not source and req.method in ("GET", "HEAD") and not req.query
-                and await sharing.absent_and_listable(bucket, caller, is_admin=req.user.is_admin, ctx=ctx, key=key)):
+                and await sharing.absent_and_listable(bucket, state, caller, ctx=ctx, key=key)):
             raise no_such_key(key)
         raise access_denied("Access Denied")
     return bucket

@@ -91,15 +91,20 @@ def _object_facts(bucket_id: int, key: str, version_id: str | None, want_acl: bo
         return grants, tags
 
 
-async def allowed(bucket: Bucket, caller: Caller, *, is_admin: bool, ctx: Context, key: str | None,
-                  version_id: str | None) -> bool:
-    """Whether ``caller`` may do ``ctx.action`` (on object ``key`` when given) in ``bucket``."""
-    is_owner = not caller.anonymous and bucket.owner_id == caller.user_id
+async def state_for(bucket: Bucket, caller: Caller, *, is_admin: bool) -> SharingState | None:
+    """The bucket's state for deciding the request, or None when it needs no decision: admins, and the owner
+    of a bucket without a policy (the hot path: no request context is built)."""
     if is_admin:
-        return True
+        return None
+    is_owner = not caller.anonymous and bucket.owner_id == caller.user_id
     state = await states.get(bucket, fresh=not is_owner)
-    if is_owner and state.policy is None:
-        return True
+    return None if is_owner and state.policy is None else state
+
+
+async def allowed(bucket: Bucket, state: SharingState, caller: Caller, *, ctx: Context, key: str | None,
+                  version_id: str | None) -> bool:
+    """Whether ``caller`` (not an admin) may do ``ctx.action`` (on object ``key`` when given) in ``bucket``."""
+    is_owner = not caller.anonymous and bucket.owner_id == caller.user_id
     want_acl = (key is not None and not is_owner and state.object_acls and state.acls_enabled
                 and access.acl_needs_object(ctx.action))
     want_tags = (key is not None and state.policy is not None
@@ -110,14 +115,15 @@ async def allowed(bucket: Bucket, caller: Caller, *, is_admin: bool, ctx: Contex
         grants, tags = await run(_object_facts, bucket.id, key, version_id, want_acl, want_tags)
         for name, value in tags.items():
             ctx.keys[EXISTING_TAG + name.lower()] = [value]
-    return access.decide(state, caller, is_owner=is_owner, is_admin=is_admin, ctx=ctx, object_grants=grants)
+    return access.decide(state, caller, is_owner=is_owner, is_admin=False, ctx=ctx, object_grants=grants)
 
 
-async def absent_and_listable(bucket: Bucket, caller: Caller, *, is_admin: bool, ctx: Context, key: str) -> bool:
+async def absent_and_listable(bucket: Bucket, state: SharingState, caller: Caller, *, ctx: Context,
+                              key: str) -> bool:
     """For a refused read: whether the caller may list ``key`` (s3:ListBucket with s3:prefix = key) and it does
     not exist. S3 then answers 404, not 403: the listing would have told the caller as much."""
     listing = Context("s3:ListBucket", f"arn:aws:s3:::{bucket.name}", {**ctx.keys, "s3:prefix": [key]})
-    if not await allowed(bucket, caller, is_admin=is_admin, ctx=listing, key=None, version_id=None):
+    if not await allowed(bucket, state, caller, ctx=listing, key=None, version_id=None):
         return False
     return await run(_absent, bucket.id, key)
 
