@@ -178,4 +178,9 @@ def test_concurrent_puts_share_rounds_and_each_answer_is_committed_and_readable(
         results = list(pool.map(put, range(64)))
     assert all(body == "x" * 1024 for _, body in results)
     rounds, items = store._rows.rounds - before[0], store._rows.items - before[1]
-    assert items == 64 and 1 <= rounds <= 64
+    from tierpilot.kit.db import get_engine
+
+    if get_engine().dialect.name == "sqlite":
+        assert items == 64 and 1 <= rounds <= 64
+    else:  # PostgreSQL: a transaction per PUT (see store._commit_row)
+        assert items == rounds == 0
