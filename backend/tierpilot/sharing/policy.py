@@ -83,9 +83,23 @@ def _date(text: str) -> float:
     return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
 
 
-def _ip_in(value: str, network: str) -> bool:
+@lru_cache(maxsize=1024)
+def _network(text: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
+    return ipaddress.ip_network(text, strict=False)
+
+
+@lru_cache(maxsize=4096)
+def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     try:
-        return ipaddress.ip_address(value) in ipaddress.ip_network(network, strict=False)
+        return ipaddress.ip_address(text)
+    except ValueError:
+        return None
+
+
+def _ip_in(value: str, network: str) -> bool:
+    address = _address(value)
+    try:
+        return address is not None and address in _network(network)
     except ValueError:
         return False
 
