@@ -137,6 +137,22 @@ class Counted:
         raise RuntimeError(f"no instruction total in {dump}")
 
 
+def _record(into: dict[str, list[float]], label: str, rows: tuple[str, ...], values: tuple[float, ...]) -> None:
+    for row, value in zip(rows, values, strict=True):
+        into[row].append(value)
+    print(f"{label}: " + ", ".join(f"{row} {v:,.0f}" for row, v in zip(rows, values, strict=True)), flush=True)
+
+
+def _table(results: dict[str, dict[str, list[float]]], what: str, rows: tuple[str, ...]) -> None:
+    """The A/B table of the medians."""
+    print(f"| {what} | A tracing on | B tracing off | A / B |")
+    print("|---|---:|---:|---:|")
+    for row in rows:
+        a = statistics.median(results["A tracing on"][row])
+        b = statistics.median(results["B tracing off"][row])
+        print(f"| {row} | {a:,.0f} | {b:,.0f} | {a / b:.3f} |")
+
+
 def _free_port() -> int:
     from tests.servers import free_port
 
@@ -189,22 +205,14 @@ def instructions(n: int, rounds: int, size_mib: int) -> None:
                 counts = (side.window(partial(send, "PUT", keys, small)) / n,
                           side.window(partial(send, "GET", keys, None)) / n,
                           side.window(partial(send, "PUT", big, large)), side.window(partial(send, "GET", big, None)))
-                for row, value in zip(rows, counts, strict=True):
-                    per[name][row].append(value)
-                print(f"round {r + 1}/{rounds} {name}: " +
-                      ", ".join(f"{row} {v:,.0f}" for row, v in zip(rows, counts, strict=True)), flush=True)
+                _record(per[name], f"round {r + 1}/{rounds} {name}", rows, counts)
     finally:
         inst.close()
     load = os.getloadavg()
     print(f"\ninstructions per request (callgrind, every thread of the gateway process), median of {rounds} "
           f"alternating rounds of {n} small requests and one {size_mib} MiB PUT and GET; "
           f"load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (instruction counts do not depend on it)")
-    print("| request | A tracing on | B tracing off | A / B |")
-    print("|---|---:|---:|---:|")
-    for row in rows:
-        a = statistics.median(per["A tracing on"][row])
-        b = statistics.median(per["B tracing off"][row])
-        print(f"| {row} | {a:,.0f} | {b:,.0f} | {a / b:.4f} |")
+    _table(per, "request", rows)
 
 
 def main() -> None:
@@ -243,21 +251,13 @@ def main() -> None:
                     put, get = large(inst, endpoint, data)
                     figures = (put, get, small(pool, inst, endpoint, "PUT", args.seconds),
                                small(pool, inst, endpoint, "GET", args.seconds))
-                    for row, value in zip(rows, figures, strict=True):
-                        results[name][row].append(value)
-                    print(f"round {n + 1}/{args.rounds} {name}: " +
-                          ", ".join(f"{r} {v:,.0f}" for r, v in zip(rows, figures, strict=True)), flush=True)
+                    _record(results[name], f"round {n + 1}/{args.rounds} {name}", rows, figures)
     finally:
         inst.close()
     load = os.getloadavg()
     print(f"\nmedian of {args.rounds} alternating rounds, {args.size_mib} MiB objects, 1 KiB at "
           f"{SMALL_CONCURRENCY} concurrent; load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}")
-    print("| figure | A tracing on | B tracing off | A / B |")
-    print("|---|---:|---:|---:|")
-    for row in rows:
-        a = statistics.median(results["A tracing on"][row])
-        b = statistics.median(results["B tracing off"][row])
-        print(f"| {row} | {a:,.0f} | {b:,.0f} | {a / b:.3f} |")
+    _table(results, "figure", rows)
 
 
 if __name__ == "__main__":
