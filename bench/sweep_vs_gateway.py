@@ -69,7 +69,7 @@ def main() -> None:
             prefix = "small/seed-" if size == 1024 else "sized/seed-"
             for i in range(SEEDS):
                 s3.put_object(Bucket="bench", Key=f"{prefix}{i}", Body=body)
-        rows: list[tuple[str, int, int, float, float, float, float, float, dict[str, float], int]] = []
+        rows: list[tuple[str, int, int, float, float, float, float, float, float, float, dict[str, float], int]] = []
         with mp.get_context("spawn").Pool(gt.CLIENT_PROCS) as pool:
             for op in ("PUT", "GET"):
                 for size in SIZES:
@@ -109,9 +109,9 @@ def main() -> None:
     print("| op | size | concurrency | ref req/s | sweep req/s | sweep/ref | ref p50 ms | sweep p50 ms "
           "| client CPU ms/req ref / sweep | sweep phase medians ms (traced requests) |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
-    for op, size, conc, ref, swp, ratio, pr, ps, rcpu, cpu, phases, traced in rows:
+    for op, size, conc, ref_rate, swp, ratio, pr, ps, rcpu, cpu, phases, traced in rows:
         ph = ", ".join(f"{k} {v:.2f}" for k, v in phases.items())
-        print(f"| {op} | {'1 KiB' if size == 1024 else '1 MiB'} | {conc} | {ref:,.1f} | {swp:,.1f} | "
+        print(f"| {op} | {'1 KiB' if size == 1024 else '1 MiB'} | {conc} | {ref_rate:,.1f} | {swp:,.1f} | "
               f"{ratio:.2f} | {pr:.1f} | {ps:.1f} | {rcpu:.2f} / {cpu:.2f} | {ph} ({traced}) |")
 
 
