@@ -140,7 +140,9 @@ def gcs_cases(url: str, size: int) -> dict[str, tuple[Callable[[], int], Callabl
 
     def sdk_up() -> int:
         blob = driver.bucket.blob(f"s/{uuid.uuid4().hex}", chunk_size=16 * MiB)
-        blob.upload_from_file(IterStream(body(size)), checksum=None)
+        # the SDK's 60 s request time-out, on a loaded machine, retried a late chunk fake-gcs-server had taken
+        # (404 for the session): give it the driver's patience (its requests have no time-out)
+        blob.upload_from_file(IterStream(body(size)), checksum=None, timeout=600)
         blob.reload()
         return int(blob.size or 0)
 
