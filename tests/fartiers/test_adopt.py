@@ -21,7 +21,7 @@ from tierpilot.catalog.models import Bucket, Object
 from tierpilot.cli import app
 from tierpilot.drivers import registry
 from tierpilot.kit.db import transaction, utcnow
-from tierpilot.tiers.adopt import CUTS, Progress, adopt
+from tierpilot.tiers.adopt import CUTS, Progress, adopt, fast_pages
 
 # keys at every edge of the listing's cuts: the prefix itself, cut characters, just past them, deep, unicode
 EDGE_KEYS = ["top.txt", "z", "d0/", "d0/0", "d0/1zzz", "d0/2", "d0/~", "d0/z", "d0/zz/deeper/x", "d1/é-ünï",
@@ -89,6 +89,20 @@ def test_adoption_lists_every_key_size_and_etag_in_parallel(remote: dict[str, An
     with transaction() as s:
         obj = s.scalars(select(Object).where(Object.key == "d1/é-ünï")).one()
     assert b"".join(store.open_object(obj)) == client.get_object(Bucket=bucket, Key="d1/é-ünï")["Body"].read()
+
+
+def test_the_fast_listing_parse_gives_what_boto3_parses(remote: dict[str, Any]) -> None:
+    client, bucket = remote["client"], remote["bucket"]
+    _put_many(client, bucket, EDGE_KEYS)
+    client.put_object(Bucket=bucket, Key="d1/ia", Body=b"ia", StorageClass="STANDARD_IA")
+    for args in ({}, {"MaxKeys": 7}, {"Prefix": "d1/"}, {"Delimiter": "/"}):
+        plain = client.list_objects_v2(Bucket=bucket, **args)
+        with fast_pages(client):
+            fast = client.list_objects_v2(Bucket=bucket, **args)
+        assert {k: v for k, v in fast.items() if k != "ResponseMetadata"} == \
+            {k: v for k, v in plain.items() if k != "ResponseMetadata"} | (
+                {"Contents": [{f: c[f] for f in ("Key", "LastModified", "ETag", "Size", "StorageClass")}
+                              for c in plain["Contents"]]} if "Contents" in plain else {})
 
 
 def test_a_second_run_adds_only_new_keys_and_keeps_the_rows_it_has(remote: dict[str, Any]) -> None:
