@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import http.client
 import re
+import threading
 import time
 import uuid
+from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
 from botocore.client import BaseClient
 
-from tests.gateway.conftest import Gateway
+from tests.gateway.conftest import Gateway, start_gateway, stop, wait_until
 from tests.observability.conftest import Api
+
+HOLD_S = 0.8  # how long the slot's holder keeps its body back
 
 
 def _traced_client(gateway: Gateway, user: str) -> BaseClient:
@@ -82,6 +88,46 @@ def test_every_answer_carries_a_request_id_and_a_traced_put_has_phases_adding_up
     listed = _login(api, "root").get("/api/requests", params={"bucket": bucket, "operation": "PUT object"})
     assert [t["request_id"] for t in listed.json()["items"]] == [request_id]
     assert _login(api, "bob").get("/api/requests", params={"bucket": bucket}).json()["items"] == []
+
+
+def test_a_request_that_waited_for_the_only_slot_shows_a_queue_phase(gateway: Gateway, api: Api, db_url: str,
+                                                                     data_dir: Path) -> None:
+    """A gateway with one slot: a PUT whose body comes late holds it, so a traced GET sent meanwhile waits in the
+    admission queue; its trace starts with that wait, and its phases still add up to its time."""
+    url, proc = start_gateway(db_url, data_dir / f"obs-queue-{uuid.uuid4().hex[:6]}.log",
+                              {"TIERPILOT_GATEWAY_MAX_INFLIGHT": "1", "TIERPILOT_GATEWAY_QUEUE_WAIT_S": "10"})
+    try:
+        one = Gateway(url=url, proc=proc, log=gateway.log, users=gateway.users, tier_dirs=gateway.tier_dirs)
+        bucket = f"q-{uuid.uuid4().hex[:10]}"
+        one.client("alice").create_bucket(Bucket=bucket)
+        one.client("alice").put_object(Bucket=bucket, Key="k", Body=b"q" * 1024)
+        target = urlsplit(one.client("alice").generate_presigned_url(
+            "put_object", Params={"Bucket": bucket, "Key": "held"}))
+        holder = http.client.HTTPConnection(target.hostname or "127.0.0.1", target.port, timeout=30)
+        holder.putrequest("PUT", f"{target.path}?{target.query}")
+        holder.putheader("Content-Length", "4")
+        holder.endheaders()  # the gateway admits the request on its headers: the slot is taken until its answer
+        in_flight = 'tierpilot_gateway_requests_in_flight'
+        wait_until(lambda: _sample(httpx.get(f"{url}/_tierpilot/metrics").text, in_flight) >= 1)
+
+        def release() -> None:
+            time.sleep(HOLD_S)
+            holder.send(b"body")
+
+        releaser = threading.Thread(target=release)
+        releaser.start()
+        got = _traced_client(one, "alice").get_object(Bucket=bucket, Key="k")
+        releaser.join()
+        assert holder.getresponse().status == 200
+        holder.close()
+        trace = _trace(_login(api, "alice"), got["ResponseMetadata"]["RequestId"])
+        phases = trace["phases"]
+        assert isinstance(phases, list) and phases[0]["name"] == "queue", phases
+        assert phases[0]["duration_ms"] >= HOLD_S * 1000 / 2
+        total = float(trace["total_ms"])  # type: ignore[arg-type]
+        assert abs(sum(p["duration_ms"] for p in phases) - total) <= 0.05 * total
+    finally:
+        stop(proc)
 
 
 def test_metrics_add_up_over_the_gateway_processes(gateway: Gateway) -> None:
