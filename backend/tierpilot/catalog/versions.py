@@ -258,8 +258,8 @@ def set_retention(session: Session, row: Object | ObjectVersion, mode: str | Non
         raise InvalidInput("The retain until date must be in the future!", "InvalidArgument")
     protected = row.lock_until is not None and row.lock_until > now
     if protected:
-        weaker = (until is None or row.lock_until is None or until < row.lock_until
-                  or (row.lock_mode == "COMPLIANCE" and mode != "COMPLIANCE"))
+        # any change of mode counts: GOVERNANCE -> COMPLIANCE also needs the bypass, as S3 has it
+        weaker = (until is None or row.lock_until is None or until < row.lock_until or mode != row.lock_mode)
         if weaker and (row.lock_mode == "COMPLIANCE" or not bypass_governance):
             raise ObjectLocked("Access Denied because object protected by object lock.")
     table = "objects" if isinstance(row, Object) else "versions"

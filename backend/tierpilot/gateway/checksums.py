@@ -41,7 +41,8 @@ def decode_b64(value: str, size: int, what: str) -> bytes:
     if len(raw) != size:
         if what == "Content-MD5":
             raise S3Error("InvalidDigest", "The Content-MD5 you specified was invalid.", 400)
-        raise invalid_request(f"Value for {what} header is invalid.")
+        # a checksum that cannot be one cannot match either: BadDigest, as S3 (and the ceph suite) answer it
+        raise S3Error("BadDigest", f"The value of {what} is not a valid base64 {what[15:].upper()} checksum.", 400)
     return raw
 
 

@@ -377,15 +377,15 @@ async def post_object(req: Request) -> None:
     if "key" not in fields:
         raise invalid_argument("Bucket POST must contain a field named 'key'.  If it is specified, please check "
                                "the order of the fields.", "key", "")
+    key = fields["key"]
+    if "${filename}" in key:  # the policy's conditions see the key as it will be stored, as S3's do
+        key = fields["key"] = key.replace("${filename}", form.filename or "")
     length: tuple[int, int] | None = None
     if "policy" in fields or "signature" in fields or "x-amz-signature" in fields:
         req.caller, policy = await authorise(fields, datetime.now(UTC))
         length = check_conditions(policy, fields, req.bucket)
     else:
         req.caller = ANONYMOUS
-    key = fields["key"]
-    if "${filename}" in key:
-        key = key.replace("${filename}", form.filename or "")
     bucket = await bucket_of(req)  # s3:PutObject on the bucket, for the caller or anyone
     req.key = key
     key_of(req)

@@ -95,8 +95,7 @@ class Payload:
 
     def __init__(self, req: Request, inbound: Inbound, stored_algorithm: str | None = CLAIMED) -> None:
         """``stored_algorithm``: the checksum the tier computes and the catalog keeps (default: the claimed one)."""
-        signed = req.signed
-        assert signed is not None and req.signing_key is not None
+        signed = req.signed  # None: an anonymous write (a bucket anyone may write): a plain, unsigned body
         self._inbound = inbound
         self.algorithm, self._claimed, self._trailer = requested_checksum(req)
         content_md5 = req.header("content-md5")
@@ -104,12 +103,15 @@ class Payload:
         self._decoder: AwsChunkedDecoder | None = None
         self._sha: hashlib._Hash | None = None
         self._sha_expected: str | None = None
-        mode = signed.payload_hash
-        if mode in sigv4.STREAMING_MODES:
+        mode = signed.payload_hash if signed is not None else sigv4.UNSIGNED_PAYLOAD
+        if signed is not None and mode in sigv4.STREAMING_MODES:
             self.expected_size = _int_header(req, "x-amz-decoded-content-length")
             if self.expected_size is None:
                 raise S3Error("MissingContentLength", "You must provide the Content-Length HTTP header.", 411)
-            signer = sigv4.ChunkSigner(req.signing_key, signed) if mode != sigv4.STREAMING_UNSIGNED_TRAILER else None
+            signer = None
+            if mode != sigv4.STREAMING_UNSIGNED_TRAILER:
+                assert req.signing_key is not None
+                signer = sigv4.ChunkSigner(req.signing_key, signed)
             has_trailer = mode != sigv4.STREAMING_SIGNED
             if self._trailer and not has_trailer:
                 raise invalid_request("x-amz-trailer needs a STREAMING-…-TRAILER payload")

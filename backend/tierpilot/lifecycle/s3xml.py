@@ -198,8 +198,15 @@ def parse_xml(body: bytes, min_size_header: str | None = None) -> LifecycleConfi
         config = LifecycleConfig.model_validate({"rules": [_parse_rule(r) for r in f.get("Rule", [])],
                                                  "transition_default_minimum_object_size": mode})
     except ValidationError as exc:
-        raise LifecycleInvalid(_first_error(exc), "MalformedXML") from None
+        # a value out of its range (Days 0, an ID over 255 characters) is S3's InvalidArgument; a document
+        # that does not fit the schema is MalformedXML
+        kind = exc.errors()[0].get("type", "")
+        raise LifecycleInvalid(_first_error(exc), "InvalidArgument" if kind in _RANGE_ERRORS else "MalformedXML"
+                               ) from None
     return check_structure(config)
+
+
+_RANGE_ERRORS = frozenset({"greater_than", "greater_than_equal", "less_than", "less_than_equal", "string_too_long"})
 
 
 def _first_error(exc: ValidationError) -> str:
