@@ -11,9 +11,12 @@ clients (SigV4-presigned, 4 client processes, no retries: a 503 SlowDown is coun
 point is the median of `--rounds` short rounds; next to the gateway's rates, its phase times from its own
 histograms (`tierpilot_gateway_phase_duration_seconds`, differences over the rounds) and the server CPU
 per request of (b) and (c). `--profile S` then records the gateway with py-spy under 64 PUT clients for S
-seconds and prints the top frames by share.
+seconds and prints the top frames by share. `--files N` then uploads a directory of N 1 KiB files with
+`tierpilot cp -r` and with Debian's AWS CLI v2 (`/usr/bin/aws s3 cp --recursive`) to the gateway and to the
+bare app, `--rounds` times each, interleaved, and prints the medians of the wall times and their ratio.
 
-Run: .venv/bin/python bench/small_objects.py [--db postgresql] [--seconds 1] [--rounds 3] [--profile 10]
+Run: .venv/bin/python bench/small_objects.py [--db postgresql] [--redis redis://127.0.0.1:6379/0] [--seconds 1]
+         [--rounds 3] [--profile 10] [--files 10000]
 """
 
 from __future__ import annotations
@@ -64,7 +67,7 @@ def serve_bare(port: int, root: str) -> None:
 class Installation:
     """Scratch data dir and database, one admin with a key, one posix tier and bucket; both servers."""
 
-    def __init__(self, db: str, postgres_url: str, max_inflight: int | None) -> None:
+    def __init__(self, db: str, postgres_url: str, max_inflight: int | None, redis_url: str) -> None:
         self.tmp = Path(tempfile.mkdtemp(prefix="tierpilot-bench-small-"))
         self.procs: list[subprocess.Popen[bytes]] = []
         self.drop: Callable[[], None] | None = None
@@ -78,6 +81,8 @@ class Installation:
                         PROMETHEUS_MULTIPROC_DIR=str(self.tmp / "metrics"))
         if max_inflight is not None:
             self.env["TIERPILOT_GATEWAY_MAX_INFLIGHT"] = str(max_inflight)
+        if redis_url:
+            self.env["TIERPILOT_REDIS_URL"] = redis_url
         os.environ.update({k: v for k, v in self.env.items() if k.startswith(("TIERPILOT_", "PROMETHEUS_"))})
         from tierpilot.auth import service as auth
         from tierpilot.kit.db import transaction
@@ -399,6 +404,45 @@ def profile_text(raw: str, point: Round, what: str) -> str:
     return "\n".join(lines)
 
 
+# ------------------------------------------------------------------------------------------ bulk uploads
+
+AWS = "/usr/bin/aws"  # Debian's AWS CLI v2 (honours --endpoint-url, not AWS_ENDPOINT_URL)
+
+
+def bulk_upload(inst: Installation, files: int, rounds: int) -> str:
+    """Wall time of uploading ``files`` 1 KiB files by each client to each server (medians of ``rounds``)."""
+    src = inst.tmp / "files"
+    src.mkdir()
+    for i in range(files):
+        (src / f"f{i:06d}").write_bytes(os.urandom(BODY))
+    env = dict(inst.env, AWS_ACCESS_KEY_ID=inst.key_id, AWS_SECRET_ACCESS_KEY=inst.secret,
+               AWS_DEFAULT_REGION="us-east-1")
+    env.pop("AWS_CA_BUNDLE", None)
+    clients = {
+        "tierpilot cp -r": lambda url, dst: [sys.executable, "-m", "tierpilot.cli", "cp", "-r", "-q", "--endpoint",
+                                             url, str(src), dst],
+        "aws s3 cp --recursive": lambda url, dst: [AWS, "s3", "cp", "--recursive", "--only-show-errors",
+                                                   "--endpoint-url", url, str(src), dst],
+    }
+    times: dict[tuple[str, str], list[float]] = {}
+    for r in range(rounds):
+        for client, cmd in clients.items():
+            for which in ("bare", "gateway"):
+                t0 = time.perf_counter()
+                done = subprocess.run(cmd(inst.urls[which], f"s3://bench/bulk-{r}-{len(times)}/"), env=env,
+                                      cwd=ROOT, capture_output=True, text=True)
+                took = time.perf_counter() - t0
+                if done.returncode != 0:
+                    raise RuntimeError(f"{client} to {which} failed: {done.stderr[-2000:]}")
+                times.setdefault((client, which), []).append(took)
+    lines = [f"| {files:,} × 1 KiB | bare app s | gateway s | gateway ÷ bare (wall time) |", "|---|---:|---:|---:|"]
+    for client in clients:
+        bare, gw = (statistics.median(times[(client, w)]) for w in ("bare", "gateway"))
+        lines.append(f"| {client} | {bare:.1f} | {gw:.1f} | {gw / bare:.2f} |")
+    shutil.rmtree(src, ignore_errors=True)
+    return "\n".join(lines)
+
+
 # ------------------------------------------------------------------------------------------ main
 
 
@@ -414,6 +458,9 @@ def main() -> None:
     parser.add_argument("--max-inflight", type=int, default=None,
                         help="TIERPILOT_GATEWAY_MAX_INFLIGHT for the gateway (default: the setting's default)")
     parser.add_argument("--profile", type=float, default=0.0, help="py-spy the gateway for this many seconds")
+    parser.add_argument("--redis", default="", help="TIERPILOT_REDIS_URL for the gateway (production: "
+                        "credentials cached under a Redis generation); default none")
+    parser.add_argument("--files", type=int, default=0, help="then upload this many 1 KiB files by cp -r")
     parser.add_argument("--serve-bare", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -422,10 +469,10 @@ def main() -> None:
         return
     started = time.monotonic()
     print(f"uptime at the start: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
-    inst = Installation(args.db, args.postgres_url, args.max_inflight)
+    inst = Installation(args.db, args.postgres_url, args.max_inflight, args.redis)
     try:
         concurrency = [int(c) for c in args.concurrency.split(",")]
-        ops = args.ops.split(",")
+        ops = [op for op in args.ops.split(",") if op]
         disk = statistics.median(disk_rate(inst.tier_dir.parent / "raw", args.seconds) for _ in range(args.rounds))
         print(f"(a) disk: 1 KiB write+fsync of new files by {DISK_THREADS} threads: {disk:,.0f}/s "
               f"(median of {args.rounds})", flush=True)
@@ -437,7 +484,8 @@ def main() -> None:
         from tierpilot.kit.settings import get_settings
 
         inflight = args.max_inflight or get_settings().gateway_max_inflight
-        print(f"gateway: 1 process, {args.db}, max in-flight {inflight}; {args.rounds} rounds of {args.seconds:g} s "
+        print(f"gateway: 1 process, {args.db}, Redis {args.redis or 'none'}, max in-flight {inflight}; "
+              f"{args.rounds} rounds of {args.seconds:g} s "
               "per point, bare and gateway interleaved; req/s and p50/p99 ms are medians over the rounds; "
               "CPU = server CPU µs per request; phases: median/mean ms from the gateway's histograms", flush=True)
         ctx = mp.get_context("spawn")
@@ -469,6 +517,8 @@ def main() -> None:
             if args.profile:
                 for gil in (True, False):
                     print("\n" + profile(pool, inst, args.profile, gil), flush=True)
+        if args.files:
+            print("\n" + bulk_upload(inst, args.files, args.rounds), flush=True)
     finally:
         inst.close()
     la = os.getloadavg()
