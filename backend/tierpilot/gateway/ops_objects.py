@@ -48,6 +48,7 @@ from tierpilot.gateway.payload import MAX_OBJECT_SIZE, Payload
 from tierpilot.gateway.routes import route
 from tierpilot.kit.db import transaction
 from tierpilot.kit.streaming import Inbound, run, send_stream
+from tierpilot.lifecycle import expiry
 from tierpilot.sharing import gate as sharing
 
 _RANGE = re.compile(r"\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*")
@@ -183,7 +184,17 @@ async def put_object(req: Request) -> None:
     out: Headers = [(b"etag", etag(obj.etag).encode())]
     out += checksum_headers(obj.checksum_algorithm, obj.checksum_value)
     out += version_headers(obj, bucket, lock=False)
+    out += await expiration_header(bucket, obj)
     await req.respond(200, headers=out)
+
+
+async def expiration_header(bucket: Bucket, obj: Object) -> Headers:
+    """x-amz-expiration of a current version a lifecycle rule will expire (rules cached per process)."""
+    rules = expiry.cached(bucket.id)
+    if rules is None:
+        rules = await run(expiry.read, bucket.id)
+    value = expiry.header(rules, obj.key, obj.size, obj.tags, obj.created_at) if rules else None
+    return [(b"x-amz-expiration", value.encode())] if value else []
 
 
 # GetObject / HeadObject ------------------------------------------------------------------------------
@@ -250,6 +261,8 @@ async def get_object(req: Request) -> None:
     if read.status == 412:
         raise precondition_failed("If-Match" if req.header("if-match") else "If-Unmodified-Since")
     headers = object_headers(obj, read.tier, read.live_restore) + version_headers(obj, bucket)
+    if "versionId" not in req.query:  # current-version rules say nothing about a version asked for by id
+        headers += await expiration_header(bucket, obj)
     if read.status == 304:
         await req.respond(304, headers=[h for h in headers if h[0] in (b"etag", b"last-modified")],
                           content_type=None)

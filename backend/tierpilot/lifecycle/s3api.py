@@ -10,7 +10,7 @@ from tierpilot.catalog.models import Bucket
 from tierpilot.gateway.ext import Request, S3Error, bucket_of, read_xml_body, route
 from tierpilot.kit.db import transaction
 from tierpilot.kit.streaming import run
-from tierpilot.lifecycle import service
+from tierpilot.lifecycle import expiry, service
 from tierpilot.lifecycle.rules import LifecycleConfig, LifecycleInvalid
 from tierpilot.lifecycle.s3xml import parse_xml, to_xml
 
@@ -45,6 +45,7 @@ async def put_bucket_lifecycle(req: Request) -> None:
         stored = await run(_put, bucket, config, f"s3:{req.user.username}")
     except LifecycleInvalid as exc:
         raise _s3_error(exc) from None
+    expiry.forget(bucket.id)
     await req.respond(200, headers=[(MIN_SIZE_HEADER.encode(),
                                      stored.transition_default_minimum_object_size.encode())], content_type=None)
 
@@ -64,4 +65,5 @@ async def get_bucket_lifecycle(req: Request) -> None:
 async def delete_bucket_lifecycle(req: Request) -> None:
     bucket = await bucket_of(req)
     await run(_delete, bucket)
+    expiry.forget(bucket.id)
     await req.respond(204, content_type=None)
