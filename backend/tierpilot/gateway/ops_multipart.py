@@ -29,7 +29,7 @@ from tierpilot.gateway.common import (
     user_metadata,
     version_headers,
 )
-from tierpilot.gateway.errors import invalid_argument, invalid_request, malformed_xml
+from tierpilot.gateway.errors import bad_digest, invalid_argument, invalid_request, malformed_xml
 from tierpilot.gateway.http import Headers, Request
 from tierpilot.gateway.ops_buckets import encoder
 from tierpilot.gateway.ops_objects import parse_range, source_object
@@ -172,6 +172,27 @@ def _composite(algorithm: str | None) -> Callable[[list[UploadPart]], tuple[str 
     return compute
 
 
+def _check_claimed_checksum(req: Request, algorithm: str | None, requested: list[catalog.RequestedPart]) -> None:
+    """The object's checksum a CompleteMultipartUpload names (x-amz-checksum-<alg>: the COMPOSITE of its parts'
+    checksums, ``-N``) must be the one of the parts it lists; BadDigest before anything is joined."""
+    claimed = next(((alg, req.headers[name].strip()) for alg, name in checksums.HEADERS.items()
+                    if name in req.headers), None)
+    if claimed is None:
+        return
+    alg, value = claimed
+    digest, _, count = value.partition("-")
+    checksums.decode_b64(digest, checksums.DIGEST_SIZES[alg], f"x-amz-checksum-{alg.lower()}")
+    if alg != algorithm or any(p.checksum is None for p in requested) or count != str(len(requested)):
+        raise bad_digest(f"The {alg} you specified does not match the upload's {algorithm or 'no'} checksums "
+                         "of the parts listed.")
+    try:
+        raw = [base64.b64decode(p.checksum or "", validate=True) for p in requested]
+    except (binascii.Error, ValueError):
+        raise bad_digest(f"A part's {alg} checksum is not valid base64.") from None
+    if checksums.composite(raw, alg) != value:
+        raise bad_digest(f"The {alg} you specified did not match the calculated checksum.")
+
+
 def _completed_before(bucket: Bucket, key: str, requested: list[catalog.RequestedPart]) -> Object | None:
     """The object a completion of these very parts made (a client's retry of a completion that succeeded)."""
     if not requested:
@@ -189,7 +210,7 @@ def _completed_before(bucket: Bucket, key: str, requested: list[catalog.Requeste
 async def complete_upload(req: Request) -> None:
     key = key_of(req)
     bucket = await bucket_of(req)
-    body = await read_xml_body(req)
+    body = await read_xml_body(req, checksum_headers=False)
     try:
         upload = await run(_get_upload, bucket, key, req.query["uploadId"])
     except NoSuchUpload:
@@ -199,6 +220,7 @@ async def complete_upload(req: Request) -> None:
         obj = done
     else:
         requested = _requested_parts(body, upload.checksum_algorithm)
+        _check_claimed_checksum(req, upload.checksum_algorithm, requested)
         obj = await run(store.complete_upload, bucket, upload, requested, _composite(upload.checksum_algorithm),
                         if_match=req.header("if-match"), if_none_match=req.header("if-none-match"))
         await sharing.record_completion(bucket, key, upload.upload_id, obj.version_id)
