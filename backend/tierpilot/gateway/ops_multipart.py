@@ -10,6 +10,7 @@ import base64
 import binascii
 from collections.abc import Callable
 
+from tierpilot.auth import repository as auth_repository
 from tierpilot.catalog import repository, store
 from tierpilot.catalog import service as catalog
 from tierpilot.catalog.errors import NoSuchUpload
@@ -47,8 +48,18 @@ def _get_upload(bucket: Bucket, key: str, upload_id: str) -> MultipartUpload:
         return catalog.get_upload(session, bucket, key, upload_id)
 
 
-def _owner(req: Request, upload: MultipartUpload) -> str:
-    name = req.user.username if upload.owner_id == req.user.user_id else str(upload.owner_id)
+def _names(req: Request, uploads: list[MultipartUpload]) -> dict[int, str]:
+    """Usernames of the uploads' owners other than the caller (a grantee's uploads in a shared bucket)."""
+    others = {u.owner_id for u in uploads} - {req.user.user_id}
+    if not others:
+        return {}
+    with transaction() as session:
+        return auth_repository.usernames(session, others)
+
+
+def _owner(req: Request, upload: MultipartUpload, names: dict[int, str]) -> str:
+    name = req.user.username if upload.owner_id == req.user.user_id else names.get(upload.owner_id,
+                                                                                     str(upload.owner_id))
     ident = f"{xmlio.el('ID', upload.owner_id)}{xmlio.el('DisplayName', name)}"
     return f"<Initiator>{ident}</Initiator><Owner>{ident}</Owner>"
 
@@ -258,6 +269,7 @@ async def list_parts(req: Request) -> None:
             return upload, parts, truncated
 
     upload, parts, truncated = await run(load)
+    names = await run(_names, req, [upload]) if upload.owner_id != req.user.user_id else {}
     alg = upload.checksum_algorithm
     items = []
     for p in parts:
@@ -265,7 +277,8 @@ async def list_parts(req: Request) -> None:
         items.append(f"<Part>{xmlio.el('PartNumber', p.part_number)}"
                      f"{xmlio.el('LastModified', xmlio.iso(p.last_modified))}{xmlio.el('ETag', etag(p.etag))}"
                      f"{xmlio.el('Size', p.size)}{checksum}</Part>")
-    head = [xmlio.el("Bucket", bucket.name), xmlio.el("Key", key), xmlio.el("UploadId", upload_id), _owner(req, upload),
+    head = [xmlio.el("Bucket", bucket.name), xmlio.el("Key", key), xmlio.el("UploadId", upload_id),
+            _owner(req, upload, names),
             xmlio.el("StorageClass", upload.storage_class), xmlio.el("PartNumberMarker", marker)]
     if parts:
         head.append(xmlio.el("NextPartNumberMarker", parts[-1].part_number))
@@ -289,6 +302,7 @@ async def list_uploads(req: Request) -> None:
             return catalog.list_uploads(session, bucket, prefix, delimiter, key_marker, id_marker, max_uploads)
 
     uploads, prefixes, truncated = await run(load)
+    names = await run(_names, req, uploads) if any(u.owner_id != req.user.user_id for u in uploads) else {}
     head = [xmlio.el("Bucket", bucket.name), xmlio.el("KeyMarker", enc(key_marker)),
             xmlio.el("UploadIdMarker", id_marker)]
     if truncated and uploads:
@@ -300,7 +314,7 @@ async def list_uploads(req: Request) -> None:
     if "encoding-type" in q:
         head.append(xmlio.el("EncodingType", "url"))
     items = [
-        f"<Upload>{xmlio.el('Key', enc(u.key))}{xmlio.el('UploadId', u.upload_id)}{_owner(req, u)}"
+        f"<Upload>{xmlio.el('Key', enc(u.key))}{xmlio.el('UploadId', u.upload_id)}{_owner(req, u, names)}"
         f"{xmlio.el('StorageClass', u.storage_class)}{xmlio.el('Initiated', xmlio.iso(u.initiated_at))}</Upload>"
         for u in uploads
     ]
