@@ -123,3 +123,19 @@ def test_a_moved_object_bills_its_source_tier_until_the_move_and_the_target_from
         2 * float(ia.storage[0].price) * 25 / float(DAYS_PER_MONTH), rel=1e-3)
     assert by_tier["glacier"]["early_deletion"] == 0
     assert Decimal(str(by_tier["glacier"]["storage"])) > 0
+
+
+def test_small_archived_objects_bill_their_overhead_and_some_of_it_at_standard(session: Session,
+                                                                                 tmp_path: Path) -> None:
+    owner, bucket, tier = _world(session, tmp_path)
+    born = datetime(2026, 9, 1, tzinfo=UTC)
+    catalog_repository.adopt_objects(session, bucket.id, [dict(
+        key=f"small-{i}", size=1024, etag='"e"', tier_id=tier["glacier"], storage_class="GLACIER",
+        locator=f"small-{i}", created_at=born, last_modified=born) for i in range(10_000)])
+    session.flush()
+    now = datetime(2026, 11, 16, tzinfo=UTC)
+    line = service.spend(session, owner, "2026-11", "tier", now=now)["groups"][0]
+    assert line["key"] == "glacier" and line["gib_days"] == pytest.approx(10_000 * 1024 / GIB * 15, abs=1e-5)
+    # Glacier (Tokyo 2026): each object with 32 KiB more at its 0.0045 $ and 8 KiB at Standard's 0.025 $
+    per_month = 10_000 * (33 * 1024 / GIB * 0.0045 + 8 * 1024 / GIB * 0.025)
+    assert line["storage"] == pytest.approx(per_month * 15 / float(DAYS_PER_MONTH), rel=1e-4)

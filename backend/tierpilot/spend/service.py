@@ -174,6 +174,7 @@ class _Stored:
     byte_s: int = 0  # bytes x seconds stored
     billable_byte_s: int = 0
     short_byte_s: int = 0  # billable bytes x seconds still owed for leaving before the minimum duration
+    object_s: int = 0  # versions x seconds: overhead billed at another class's rate is per object
 
 
 def _aware(moment: datetime) -> datetime:
@@ -204,6 +205,7 @@ def _storage(session: Session, bucket_ids: Sequence[int], months: Sequence[_Mont
                 billable = nbytes if size is None else count * max(size, rule[0])
                 acc.byte_s += nbytes * seconds
                 acc.billable_byte_s += (billable + count * rule[1]) * seconds
+                acc.object_s += count * seconds
 
     since = months[0].start
     # sizes below the largest minimum billable size are summed apart, each bills as at least that minimum
@@ -232,6 +234,26 @@ def _storage(session: Session, bucket_ids: Sequence[int], months: Sequence[_Mont
                     acc = out.setdefault((i, bucket_id, tier_id), _Stored())
                     acc.short_byte_s += (max(size, minimum) + overhead) * short
     return out
+
+
+def _storage_cost(p: _Priced | None, acc: _Stored) -> Decimal:
+    """A month of stored bytes at the class's volume bands, and the per-object overhead some classes bill at
+    another class's rate (Glacier: 8 KiB per object at Standard's)."""
+    if p is None:
+        return ZERO
+    cost = band_cost(p.cls.storage, Decimal(acc.billable_byte_s) / GIB / 86400 / DAYS_PER_MONTH)
+    for o in p.cls.object_overhead:
+        if o.billed_as is not None:
+            gib_months = Decimal(acc.object_s * o.bytes) / GIB / 86400 / DAYS_PER_MONTH
+            cost += band_cost(p.catalog.storage_class(o.billed_as).storage, gib_months)
+    return cost
+
+
+def _early_cost(p: _Priced | None, acc: _Stored) -> Decimal:
+    """What leaving before the minimum duration owes, at the class's first-band rate."""
+    if p is None or not p.cls.storage:
+        return ZERO
+    return Decimal(acc.short_byte_s) / GIB / 86400 / DAYS_PER_MONTH * p.cls.storage[0].price
 
 
 @dataclass
@@ -323,12 +345,8 @@ def _compute(session: Session, user: User, first_month: date, last_month: date, 
         for (index, bucket_id, tier_id), acc in stored.items():
             if index != i:
                 continue
-            p = m.prices.get(tier_id)
-            gib_months = Decimal(acc.billable_byte_s) / GIB / 86400 / DAYS_PER_MONTH
-            early = (Decimal(acc.short_byte_s) / GIB / 86400 / DAYS_PER_MONTH * p.cls.storage[0].price
-                     if p is not None and p.cls.storage else ZERO)
-            book.add(bucket_id, tier_id, storage=band_cost(p.cls.storage, gib_months) if p is not None else ZERO,
-                     early_deletion=early, gib_days=Decimal(acc.byte_s) / GIB / 86400)
+            book.add(bucket_id, tier_id, storage=_storage_cost(m.prices.get(tier_id), acc),
+                     early_deletion=_early_cost(m.prices.get(tier_id), acc), gib_days=Decimal(acc.byte_s) / GIB / 86400)
         for (index, bucket_id, tier_id), r in restored.items():
             if index == i:
                 book.add(bucket_id, tier_id, restores=r.fees, restored_copy=r.copy, restore_requests=r.requests,
