@@ -40,8 +40,8 @@ SQLITE = [
     f"""CREATE TRIGGER storage_history_object_deleted AFTER DELETE ON objects WHEN NOT {IN_VERSIONS}
 BEGIN INSERT INTO storage_history ({COLUMNS}) VALUES (OLD.bucket_id, OLD.id, OLD.key, OLD.tier_id,
 OLD.storage_class, OLD.locator, OLD.size, {ENTERED}, {SQLITE_NOW}, 'deleted'); END""",
-    f"""CREATE TRIGGER storage_history_object_replaced AFTER UPDATE OF locator ON objects
-WHEN OLD.locator <> NEW.locator AND NOT {IN_VERSIONS}
+    f"""CREATE TRIGGER storage_history_object_replaced AFTER UPDATE OF locator, tier_id ON objects
+WHEN (OLD.locator <> NEW.locator OR OLD.tier_id <> NEW.tier_id) AND NOT {IN_VERSIONS}
 BEGIN INSERT INTO storage_history ({COLUMNS}) VALUES (OLD.bucket_id, OLD.id, OLD.key, OLD.tier_id,
 OLD.storage_class, OLD.locator, OLD.size, {ENTERED}, {SQLITE_NOW},
 CASE WHEN NEW.created_at = OLD.created_at THEN 'moved' ELSE 'replaced' END); END""",
@@ -58,7 +58,7 @@ POSTGRESQL = [
 DECLARE why text := 'deleted';
 BEGIN
   IF TG_OP = 'UPDATE' THEN
-    IF OLD.locator = NEW.locator THEN RETURN NULL; END IF;
+    IF OLD.locator = NEW.locator AND OLD.tier_id = NEW.tier_id THEN RETURN NULL; END IF;
     why := CASE WHEN NEW.created_at = OLD.created_at THEN 'moved' ELSE 'replaced' END;
   END IF;
   IF {IN_VERSIONS} THEN RETURN NULL; END IF;
@@ -77,8 +77,9 @@ END $$""",
 BEGIN {FORGET}; RETURN NULL; END $$""",
     "CREATE TRIGGER storage_history_object_deleted AFTER DELETE ON objects FOR EACH ROW "
     "EXECUTE FUNCTION storage_history_object_ended()",
-    "CREATE TRIGGER storage_history_object_replaced AFTER UPDATE OF locator ON objects FOR EACH ROW "
-    "WHEN (OLD.locator IS DISTINCT FROM NEW.locator) EXECUTE FUNCTION storage_history_object_ended()",
+    "CREATE TRIGGER storage_history_object_replaced AFTER UPDATE OF locator, tier_id ON objects FOR EACH ROW "
+    "WHEN (OLD.locator IS DISTINCT FROM NEW.locator OR OLD.tier_id IS DISTINCT FROM NEW.tier_id) "
+    "EXECUTE FUNCTION storage_history_object_ended()",
     "CREATE TRIGGER storage_history_version_deleted AFTER DELETE ON object_versions FOR EACH ROW "
     "EXECUTE FUNCTION storage_history_version_ended()",
     "CREATE TRIGGER storage_history_object_back AFTER INSERT ON objects FOR EACH ROW "

@@ -62,14 +62,20 @@ def test_history_keeps_bytes_that_left_and_not_versions_that_only_changed_table(
     assert moved is not None
     assert catalog_repository.switch_object(session, moved.id, "l-moved", '"l-moved"', tier_id=tier["glacier"],
                                             storage_class="GLACIER", locator="l-moved-2")
+    # a class change in place (same blob, another tier row) is a move too
+    _put(session, bucket, "in-place", 7, then, tier["ia"], "l-in-place")
+    in_place = catalog_repository.get_object(session, bucket.id, "in-place")
+    assert in_place is not None
+    assert catalog_repository.switch_object(session, in_place.id, "l-in-place", '"l-in-place"',
+                                            tier_id=tier["glacier"], storage_class="GLACIER", locator="l-in-place")
     assert _spans(session, bucket) == [("deleted", tier["ia"], 1, ""), ("moved", tier["ia"], 4, ""),
-                                       ("replaced", tier["ia"], 2, "")]
+                                       ("moved", tier["ia"], 7, ""), ("replaced", tier["ia"], 2, "")]
     # a versioned bucket keeps the replaced version: its bytes stay billed until that version is deleted
     catalog_repository.set_bucket_settings(session, bucket.id, versioning="Enabled")
     _put(session, bucket, "kept", 5, then, tier["ia"], "l-kept-1")
     _put(session, bucket, "kept", 6, None, tier["ia"], "l-kept-2")
     versions.delete_key(session, bucket.id, "kept", None)  # a delete marker: both versions stay
-    assert len(_spans(session, bucket)) == 3
+    assert len(_spans(session, bucket)) == 4
     old = next(v for v in catalog_repository.versions_of_key(session, bucket.id, "kept") if v.size == 5)
     versions.delete_key(session, bucket.id, "kept", old.version_id)
     assert ("deleted", tier["ia"], 5, "") in _spans(session, bucket)

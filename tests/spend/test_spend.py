@@ -161,9 +161,9 @@ def test_lifecycle_transitions_are_charged_to_their_bucket_and_target_tier(sessi
     ia = next(t for t in tiers_repository.list_tiers(session) if t.name == "ia")
     buckets = {b.name: b.id for b in catalog.list_buckets(session, owner.id, is_admin=True)}
 
-    def moves(bucket: str, n: int, switched: datetime, state: str = "done") -> None:
+    def moves(bucket: str, n: int, switched: datetime, state: str = "done", action: str = "transition") -> None:
         lifecycle_repository.insert_moves(session, [dict(
-            dedup_key=f"{bucket}-{switched.isoformat()}-{i}", action="transition", bucket_id=buckets[bucket],
+            dedup_key=f"{bucket}-{switched.isoformat()}-{i}", action=action, bucket_id=buckets[bucket],
             key=f"k{i}", object_id=None, src_tier_id=ia.id, dst_tier_id=ia.id, src_locator=f"l{i}", size=1,
             state=state, switched_at=switched, created_at=switched) for i in range(n)])
 
@@ -171,6 +171,7 @@ def test_lifecycle_transitions_are_charged_to_their_bucket_and_target_tier(sessi
     moves("belle2", 1000, datetime(2026, 10, 30, tzinfo=UTC))
     moves("telescope", 500, datetime(2026, 11, 4, tzinfo=UTC))
     moves("telescope", 700, datetime(2026, 11, 5, tzinfo=UTC), state="skipped")  # never switched: no fee
+    moves("telescope", 300, datetime(2026, 11, 6, tzinfo=UTC), action="nc_transition")  # noncurrent versions
     session.flush()
     mine = service.spend(session, owner, "2026-11", "bucket", now=NOW)
     # 2,000 transitions at 0.01 $ per 1,000 into Standard-IA (Tokyo 2026), on the bucket's own line
@@ -180,7 +181,7 @@ def test_lifecycle_transitions_are_charged_to_their_bucket_and_target_tier(sessi
     assert next(h for h in mine["history"] if h["month"] == "2026-10")["lifecycle"] == pytest.approx(0.01)
     admin, _ = auth.create_user(session, "root", "root-password", is_admin=True)
     by_bucket = {g["key"]: g for g in service.spend(session, admin, "2026-11", "bucket", now=NOW)["groups"]}
-    assert by_bucket["telescope"]["transitions"] == 500
-    assert by_bucket["telescope"]["lifecycle"] == pytest.approx(0.005)
+    assert by_bucket["telescope"]["transitions"] == 800
+    assert by_bucket["telescope"]["lifecycle"] == pytest.approx(0.008)
     by_tier = service.spend(session, admin, "2026-11", "tier", now=NOW)["groups"]
-    assert [(g["key"], g["transitions"]) for g in by_tier] == [("ia", 2500)]
+    assert [(g["key"], g["transitions"]) for g in by_tier] == [("ia", 2800)]

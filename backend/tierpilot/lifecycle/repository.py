@@ -326,10 +326,11 @@ def meter_totals(session: Session, since_day: str | None = None) -> list[tuple[A
 
 def transitions_by_bucket(session: Session, since: datetime, until: datetime,
                           bucket_ids: Sequence[int] | None) -> list[tuple[int, int, int]]:
-    """(bucket id, target tier id, transitions) switched in [since, until): what spend bills transition fees on."""
+    """(bucket id, target tier id, transitions of current and noncurrent versions) switched in [since, until):
+    what spend bills transition fees on."""
     m = LifecycleMove
     q = (select(m.bucket_id, m.dst_tier_id, func.count(m.id))
-         .where(m.action == "transition", m.switched_at >= since, m.switched_at < until,
+         .where(m.action.in_(("transition", "nc_transition")), m.switched_at >= since, m.switched_at < until,
                 m.state.in_(("switched", "done")), m.dst_tier_id.is_not(None))
          .group_by(m.bucket_id, m.dst_tier_id))
     if bucket_ids is not None:
