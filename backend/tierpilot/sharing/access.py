@@ -141,11 +141,6 @@ class SharingState:
     def acls_enabled(self) -> bool:
         return self.ownership != "BucketOwnerEnforced"
 
-    @property
-    def shares(self) -> bool:
-        """Whether anyone but owner and admins may reach the bucket at all."""
-        return self.policy is not None or bool(self.grants) or self.object_acls
-
 
 EMPTY = SharingState()
 
