@@ -1,0 +1,32 @@
+"""Signature V2 dates as S3 judges them (boto3 signing V2 with an x-amz-date it was given): a date that is not
+one, or before the epoch, is AccessDenied; a real date too far off is RequestTimeTooSkewed; nothing is stored."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from botocore.client import BaseClient
+from botocore.exceptions import ClientError
+
+from tests.gateway.conftest import Gateway, catalog_rows
+
+
+@pytest.mark.parametrize(("date", "code"), [
+    ("Bad Date", "AccessDenied"),
+    ("", "AccessDenied"),
+    ("Tue, 07 Jul 1950 21:53:04 GMT", "AccessDenied"),
+    ("Tue, 07 Jul 2010 21:53:04 GMT", "RequestTimeTooSkewed"),
+    ("Tue, 07 Jul 9999 21:53:04 GMT", "RequestTimeTooSkewed"),
+])
+def test_v2_dates(gateway: Gateway, s3: BaseClient, bucket: str, date: str, code: str) -> None:
+    v2 = gateway.client("alice", signature_version="s3")
+
+    def dated(request: Any, **_: Any) -> None:
+        request.headers["x-amz-date"] = date
+
+    v2.meta.events.register_first("before-sign.s3.PutObject", dated)
+    with pytest.raises(ClientError) as e:
+        v2.put_object(Bucket=bucket, Key="dated", Body=b"x")
+    assert (e.value.response["ResponseMetadata"]["HTTPStatusCode"], e.value.response["Error"]["Code"]) == (403, code)
+    assert catalog_rows(bucket) == []
