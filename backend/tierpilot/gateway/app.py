@@ -276,9 +276,12 @@ class Gateway:
                 rec.resp_start = now_ns()
             await send(message)
 
-        # backpressure before any work: a wait for a slot is the trace's "queue" phase
+        # backpressure before any work: a wait for a slot is the trace's "queue" phase (stamped only when there
+        # was one: the fast path takes no time, and a stamp after it would time the OS scheduler)
+        queued = self.admission.waiting or self.admission.in_flight >= self.admission.limit
         admitted = await self.admission.enter()
-        rec.queued = now_ns()
+        if queued:
+            rec.queued = now_ns()
         metrics.GATEWAY_IN_FLIGHT.inc()
         request_id = _request_id()
         req: Request | None = None

@@ -15,8 +15,6 @@ from contextvars import ContextVar
 PHASES = ("queue", "headers", "auth", "lookup", "admission", "tier_open", "limiter_wait", "transfer", "commit",
           "response")
 TRACE_HEADER = "x-tierpilot-trace"
-# a wait for an admission slot shorter than this was no wait (the fast path), and stays in "headers"
-QUEUE_FLOOR_NS = 50_000
 
 now_ns = time.monotonic_ns
 
@@ -52,7 +50,7 @@ class Recorder:
                 out.append((name, cursor - self.t0, until - cursor))
             cursor = until
 
-        if self.queued - self.t0 > QUEUE_FLOOR_NS:  # waited for a slot (gateway/admission.py)
+        if self.queued:  # waited for a slot (gateway/admission.py)
             add("queue", self.queued)
         add("headers", self.parsed or end)
         add("auth", self.authed or end)
