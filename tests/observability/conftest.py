@@ -9,6 +9,7 @@ import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,11 @@ import pytest
 from tests.conftest import ROOT, _truncate_all
 from tests.gateway.conftest import Gateway, _setup_data, stop
 from tests.servers import free_port, wait_port
+from tierpilot.auth.models import User
+from tierpilot.kit.db import transaction
+from tierpilot.reservations import service as reservations
+
+MB = 1_000_000
 
 
 @dataclass
@@ -59,3 +65,32 @@ def api(db_url: str, data_dir: Path, gateway: Gateway) -> Iterator[Api]:
     proc = _spawn(["api"], db_url, data_dir / "obs-api.log", port)
     yield Api(url=f"http://127.0.0.1:{port}", proc=proc)
     stop(proc)
+
+
+@dataclass
+class Booked:
+    bucket: str
+    reservation_id: str
+
+
+@pytest.fixture
+def read_reservation(gateway: Gateway) -> Iterator[Booked]:
+    """A live read reservation of alice's on a bucket of hers (200 of 400 MB/s), cancelled after."""
+    alice = gateway.users["alice"]
+    bucket = f"rsv-{uuid.uuid4().hex[:10]}"
+    gateway.client("alice").create_bucket(Bucket=bucket)
+    with transaction(write=True) as s:
+        pool = reservations.capacity(s)
+        old = (pool.read_bps, pool.write_bps)
+        reservations.set_capacity(s, 400 * MB, 400 * MB)
+        owner = s.get(User, alice.id)
+        assert owner is not None
+        start = datetime.now(UTC) - timedelta(seconds=1)
+        rid = reservations.book(s, owner, bucket=bucket, direction="read", rate_bps=200 * MB, start=start,
+                                end=start + timedelta(minutes=10)).id
+    yield Booked(bucket, rid)
+    with transaction(write=True) as s:
+        owner = s.get(User, alice.id)
+        assert owner is not None
+        reservations.cancel(s, owner, rid)
+        reservations.set_capacity(s, *old)

@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 
 from tests.conftest import login
 from tests.gateway.conftest import Gateway
+from tests.observability.conftest import Booked
 from tierpilot.observability import runs
 
 
@@ -87,6 +88,23 @@ def test_new_fields_are_checked_with_the_field_named(clients: tuple[TestClient, 
         r = alice.post("/api/benchmarks/runs", json={**body, **bad})
         assert r.status_code == 422 and field in r.text, (bad, r.text)
     assert alice.get("/api/benchmarks/runs").json()["items"] == []
+
+
+def test_a_run_under_a_reservation_must_send_requests_of_its_direction(
+        clients: tuple[TestClient, TestClient], read_reservation: Booked) -> None:
+    alice, _ = clients
+    body = {"object_sizes": [1024], "concurrency": [1], "seconds_per_point": 0.2,
+            "reservation_id": read_reservation.reservation_id}
+    for workload, extra in (("put", {}), ("head", {}), ("mixed", {"ratios": {"put": 1, "head": 1}})):
+        r = alice.post("/api/benchmarks/runs", json={**body, "workload": workload, **extra})
+        assert r.status_code == 422 and "reservation_id" in r.text and "GETs" in r.text, (workload, r.text)
+    r = alice.post("/api/benchmarks/runs", json={**body, "workload": "mixed", "ratios": {"put": 1, "get": 1}})
+    assert r.status_code == 202, r.text
+    run = alice.get(f"/api/benchmarks/runs/{r.json()['id']}").json()
+    assert run["params"]["reservation_direction"] == "read"
+    assert run["params"]["reservation_bucket"] == read_reservation.bucket
+    assert alice.post(f"/api/benchmarks/runs/{run['id']}/cancel").json()["state"] == "cancelled"
+    assert alice.delete(f"/api/benchmarks/runs/{run['id']}").status_code == 204
 
 
 def test_two_simultaneous_posts_of_one_user_queue_one_run(gateway: Gateway) -> None:

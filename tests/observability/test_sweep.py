@@ -9,7 +9,6 @@ import os
 import subprocess
 import sys
 import uuid
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -17,13 +16,10 @@ import pytest
 
 from tests.conftest import ROOT
 from tests.gateway.conftest import Gateway, start_gateway, stop, wait_until
-from tierpilot.auth.models import User
+from tests.observability.conftest import Booked
 from tierpilot.kit.db import transaction
-from tierpilot.observability.sweep import Sweep, check_ratios, phase_medians
-from tierpilot.reservations import service as reservations
+from tierpilot.observability.sweep import Sweep, check_ratios, phase_medians, sends
 from tierpilot.reservations.models import ReservationSample
-
-MB = 1_000_000
 
 
 def test_a_sweep_measures_each_point_and_leaves_no_bucket(gateway: Gateway) -> None:
@@ -83,6 +79,9 @@ def test_phase_medians_count_a_phase_a_request_skipped_as_zero() -> None:
     assert phase_medians(traces) == {"auth": 2.0, "limiter_wait": 0.0, "transfer": 4.0}
     assert phase_medians([]) == {}
     assert check_ratios({"put": 1, "get": 3}) == {"put": 0.25, "get": 0.75}
+    assert sends("put", None, "write") and sends("mixed", None, "read") and sends("mixed", {"put": 1}, "write")
+    assert not sends("get", None, "write") and not sends("head", None, "read")
+    assert not sends("mixed", {"put": 1, "head": 1}, "read")
     for bad in ({"copy": 1.0}, {"put": -1.0}, {"put": 0.0}, {"put": float("nan")}):
         with pytest.raises(ValueError):
             check_ratios(bad)
@@ -97,43 +96,26 @@ def _counter(url: str, series: str) -> float:
     return sum(float(line[len(series) + 1:]) for line in text.splitlines() if line.startswith(series + " "))
 
 
-def test_a_sweep_under_a_read_reservation_is_metered_against_it(gateway: Gateway) -> None:
+def test_a_sweep_under_a_read_reservation_is_metered_against_it(gateway: Gateway, read_reservation: Booked) -> None:
     """A mixed put/get sweep with alice's read reservation: every GET byte the gateways sent is counted against
     the reservation; its PUTs (and seeding) go best effort instead of being refused for the wrong direction."""
-    alice = gateway.users["alice"]
-    bucket = f"rsv-{uuid.uuid4().hex[:10]}"
-    gateway.client("alice").create_bucket(Bucket=bucket)
-    with transaction(write=True) as s:
-        before = reservations.capacity(s)
-        old = (before.read_bps, before.write_bps)
-        reservations.set_capacity(s, 400 * MB, 400 * MB)
-        owner = s.get(User, alice.id)
-        assert owner is not None
-        start = datetime.now(UTC) - timedelta(seconds=1)
-        rid = reservations.book(s, owner, bucket=bucket, direction="read", rate_bps=200 * MB, start=start,
-                                end=start + timedelta(minutes=10)).id
-    try:
-        sent = _counter(gateway.url, GET_BYTES)
-        sweep = Sweep(gateway.url, alice.access_key_id, alice.secret_access_key, reservation=rid, direction="read",
-                      ratios={"put": 1, "get": 3}, bucket=bucket, read_phases=False)
-        [point] = sweep.run(["mixed"], [64 << 10], [2], 0.5)
-        assert point.failures == 0 and point.retries == 0 and point.mb_per_s > 0
-        got = _counter(gateway.url, GET_BYTES) - sent
-        assert got > 0 and got % (64 << 10) == 0
+    alice, rid = gateway.users["alice"], read_reservation.reservation_id
+    sent = _counter(gateway.url, GET_BYTES)
+    sweep = Sweep(gateway.url, alice.access_key_id, alice.secret_access_key, reservation=rid, direction="read",
+                  ratios={"put": 1, "get": 3}, bucket=read_reservation.bucket, read_phases=False)
+    [point] = sweep.run(["mixed"], [64 << 10], [2], 0.5)
+    assert point.failures == 0 and point.retries == 0 and point.mb_per_s > 0
+    got = _counter(gateway.url, GET_BYTES) - sent
+    assert got > 0 and got % (64 << 10) == 0
 
-        def metered() -> int:
-            with transaction() as s:
-                return sum(x.nbytes for x in s.query(ReservationSample).filter_by(reservation_id=rid))
+    def metered() -> int:
+        with transaction() as s:
+            return sum(x.nbytes for x in s.query(ReservationSample).filter_by(reservation_id=rid))
 
-        wait_until(lambda: metered() >= got, timeout=15)  # each gateway process writes its counters every second
-        assert metered() == got
-        assert gateway.client("alice").list_objects_v2(Bucket=bucket).get("KeyCount") == 0  # scratch prefix emptied
-    finally:
-        with transaction(write=True) as s:
-            owner = s.get(User, alice.id)
-            assert owner is not None
-            reservations.cancel(s, owner, rid)
-            reservations.set_capacity(s, *old)
+    wait_until(lambda: metered() >= got, timeout=15)  # each gateway process writes its counters every second
+    assert metered() == got
+    listed = gateway.client("alice").list_objects_v2(Bucket=read_reservation.bucket)
+    assert listed.get("KeyCount") == 0  # the scratch prefix was emptied
 
 
 def test_slowdowns_of_a_pushing_back_gateway_are_retried_and_counted(gateway: Gateway, db_url: str,

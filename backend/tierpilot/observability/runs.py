@@ -20,7 +20,7 @@ from tierpilot.kit.errors import Conflict, Invalid, NotFound
 from tierpilot.kit.settings import get_settings
 from tierpilot.observability import repository
 from tierpilot.observability.models import BenchmarkRun
-from tierpilot.observability.sweep import WORKLOADS, Point, Sweep, check_ratios
+from tierpilot.observability.sweep import WORKLOADS, Point, Sweep, check_ratios, sends
 from tierpilot.reservations import service as reservations
 
 log = logging.getLogger(__name__)
@@ -87,6 +87,10 @@ def create(session: Session, user: User, spec: RunSpec) -> BenchmarkRun:
                           field="reservation_id")
         if reservation.state == "cancelled" or reservation.end_at <= utcnow():
             raise Invalid("the reservation is over or cancelled", field="reservation_id")
+        if not sends(spec.workload, spec.ratios, reservation.direction):
+            moving = "PUT" if reservation.direction == "write" else "GET"
+            raise Invalid(f"a {reservation.direction} reservation carries {moving}s, and this run sends none",
+                          field="reservation_id")
         params["reservation_bucket"] = reservation.bucket
         params["reservation_direction"] = reservation.direction
     # two simultaneous POSTs of one user: the second waits here for the first's commit, then sees its run

@@ -46,6 +46,7 @@ log = logging.getLogger(__name__)
 RETRIES = 3
 WORKLOADS = ("put", "get", "head", "list", "delete", "mixed")
 MIXED_OPERATIONS = ("put", "get", "head", "list", "delete")
+DEFAULT_RATIOS = {"put": 0.2, "get": 0.7, "head": 0.1}  # a mixed workload's shares when none are given
 TRACE_EVERY = 4
 TRACE_MAX = 200
 TRACE_WAIT_S = 5.0
@@ -92,7 +93,13 @@ class Point:
 
 
 _METHODS = {"get": "GET", "head": "HEAD", "delete": "DELETE"}
-_DIRECTIONS = {"put": "write", "get": "read"}  # the requests that move bytes through a flow
+DIRECTIONS = {"put": "write", "get": "read"}  # the requests that move bytes through a flow
+
+
+def sends(workload: str, ratios: Mapping[str, float] | None, direction: str) -> bool:
+    """Whether a workload sends requests of a reservation's ``direction`` (PUTs for write, GETs for read)."""
+    ops = (ratios or DEFAULT_RATIOS) if workload == "mixed" else {workload: 1.0}
+    return any(share > 0 and DIRECTIONS.get(op) == direction for op, share in ops.items())
 
 
 class _Refused(Exception):
@@ -153,7 +160,7 @@ class Sweep:
         if direction not in (None, "read", "write"):
             raise ValueError("direction must be read or write")
         self.direction = direction  # of the reservation; None: its id goes with every request
-        self.ratios = check_ratios(ratios) if ratios else {"put": 0.2, "get": 0.7, "head": 0.1}
+        self.ratios = check_ratios(ratios) if ratios else dict(DEFAULT_RATIOS)
         self.read_phases = read_phases
         self.phases_of = phases_of or _stored_phases
         scratch = f"tierpilot-sweep-{uuid.uuid4().hex[:12]}"
@@ -177,7 +184,7 @@ class Sweep:
         """The sweep's own headers of an ``op`` request: the reservation (for its direction's requests);
         ``trace`` asks the gateway to keep the request's trace."""
         out = {}
-        if self.reservation and (self.direction is None or _DIRECTIONS.get(op) == self.direction):
+        if self.reservation and (self.direction is None or DIRECTIONS.get(op) == self.direction):
             out["X-Tierpilot-Reservation"] = self.reservation
         if trace:
             out["X-Tierpilot-Trace"] = "1"
