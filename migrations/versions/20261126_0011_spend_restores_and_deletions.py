@@ -23,7 +23,8 @@ down_revision: str | None = "0010"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-COLUMNS = "bucket_id, object_id, key, tier_id, storage_class, locator, size, stored_from, ended_at, reason"
+COLUMNS = ("bucket_id, object_id, version_pk, key, tier_id, storage_class, locator, size, stored_from, ended_at, "
+           "reason")
 # a blob still held as another version of the key is still stored (kept as noncurrent, or promoted back)
 IN_VERSIONS = ("EXISTS (SELECT 1 FROM object_versions v WHERE v.bucket_id = OLD.bucket_id AND v.key = OLD.key "
                "AND v.locator = OLD.locator)")
@@ -33,22 +34,29 @@ IN_OBJECTS = ("EXISTS (SELECT 1 FROM objects o WHERE o.bucket_id = OLD.bucket_id
 ENTERED = ("COALESCE((SELECT MAX(h.ended_at) FROM storage_history h WHERE h.bucket_id = OLD.bucket_id "
            "AND h.key = OLD.key AND h.object_id = OLD.id AND h.reason = 'moved' AND h.ended_at >= OLD.created_at), "
            "OLD.created_at)")
+ENTERED_VERSION = ("COALESCE((SELECT MAX(h.ended_at) FROM storage_history h WHERE h.bucket_id = OLD.bucket_id "
+                   "AND h.key = OLD.key AND h.version_pk = OLD.id AND h.reason = 'moved' "
+                   "AND h.ended_at >= OLD.created_at), OLD.created_at)")
 FORGET = "DELETE FROM storage_history WHERE bucket_id = NEW.bucket_id AND key = NEW.key AND locator = NEW.locator"
 
 SQLITE_NOW = "strftime('%Y-%m-%d %H:%M:%f000', 'now')"  # SQLAlchemy's text form: microseconds, UTC
 SQLITE = [
     f"""CREATE TRIGGER storage_history_object_deleted AFTER DELETE ON objects WHEN NOT {IN_VERSIONS}
-BEGIN INSERT INTO storage_history ({COLUMNS}) VALUES (OLD.bucket_id, OLD.id, OLD.key, OLD.tier_id,
+BEGIN INSERT INTO storage_history ({COLUMNS}) VALUES (OLD.bucket_id, OLD.id, NULL, OLD.key, OLD.tier_id,
 OLD.storage_class, OLD.locator, OLD.size, {ENTERED}, {SQLITE_NOW}, 'deleted'); END""",
     f"""CREATE TRIGGER storage_history_object_replaced AFTER UPDATE OF locator, tier_id ON objects
 WHEN (OLD.locator <> NEW.locator OR OLD.tier_id <> NEW.tier_id) AND NOT {IN_VERSIONS}
-BEGIN INSERT INTO storage_history ({COLUMNS}) VALUES (OLD.bucket_id, OLD.id, OLD.key, OLD.tier_id,
+BEGIN INSERT INTO storage_history ({COLUMNS}) VALUES (OLD.bucket_id, OLD.id, NULL, OLD.key, OLD.tier_id,
 OLD.storage_class, OLD.locator, OLD.size, {ENTERED}, {SQLITE_NOW},
 CASE WHEN NEW.created_at = OLD.created_at THEN 'moved' ELSE 'replaced' END); END""",
     f"""CREATE TRIGGER storage_history_version_deleted AFTER DELETE ON object_versions
 WHEN OLD.tier_id IS NOT NULL AND NOT {IN_OBJECTS}
-BEGIN INSERT INTO storage_history ({COLUMNS}) VALUES (OLD.bucket_id, NULL, OLD.key, OLD.tier_id,
-OLD.storage_class, OLD.locator, OLD.size, OLD.created_at, {SQLITE_NOW}, 'deleted'); END""",
+BEGIN INSERT INTO storage_history ({COLUMNS}) VALUES (OLD.bucket_id, NULL, OLD.id, OLD.key, OLD.tier_id,
+OLD.storage_class, OLD.locator, OLD.size, {ENTERED_VERSION}, {SQLITE_NOW}, 'deleted'); END""",
+    f"""CREATE TRIGGER storage_history_version_moved AFTER UPDATE OF locator, tier_id ON object_versions
+WHEN OLD.tier_id IS NOT NULL AND (OLD.locator <> NEW.locator OR OLD.tier_id <> NEW.tier_id) AND NOT {IN_OBJECTS}
+BEGIN INSERT INTO storage_history ({COLUMNS}) VALUES (OLD.bucket_id, NULL, OLD.id, OLD.key, OLD.tier_id,
+OLD.storage_class, OLD.locator, OLD.size, {ENTERED_VERSION}, {SQLITE_NOW}, 'moved'); END""",
     f"CREATE TRIGGER storage_history_object_back AFTER INSERT ON objects BEGIN {FORGET}; END",
     f"CREATE TRIGGER storage_history_version_back AFTER INSERT ON object_versions BEGIN {FORGET}; END",
 ]
@@ -62,15 +70,20 @@ BEGIN
     why := CASE WHEN NEW.created_at = OLD.created_at THEN 'moved' ELSE 'replaced' END;
   END IF;
   IF {IN_VERSIONS} THEN RETURN NULL; END IF;
-  INSERT INTO storage_history ({COLUMNS}) VALUES (OLD.bucket_id, OLD.id, OLD.key, OLD.tier_id, OLD.storage_class,
-    OLD.locator, OLD.size, {ENTERED}, now(), why);
+  INSERT INTO storage_history ({COLUMNS}) VALUES (OLD.bucket_id, OLD.id, NULL, OLD.key, OLD.tier_id,
+    OLD.storage_class, OLD.locator, OLD.size, {ENTERED}, now(), why);
   RETURN NULL;
 END $$""",
     f"""CREATE FUNCTION storage_history_version_ended() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE why text := 'deleted';
 BEGIN
+  IF TG_OP = 'UPDATE' THEN
+    IF OLD.locator = NEW.locator AND OLD.tier_id = NEW.tier_id THEN RETURN NULL; END IF;
+    why := 'moved';
+  END IF;
   IF OLD.tier_id IS NULL OR {IN_OBJECTS} THEN RETURN NULL; END IF;
-  INSERT INTO storage_history ({COLUMNS}) VALUES (OLD.bucket_id, NULL, OLD.key, OLD.tier_id, OLD.storage_class,
-    OLD.locator, OLD.size, OLD.created_at, now(), 'deleted');
+  INSERT INTO storage_history ({COLUMNS}) VALUES (OLD.bucket_id, NULL, OLD.id, OLD.key, OLD.tier_id,
+    OLD.storage_class, OLD.locator, OLD.size, {ENTERED_VERSION}, now(), why);
   RETURN NULL;
 END $$""",
     f"""CREATE FUNCTION storage_history_back() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -82,13 +95,17 @@ BEGIN {FORGET}; RETURN NULL; END $$""",
     "EXECUTE FUNCTION storage_history_object_ended()",
     "CREATE TRIGGER storage_history_version_deleted AFTER DELETE ON object_versions FOR EACH ROW "
     "EXECUTE FUNCTION storage_history_version_ended()",
+    "CREATE TRIGGER storage_history_version_moved AFTER UPDATE OF locator, tier_id ON object_versions FOR EACH ROW "
+    "WHEN (OLD.locator IS DISTINCT FROM NEW.locator OR OLD.tier_id IS DISTINCT FROM NEW.tier_id) "
+    "EXECUTE FUNCTION storage_history_version_ended()",
     "CREATE TRIGGER storage_history_object_back AFTER INSERT ON objects FOR EACH ROW "
     "EXECUTE FUNCTION storage_history_back()",
     "CREATE TRIGGER storage_history_version_back AFTER INSERT ON object_versions FOR EACH ROW "
     "EXECUTE FUNCTION storage_history_back()",
 ]
 TRIGGERS = {"storage_history_object_deleted": "objects", "storage_history_object_replaced": "objects",
-            "storage_history_version_deleted": "object_versions", "storage_history_object_back": "objects",
+            "storage_history_version_deleted": "object_versions", "storage_history_version_moved": "object_versions",
+            "storage_history_object_back": "objects",
             "storage_history_version_back": "object_versions"}
 FUNCTIONS = ("storage_history_object_ended", "storage_history_version_ended", "storage_history_back")
 
@@ -99,6 +116,7 @@ def upgrade() -> None:
         sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), nullable=False),
         sa.Column("bucket_id", sa.Integer(), nullable=False),
         sa.Column("object_id", sa.BigInteger(), nullable=True),
+        sa.Column("version_pk", sa.BigInteger(), nullable=True),
         sa.Column("key", sa.String(1024).with_variant(sa.String(1024, collation="C"), "postgresql"), nullable=False),
         sa.Column("tier_id", sa.Integer(), nullable=False),
         sa.Column("storage_class", sa.String(32), nullable=False),

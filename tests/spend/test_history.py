@@ -145,3 +145,32 @@ def test_small_archived_objects_bill_their_overhead_and_some_of_it_at_standard(s
     # Glacier (Tokyo 2026): each object with 32 KiB more at its 0.0045 $ and 8 KiB at Standard's 0.025 $
     per_month = 10_000 * (33 * 1024 / GIB * 0.0045 + 8 * 1024 / GIB * 0.025)
     assert line["storage"] == pytest.approx(per_month * 15 / float(DAYS_PER_MONTH), rel=1e-4)
+
+
+def test_a_noncurrent_version_moved_by_lifecycle_bills_each_tier_for_its_time_there(session: Session,
+                                                                                     tmp_path: Path) -> None:
+    owner, bucket, tier = _world(session, tmp_path)
+    catalog_repository.set_bucket_settings(session, bucket.id, versioning="Enabled")
+    now = datetime.now(UTC)
+    born = now - timedelta(days=4)
+    _put(session, bucket, "run", 2 * GIB, born, tier["ia"], "l-run-1")
+    _put(session, bucket, "run", 1, None, tier["ia"], "l-run-2")  # the 2 GiB version becomes noncurrent
+    old = next(v for v in catalog_repository.versions_of_key(session, bucket.id, "run") if v.size == 2 * GIB)
+    assert catalog_repository.switch_version(session, old.id, "l-run-1", '"l-run-1"', tier_id=tier["glacier"],
+                                             storage_class="GLACIER", locator="l-run-1-cold")
+    later = now + timedelta(days=1)
+    by_tier = {g["key"]: g for g in service.spend(session, owner, later.strftime("%Y-%m"), "tier",
+                                                  now=later)["groups"]}
+    month_start = later.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    before = (now - max(born, month_start)).total_seconds() / 86400
+    after = (later - max(now, month_start)).total_seconds() / 86400
+    assert by_tier["glacier"]["gib_days"] == pytest.approx(2 * after, abs=0.01)
+    assert by_tier["ia"]["gib_days"] == pytest.approx(2 * before + (later - max(now, month_start)).total_seconds()
+                                                      / 86400 / GIB, abs=0.01)
+    assert by_tier["ia"]["early_deletion"] > 0  # 4 of Standard-IA's 30 days
+    # deleting the moved version ends its time on the archive tier, counted from the move
+    versions.delete_key(session, bucket.id, "run", old.version_id)
+    spans = {why: (t, start) for _, _, t, _, _, start, _, why in repository.ended_spans(
+        session, [bucket.id], born - timedelta(days=1), later + timedelta(days=1))}
+    assert spans.keys() == {"moved", "deleted"} and spans["moved"][0] == tier["ia"]
+    assert spans["deleted"][0] == tier["glacier"] and spans["deleted"][1] >= now - timedelta(minutes=5)

@@ -635,14 +635,16 @@ def stored_totals(session: Session, bucket_ids: Sequence[int], since: datetime, 
                 yield int(b), int(tier), at, int(n), int(nbytes), (int(exact) if exact >= 0 else None)
 
 
-def stored_objects(session: Session, object_ids: Sequence[int]) -> list[tuple[int, int, int, int, datetime]]:
-    """(id, bucket id, tier id, size, created_at) of those of the given objects that still exist (columns, not
-    rows: fresh even where the session holds an older copy of the row)."""
-    if not object_ids:
+def stored_objects(session: Session, row_ids: Sequence[int], noncurrent: bool = False
+                   ) -> list[tuple[int, int, int, int, datetime]]:
+    """(id, bucket id, tier id, size, created_at) of those of the given objects (or noncurrent versions, by row id)
+    that still exist (columns, not rows: fresh even where the session holds an older copy of the row)."""
+    if not row_ids:
         return []
-    q = (select(Object.id, Object.bucket_id, Object.tier_id, Object.size, Object.created_at)
-         .where(Object.id.in_(list(object_ids))))
-    return [(int(o), int(b), int(t), int(n), at) for o, b, t, n, at in session.execute(q)]
+    t = ObjectVersion if noncurrent else Object
+    q = (select(t.id, t.bucket_id, t.tier_id, t.size, t.created_at)
+         .where(t.id.in_(list(row_ids)), t.tier_id.is_not(None)))
+    return [(int(o), int(b), int(tier), int(n), at) for o, b, tier, n, at in session.execute(q) if tier is not None]
 
 
 # versions (noncurrent versions and delete markers) ---------------------------------------------------

@@ -47,6 +47,8 @@ class StorageHistory(Base):
     bucket_id: Mapped[int] = mapped_column(Integer)
     # the current-version row's id (moves of one object chain through it); None for a noncurrent version
     object_id: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    # the noncurrent version's row id (its moves chain through it); None for a current version
+    version_pk: Mapped[int | None] = mapped_column(BigInteger, default=None)
     key: Mapped[str] = mapped_column(KeyString)
     tier_id: Mapped[int] = mapped_column(Integer)
     storage_class: Mapped[str] = mapped_column(String(32))

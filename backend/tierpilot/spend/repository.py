@@ -57,14 +57,21 @@ def ended_spans(session: Session, bucket_ids: Sequence[int], since: datetime, un
         yield int(b), (int(o) if o is not None else None), int(t), str(c), int(n), start, end, str(why)
 
 
-def last_moves(session: Session, bucket_ids: Sequence[int], since: datetime) -> dict[int, datetime]:
-    """Object id -> when its bytes last moved to another tier (a lifecycle transition), of the objects moved since
-    ``since``: from then on they are on the tier the catalog names."""
+def last_moves(session: Session, bucket_ids: Sequence[int],
+               since: datetime) -> tuple[dict[int, datetime], dict[int, datetime]]:
+    """When the bytes of objects and of noncurrent versions (by their row ids) last moved to another tier (a
+    lifecycle transition), of those moved since ``since``: from then on they are on the tier the catalog names."""
+    objects: dict[int, datetime] = {}
+    versions: dict[int, datetime] = {}
     if not bucket_ids:
-        return {}
+        return objects, versions
     h = StorageHistory
-    q = (select(h.object_id, func.max(h.ended_at))
-         .where(h.bucket_id.in_(list(bucket_ids)), h.reason == "moved", h.object_id.is_not(None),
-                h.ended_at >= since)
-         .group_by(h.object_id))
-    return {int(o): at for o, at in session.execute(q) if o is not None}
+    q = (select(h.object_id, h.version_pk, func.max(h.ended_at))
+         .where(h.bucket_id.in_(list(bucket_ids)), h.reason == "moved", h.ended_at >= since)
+         .group_by(h.object_id, h.version_pk))
+    for o, v, at in session.execute(q):
+        if o is not None:
+            objects[int(o)] = at
+        elif v is not None:
+            versions[int(v)] = at
+    return objects, versions

@@ -213,14 +213,14 @@ def _storage(session: Session, bucket_ids: Sequence[int], months: Sequence[_Mont
     for bucket_id, tier_id, at, n, nbytes, size in catalog_repository.stored_totals(session, bucket_ids, since,
                                                                                      exact_below):
         add(bucket_id, tier_id, nbytes, n, size, int(_aware(at).timestamp()), until)
-    # a lifecycle move keeps an object's creation time: its current tier holds it only since the move
-    moved = repository.last_moves(session, bucket_ids, since)
-    ids = sorted(moved)
-    for chunk in range(0, len(ids), 500):
-        for object_id, bucket_id, tier_id, size, created in catalog_repository.stored_objects(
-                session, ids[chunk:chunk + 500]):
-            counted = max(int(_aware(created).timestamp()), bounds[0][0])
-            add(bucket_id, tier_id, -size, -1, size, counted, int(_aware(moved[object_id]).timestamp()))
+    # a lifecycle move keeps a version's creation time: its current tier holds it only since the move
+    for noncurrent, moved in enumerate(repository.last_moves(session, bucket_ids, since)):
+        ids = sorted(moved)
+        for chunk in range(0, len(ids), 500):
+            for row_id, bucket_id, tier_id, size, created in catalog_repository.stored_objects(
+                    session, ids[chunk:chunk + 500], noncurrent=bool(noncurrent)):
+                counted = max(int(_aware(created).timestamp()), bounds[0][0])
+                add(bucket_id, tier_id, -size, -1, size, counted, int(_aware(moved[row_id]).timestamp()))
     for bucket_id, _obj, tier_id, _cls, size, stored_from, ended_at, _why in repository.ended_spans(
             session, bucket_ids, since, now + timedelta(days=1)):
         start, end = int(_aware(stored_from).timestamp()), min(int(_aware(ended_at).timestamp()), until)
