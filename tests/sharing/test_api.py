@@ -38,8 +38,14 @@ def test_owner_grants_a_member_read_write_and_the_member_sees_it_shared(
                              json={"access": "read"}).json()["users"][0]["access"] == "read"
     assert member_client.delete("/api/buckets/member-data/sharing/users/carol").json()["users"] == []
     assert member_client.get("/api/buckets/member-data/sharing").json()["policy"] is None
-    # an admin may manage anyone's sharing
+    # an admin may manage anyone's sharing, and sees who changed it in the audit log
     assert client.get("/api/buckets/member-data/sharing").json()["owner"] == member_user["username"]
+    events = client.get("/api/audit", params={"event": "bucket.sharing_changed"}).json()["events"]
+    assert [(e["actor"], e["target"], e["detail"]["change"]) for e in events] == [
+        (member_user["username"], "member-data", "revoke_user"),
+        (member_user["username"], "member-data", "grant_user"),
+        (member_user["username"], "member-data", "grant_user")]
+    assert events[-1]["detail"] == {"change": "grant_user", "user": "carol", "access": "read-write"}
 
 
 def test_public_prefix_needs_confirmation_and_shows_as_public(member_client: TestClient,

@@ -249,6 +249,14 @@ def test_an_explicit_deny_binds_the_owner_who_can_still_remove_the_policy(gatewa
     assert json.loads(s3.get_bucket_policy(Bucket=shared)["Policy"])["Statement"][0]["Effect"] == "Deny"
     s3.delete_bucket_policy(Bucket=shared)
     s3.delete_object(Bucket=shared, Key="public/readme.txt")
+    from tierpilot.audit import service as audit
+    from tierpilot.kit.db import transaction
+
+    with transaction() as s:  # both changes are in the audit log, by whom and from where
+        rows, _ = audit.page(s, actor="alice", event="bucket.sharing_changed", since=None, until=None,
+                             before_id=None, limit=50)
+    mine = [(r.detail["change"], r.client) for r in rows if r.target == shared]
+    assert mine == [("s3:delete_policy", "127.0.0.1"), ("s3:put_policy", "127.0.0.1")]
 
 
 def test_owner_requests_to_a_private_bucket_read_no_sharing_state(gateways: tuple[Gateway, Gateway],

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Query, Request, Response
 from sqlalchemy.orm import Session
 
+from tierpilot.audit.service import Actor
 from tierpilot.auth import repository as auth_repository
-from tierpilot.auth.deps import CurrentUser, SessionDep
+from tierpilot.auth.deps import CurrentUser, SessionDep, client_of
 from tierpilot.auth.models import User
 from tierpilot.catalog import repository as catalog_repository
 from tierpilot.catalog import service as catalog_service
@@ -40,6 +41,10 @@ def _bucket(session: Session, user: User, name: str) -> Bucket:
     bucket = catalog_service.get_bucket(session, name)
     catalog_service.require_access(bucket, user.id, user.is_admin)
     return bucket
+
+
+def _actor(user: User, request: Request) -> Actor:
+    return Actor(user.id, user.username, client_of(request))
 
 
 def _api_error(exc: SharingError) -> Invalid | SharingError:
@@ -88,7 +93,8 @@ def get_sharing(name: str, session: SessionDep, user: CurrentUser) -> SharingOut
 
 
 @router.put("/buckets/{name}/sharing/users/{username}", response_model=SharingOut)
-def grant_user(name: str, username: str, body: UserGrantIn, session: SessionDep, user: CurrentUser) -> SharingOut:
+def grant_user(name: str, username: str, body: UserGrantIn, request: Request, session: SessionDep,
+               user: CurrentUser) -> SharingOut:
     """Give another user read (get and list) or read-write (also put and delete) access to the bucket."""
     bucket = _bucket(session, user, name)
     grantee = auth_repository.get_user_by_name(session, username)
@@ -98,21 +104,24 @@ def grant_user(name: str, username: str, body: UserGrantIn, session: SessionDep,
         panel.grant_user(session, bucket, grantee, body.access)
     except SharingError as exc:
         raise _api_error(exc) from None
+    service.audit_change(session, bucket, _actor(user, request), "grant_user", user=username, access=body.access)
     return _out(session, bucket)
 
 
 @router.delete("/buckets/{name}/sharing/users/{username}", response_model=SharingOut)
-def revoke_user(name: str, username: str, session: SessionDep, user: CurrentUser) -> SharingOut:
+def revoke_user(name: str, username: str, request: Request, session: SessionDep, user: CurrentUser) -> SharingOut:
     bucket = _bucket(session, user, name)
     grantee = auth_repository.get_user_by_name(session, username)
     if grantee is None:
         raise Invalid(f"username: no user {username!r}", field="username")
     panel.revoke_user(session, bucket, grantee.id)
+    service.audit_change(session, bucket, _actor(user, request), "revoke_user", user=username)
     return _out(session, bucket)
 
 
 @router.post("/buckets/{name}/sharing/public", response_model=SharingOut)
-def publish_prefix(name: str, body: PublicPrefixIn, session: SessionDep, user: CurrentUser) -> SharingOut:
+def publish_prefix(name: str, body: PublicPrefixIn, request: Request, session: SessionDep,
+                   user: CurrentUser) -> SharingOut:
     """Make every object under a prefix readable by anyone, without credentials (``confirm`` must be true)."""
     bucket = _bucket(session, user, name)
     if not body.confirm:
@@ -127,14 +136,16 @@ def publish_prefix(name: str, body: PublicPrefixIn, session: SessionDep, user: C
         panel.publish_prefix(session, bucket, body.prefix)
     except SharingError as exc:
         raise _api_error(exc) from None
+    service.audit_change(session, bucket, _actor(user, request), "publish_prefix", prefix=body.prefix)
     return _out(session, bucket)
 
 
 @router.delete("/buckets/{name}/sharing/public", response_model=SharingOut)
-def unpublish_prefix(name: str, session: SessionDep, user: CurrentUser,
+def unpublish_prefix(name: str, request: Request, session: SessionDep, user: CurrentUser,
                      prefix: Annotated[str, Query(max_length=1024)] = "") -> SharingOut:
     bucket = _bucket(session, user, name)
     panel.unpublish_prefix(session, bucket, prefix)
+    service.audit_change(session, bucket, _actor(user, request), "unpublish_prefix", prefix=prefix)
     return _out(session, bucket)
 
 
@@ -150,18 +161,21 @@ def check_policy(name: str, body: PolicyIn, session: SessionDep, user: CurrentUs
 
 
 @router.put("/buckets/{name}/sharing/policy", response_model=SharingOut)
-def put_policy(name: str, body: PolicyIn, session: SessionDep, user: CurrentUser) -> SharingOut:
+def put_policy(name: str, body: PolicyIn, request: Request, session: SessionDep, user: CurrentUser) -> SharingOut:
     bucket = _bucket(session, user, name)
     try:
         service.put_policy(session, bucket, body.policy)
     except SharingError as exc:
         raise _api_error(exc) from None
+    service.audit_change(session, bucket, _actor(user, request), "put_policy")
     return _out(session, bucket)
 
 
 @router.delete("/buckets/{name}/sharing/policy", status_code=204)
-def delete_policy(name: str, session: SessionDep, user: CurrentUser) -> Response:
-    service.delete_policy(session, _bucket(session, user, name))
+def delete_policy(name: str, request: Request, session: SessionDep, user: CurrentUser) -> Response:
+    bucket = _bucket(session, user, name)
+    service.delete_policy(session, bucket)
+    service.audit_change(session, bucket, _actor(user, request), "delete_policy")
     return Response(status_code=204)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from xml.etree.ElementTree import Element
 
+from tierpilot.audit.service import Actor
 from tierpilot.auth import repository as auth_repository
 from tierpilot.catalog import repository as catalog_repository
 from tierpilot.catalog import versions
@@ -37,10 +38,16 @@ def _s3(exc: SharingError | AclInvalid) -> S3Error:
     return S3Error(exc.s3_code, exc.message, exc.s3_status)
 
 
-def _write(bucket: Bucket, change: str, *args: object) -> None:
-    """Run one sharing service change in a write transaction (its generation bump follows the commit)."""
+def _actor(req: Request) -> Actor:
+    return Actor(req.user.user_id or None, req.user.username, (req.scope.get("client") or ("",))[0])
+
+
+def _write(actor: Actor, bucket: Bucket, change: str, *args: object) -> None:
+    """Run one sharing service change in a write transaction with its audit event (the generation bump
+    follows the commit)."""
     with transaction(write=True) as session:
         getattr(service, change)(session, bucket, *args)
+        service.audit_change(session, bucket, actor, f"s3:{change}")
     states.forget(bucket.id)
 
 
@@ -138,7 +145,7 @@ async def put_bucket_acl(req: Request) -> None:
     bucket = await bucket_of(req)
     grants = await _requested_grants(req, bucket.owner_id, bucket.owner_id, for_object=False)
     try:
-        await run(_write, bucket, "put_bucket_acl", grants, req.header("x-amz-acl"))
+        await run(_write, _actor(req), bucket, "put_bucket_acl", grants, req.header("x-amz-acl"))
     except SharingError as exc:
         raise _s3(exc) from None
     await req.respond(200, content_type=None)
@@ -182,11 +189,13 @@ async def put_object_acl(req: Request) -> None:
     version_id = await run(_object_version, bucket, key, req.query.get("versionId") or None)
     owner_id, _ = await run(_object_acl, bucket, key, version_id)
     grants = await _requested_grants(req, bucket.owner_id, owner_id, for_object=True)
+    actor = _actor(req)
 
     def change() -> None:
         with transaction(write=True) as session:
             service.check_object_acl(session, bucket, grants, req.header("x-amz-acl"))
             service.set_object_acl(session, bucket, key, version_id, owner_id, grants)
+            service.audit_change(session, bucket, actor, "s3:put_object_acl", key=key, version_id=version_id)
         states.forget(bucket.id)
 
     try:
@@ -212,7 +221,7 @@ async def put_bucket_policy(req: Request) -> None:
     except UnicodeDecodeError:
         raise S3Error("MalformedPolicy", "Policies must be valid JSON", 400) from None
     try:
-        await run(_write, bucket, "put_policy", text)
+        await run(_write, _actor(req), bucket, "put_policy", text)
     except SharingError as exc:
         raise _s3(exc) from None
     await req.respond(204, content_type=None)
@@ -230,7 +239,7 @@ async def get_bucket_policy(req: Request) -> None:
 @route("DELETE", "bucket", "policy")
 async def delete_bucket_policy(req: Request) -> None:
     bucket = await bucket_of(req)
-    await run(_write, bucket, "delete_policy")
+    await run(_write, _actor(req), bucket, "delete_policy")
     await req.respond(204, content_type=None)
 
 
@@ -259,7 +268,7 @@ async def put_ownership_controls(req: Request) -> None:
     if len(values) != 1:
         raise S3Error("MalformedXML", "OwnershipControls must hold exactly one Rule", 400)
     try:
-        await run(_write, bucket, "set_ownership", values[0])
+        await run(_write, _actor(req), bucket, "set_ownership", values[0])
     except SharingError as exc:
         raise _s3(exc) from None
     await req.respond(200, content_type=None)
@@ -279,7 +288,7 @@ async def get_ownership_controls(req: Request) -> None:
 @route("DELETE", "bucket", "ownershipControls")
 async def delete_ownership_controls(req: Request) -> None:
     bucket = await bucket_of(req)
-    await run(_write, bucket, "set_ownership", None)
+    await run(_write, _actor(req), bucket, "set_ownership", None)
     await req.respond(204, content_type=None)
 
 
@@ -300,7 +309,7 @@ async def put_public_access_block(req: Request) -> None:
         if text not in ("true", "false"):
             raise S3Error("MalformedXML", f"{flag} must be true or false", 400)
         flags[flag] = text == "true"
-    await run(_write, bucket, "set_public_block", flags)
+    await run(_write, _actor(req), bucket, "set_public_block", flags)
     await req.respond(200, content_type=None)
 
 
@@ -318,6 +327,6 @@ async def get_public_access_block(req: Request) -> None:
 @route("DELETE", "bucket", "publicAccessBlock")
 async def delete_public_access_block(req: Request) -> None:
     bucket = await bucket_of(req)
-    await run(_write, bucket, "set_public_block", None)
+    await run(_write, _actor(req), bucket, "set_public_block", None)
     await req.respond(204, content_type=None)
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from tierpilot.audit import service as audit
 from tierpilot.auth import repository as auth_repository
 from tierpilot.catalog.errors import CatalogError
 from tierpilot.catalog.models import Bucket
@@ -42,6 +43,11 @@ class SharingError(CatalogError):
 
 def _changed(session: Session) -> None:
     after_commit(session, lambda: generations.bump(get_settings().redis_url, SHARING_GENERATION))
+
+
+def audit_change(session: Session, bucket: Bucket, actor: audit.Actor, change: str, **detail: object) -> None:
+    """Record who changed what of a bucket's sharing, in the change's transaction (the audit log)."""
+    audit.record(session, "bucket.sharing_changed", actor, bucket.name, change=change, **detail)
 
 
 def state_of(row: BucketSharing | None, bucket_name: str) -> SharingState:
