@@ -1,5 +1,6 @@
-"""Signature V2 dates as S3 judges them (boto3 signing V2 with an x-amz-date it was given): a date that is not
-one, or before the epoch, is AccessDenied; a real date too far off is RequestTimeTooSkewed; nothing is stored."""
+"""Request dates as S3 judges them. Signature V2 (boto3 signing with an x-amz-date it was given): a date that is not
+one, or before the epoch, is AccessDenied; a real date too far off is RequestTimeTooSkewed; nothing is stored.
+Presigned URLs made to have expired or to live past a week are AccessDenied."""
 
 from __future__ import annotations
 
@@ -30,3 +31,15 @@ def test_v2_dates(gateway: Gateway, s3: BaseClient, bucket: str, date: str, code
         v2.put_object(Bucket=bucket, Key="dated", Body=b"x")
     assert (e.value.response["ResponseMetadata"]["HTTPStatusCode"], e.value.response["Error"]["Code"]) == (403, code)
     assert catalog_rows(bucket) == []
+
+
+@pytest.mark.parametrize("expires", [-7, 604801])
+def test_presigned_urls_out_of_range_are_refused_as_expired(gateway: Gateway, s3: BaseClient, bucket: str,
+                                                            expires: int) -> None:
+    import requests
+
+    s3.put_object(Bucket=bucket, Key="k", Body=b"v")
+    v4 = gateway.client("alice", signature_version="s3v4")
+    url = v4.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "k"}, ExpiresIn=expires)
+    r = requests.get(url, timeout=10)
+    assert r.status_code == 403 and "<Code>AccessDenied</Code>" in r.text

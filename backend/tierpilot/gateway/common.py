@@ -60,7 +60,7 @@ def stored_headers(req: Request) -> dict[str, Any]:
         if value is None:
             continue
         if name == "content-encoding":  # aws-chunked describes the transfer, not the object
-            value = ",".join(v.strip() for v in value.split(",") if v.strip() and v.strip() != "aws-chunked")
+            value = ", ".join(v.strip() for v in value.split(",") if v.strip() and v.strip() != "aws-chunked")
             if not value:
                 continue
         out[name] = value

@@ -73,6 +73,8 @@ def _lookup(bucket_id: int, key: str, version_id: str | None = None) -> Object:
             marker = versions.latest_is_marker(session, bucket_id, key)
             if marker is not None:
                 err.headers += [(b"x-amz-delete-marker", b"true"), (b"x-amz-version-id", marker.version_id.encode())]
+            else:  # gone without a marker (or never there): said as RGW says it, for clients that check
+                err.headers.append((b"x-amz-delete-marker", b"false"))
             raise err
         row = versions.find_version(session, bucket_id, key, version_id)
         if row is None:
@@ -475,7 +477,9 @@ def _set_tags(bucket_id: int, key: str, tags: dict[str, Any]) -> None:
 async def get_object_tagging(req: Request) -> None:
     bucket = await bucket_of(req)
     obj = await run(_lookup, bucket.id, key_of(req))
-    tags = "".join(f"<Tag>{xmlio.el('Key', k)}{xmlio.el('Value', v)}</Tag>" for k, v in (obj.tags or {}).items())
+    # in key order, as S3 lists them (the order they were given in is not kept)
+    tags = "".join(f"<Tag>{xmlio.el('Key', k)}{xmlio.el('Value', v)}</Tag>"
+                   for k, v in sorted((obj.tags or {}).items()))
     await req.respond(200, xmlio.document("Tagging", [f"<TagSet>{tags}</TagSet>"]))
 
 

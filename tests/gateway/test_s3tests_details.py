@@ -1,0 +1,27 @@
+"""Details the ceph/s3-tests suite checks: tags listed in key order, a key gone from an unversioned bucket says
+x-amz-delete-marker: false, Content-Encoding lists keep their ", " once aws-chunked is taken out."""
+
+from __future__ import annotations
+
+import pytest
+from botocore.client import BaseClient
+from botocore.exceptions import ClientError
+
+
+def test_tags_are_listed_in_key_order(s3: BaseClient, bucket: str) -> None:
+    s3.put_object(Bucket=bucket, Key="k", Body=b"x", Tagging="foo=bar&bar")
+    assert s3.get_object_tagging(Bucket=bucket, Key="k")["TagSet"] == [{"Key": "bar", "Value": ""},
+                                                                      {"Key": "foo", "Value": "bar"}]
+
+
+def test_missing_key_of_an_unversioned_bucket_is_no_delete_marker(s3: BaseClient, bucket: str) -> None:
+    s3.put_object(Bucket=bucket, Key="k", Body=b"x")
+    s3.delete_object(Bucket=bucket, Key="k")
+    with pytest.raises(ClientError) as e:
+        s3.head_object(Bucket=bucket, Key="k")
+    assert e.value.response["ResponseMetadata"]["HTTPHeaders"]["x-amz-delete-marker"] == "false"
+
+
+def test_content_encoding_list_without_aws_chunked(s3: BaseClient, bucket: str) -> None:
+    s3.put_object(Bucket=bucket, Key="k", Body=b"x", ContentEncoding="deflate, gzip, aws-chunked")
+    assert s3.head_object(Bucket=bucket, Key="k")["ContentEncoding"] == "deflate, gzip"
