@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -13,6 +14,21 @@ from pathlib import Path
 import typer
 
 from tierpilot.kit.settings import get_settings
+
+
+def _widen_readahead(mountpoint: Path, kib: int, stop: threading.Event) -> None:
+    """Once mounted, let the kernel read ahead a block at a time (``read_ahead_kb`` of the mount's bdi; root only).
+
+    FUSE mounts start at the kernel's 128 KiB: a sequential read is then one request into this process per
+    128 KiB with one or two in flight, which on a loaded machine waits on scheduling more than on bytes
+    (a 256 MiB read took ~3,000 requests, ~400 at 4 MiB). Without the right (not root) the 128 KiB stay.
+    """
+    while not os.path.ismount(mountpoint):
+        if stop.wait(0.05):
+            return
+    dev = os.stat(mountpoint).st_dev
+    with contextlib.suppress(OSError):
+        Path(f"/sys/class/bdi/{os.major(dev)}:{os.minor(dev)}/read_ahead_kb").write_text(str(kib))
 
 
 def mount(
@@ -73,6 +89,8 @@ def mount(
                 fs.refresh()
 
         threading.Thread(target=on_signal, daemon=True, name="mount-sigusr1").start()
+        threading.Thread(target=_widen_readahead, args=(mountpoint, block_mb << 10, stop), daemon=True,
+                         name="mount-readahead").start()
         if refresh_s > 0:
             threading.Thread(target=on_interval, daemon=True, name="mount-refresh").start()
         print(f"mounted {bucket}/{prefix} at {mountpoint}", file=sys.stderr, flush=True)
