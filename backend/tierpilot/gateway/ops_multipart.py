@@ -30,7 +30,7 @@ from tierpilot.gateway.common import (
     user_metadata,
     version_headers,
 )
-from tierpilot.gateway.errors import bad_digest, invalid_argument, invalid_request, malformed_xml
+from tierpilot.gateway.errors import S3Error, bad_digest, invalid_argument, invalid_request, malformed_xml
 from tierpilot.gateway.http import Headers, Request
 from tierpilot.gateway.ops_buckets import encoder
 from tierpilot.gateway.ops_objects import parse_range, source_object
@@ -148,6 +148,10 @@ async def _upload_part_copy(req: Request, bucket: Bucket, upload: MultipartUploa
             raise invalid_argument("The x-amz-copy-source-range value must be of the form bytes=first-last",
                                    "x-amz-copy-source-range", rng_header)
         start, end = rng
+        last = rng_header.strip().rpartition("-")[2].strip()
+        if last.isdigit() and int(last) >= src.size:  # a copy's range may not run past the source (S3: 416)
+            raise S3Error("InvalidRange", "The requested range is not satisfiable", 416, RangeRequested=rng_header,
+                          ActualObjectSize=str(src.size))
     else:
         start, end = 0, src.size - 1
     part, _result = await run(store.copy_part, bucket, upload, number, src, start, end)
