@@ -10,7 +10,7 @@ from tierpilot.auth.deps import AdminUser, CurrentUser, SessionDep, client_of
 from tierpilot.kit.inputs import RowId
 from tierpilot.tiers import adopt, service
 from tierpilot.tiers.adoption_schemas import AdoptIn, AdoptionOut
-from tierpilot.tiers.schemas import TierCheck, TierCheckOut, TierCreate, TierOut, TierUpdate
+from tierpilot.tiers.schemas import TierCheck, TierCheckOut, TierCreate, TierHealthOut, TierOut, TierUpdate
 
 router = APIRouter(prefix="/tiers", tags=["tiers"])
 
@@ -31,6 +31,16 @@ def _out(usage: service.TierUsage, admin: bool) -> TierOut:
 @router.get("", response_model=list[TierOut])
 def list_tiers(session: SessionDep, user: CurrentUser) -> list[TierOut]:
     return [_out(u, user.is_admin) for u in service.list_with_usage(session)]
+
+
+@router.get("/health", response_model=list[TierHealthOut])
+def tiers_health(session: SessionDep, admin: AdminUser) -> list[TierHealthOut]:
+    """Whether each tier answers: probed at once with a deadline (off the event loop: a sync handler runs in the
+    thread pool), answers reused for a few seconds."""
+    return [TierHealthOut(tier_id=c.tier_id, name=c.health.name, kind=c.kind, ok=c.health.ok,
+                          detail=c.health.message, latency_ms=round(c.health.seconds * 1000, 1),
+                          checked_at=c.checked_at)
+            for c in service.checked_health(session)]
 
 
 @router.get("/{tier_id}", response_model=TierOut)

@@ -174,6 +174,22 @@ class TierCheckOut(BaseModel):
     message: str
 
 
+# the driver, or "offline" for an offline posix tier (a driver of its own)
+TierKind = Literal["posix", "offline", "s3", "azure", "gcs"]
+
+
+class TierHealthOut(BaseModel):
+    """Whether a tier's location answers with its stored settings, as last probed (at most a few seconds ago)."""
+
+    tier_id: int
+    name: str
+    kind: TierKind
+    ok: bool
+    detail: str = Field(description="the location that answered, or why the probe failed")
+    latency_ms: float = Field(description="how long the probe took (the deadline when it got no answer)")
+    checked_at: datetime
+
+
 class TierCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 

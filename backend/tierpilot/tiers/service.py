@@ -6,16 +6,17 @@ Services flush; the caller commits.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import ValidationError
@@ -26,6 +27,7 @@ from tierpilot.catalog import repository as catalog_repository
 from tierpilot.drivers import registry
 from tierpilot.drivers.base import BlobNotFound, TierDriver, TierError
 from tierpilot.drivers.s3 import S3Driver
+from tierpilot.kit.cache import TTLCache
 from tierpilot.kit.crypto import encrypt
 from tierpilot.kit.db import utcnow
 from tierpilot.kit.errors import Conflict, DomainError, Invalid, NotFound
@@ -46,6 +48,7 @@ from tierpilot.tiers.schemas import (
     TierCheck,
     TierCheckOut,
     TierCreate,
+    TierKind,
     TierUpdate,
     azure_account_url,
 )
@@ -404,6 +407,51 @@ def health(tiers: Sequence[Tier], timeout_s: float = 20.0) -> list[TierHealth]:
         thread.join(max(0.0, deadline - time.monotonic()))
     return [results.get(i) or TierHealth(t.name, t.driver, False, f"no answer within {timeout_s:g} s", timeout_s)
             for i, t in enumerate(tiers)]
+
+
+@dataclass(frozen=True)
+class CheckedHealth:
+    tier_id: int
+    kind: TierKind
+    health: TierHealth
+    checked_at: datetime
+
+
+def _health_key(tier: Tier) -> tuple[Any, ...]:
+    # the settings probed: a tier edited since its last check is probed again at once
+    return (tier.id, tier.name, tier.driver, tier.offline, json.dumps(tier.config or {}, sort_keys=True, default=str))
+
+
+class HealthBoard:
+    """Recent health of each tier for the dashboard: answers younger than ``max_age_s`` are reused, so reloads
+    (or several admins) cannot hammer remote tiers, and one lock makes concurrent askers wait for one probe run."""
+
+    def __init__(self, max_age_s: float = 5.0, timeout_s: float = 10.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.timeout_s = timeout_s
+        self._recent: TTLCache[tuple[Any, ...], CheckedHealth] = TTLCache(max_age_s, maxsize=4096, timer=clock)
+        self._lock = threading.Lock()
+
+    def check(self, tiers: Sequence[Tier]) -> list[CheckedHealth]:
+        """Each tier's health, probing (at once, bounded by ``timeout_s``) only those without a recent answer."""
+        with self._lock:
+            keys = [_health_key(t) for t in tiers]
+            found = {k: self._recent.get(k) for k in keys}
+            stale = [t for t, k in zip(tiers, keys, strict=True) if found[k] is None]
+            checked_at = utcnow()
+            for tier, result in zip(stale, health(stale, self.timeout_s), strict=True):
+                kind = cast(TierKind, "offline" if tier.driver == "posix" and tier.offline else tier.driver)
+                found[_health_key(tier)] = checked = CheckedHealth(tier.id, kind, result, checked_at)
+                self._recent.put(_health_key(tier), checked)
+            return [c for c in (found[k] for k in keys) if c is not None]
+
+
+HEALTH_BOARD = HealthBoard()
+
+
+def checked_health(session: Session) -> list[CheckedHealth]:
+    """Every tier's recent health (the dashboard's view of ``health``)."""
+    return HEALTH_BOARD.check(repository.list_tiers(session))
 
 
 STALE_UPLOAD_AGE = timedelta(days=7)

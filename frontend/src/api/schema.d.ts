@@ -1801,6 +1801,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/tiers/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Tiers Health
+         * @description Whether each tier answers: probed at once with a deadline (off the event loop: a sync handler runs in the
+         *     thread pool), answers reused for a few seconds.
+         */
+        get: operations["tiers_health_api_tiers_health_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/users": {
         parameters: {
             query?: never;
@@ -5079,6 +5100,38 @@ export interface components {
             restore_delays?: components["schemas"]["RestoreDelays"] | null;
             /** Storage Classes */
             storage_classes?: string[];
+        };
+        /**
+         * TierHealthOut
+         * @description Whether a tier's location answers with its stored settings, as last probed (at most a few seconds ago).
+         */
+        TierHealthOut: {
+            /**
+             * Checked At
+             * Format: date-time
+             */
+            checked_at: string;
+            /**
+             * Detail
+             * @description the location that answered, or why the probe failed
+             */
+            detail: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "posix" | "offline" | "s3" | "azure" | "gcs";
+            /**
+             * Latency Ms
+             * @description how long the probe took (the deadline when it got no answer)
+             */
+            latency_ms: number;
+            /** Name */
+            name: string;
+            /** Ok */
+            ok: boolean;
+            /** Tier Id */
+            tier_id: number;
         };
         /** TierMoveAmount */
         TierMoveAmount: {
@@ -9362,6 +9415,26 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    tiers_health_api_tiers_health_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TierHealthOut"][];
                 };
             };
         };

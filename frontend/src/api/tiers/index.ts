@@ -11,6 +11,7 @@ export const tierKeys = {
   lists: () => [...tierKeys.all, "list"] as const,
   list: () => [...tierKeys.lists()] as const,
   detail: (id: number) => [...tierKeys.all, "detail", id] as const,
+  health: () => [...tierKeys.all, "health"] as const,
 };
 
 export const tiersQueryOptions = () =>
@@ -54,6 +55,20 @@ export function useDeleteTier() {
     onSuccess: invalidate,
   });
 }
+
+export type TierHealth = Schemas["TierHealthOut"];
+
+/**
+ * Admins: whether each tier answers with its stored settings. The server probes all tiers at once (up to
+ * 10 s) and reuses answers for a few seconds, so this is fetched on demand, never polled.
+ */
+export const tierHealthQueryOptions = () =>
+  queryOptions({
+    queryKey: tierKeys.health(),
+    queryFn: () => unwrap(api.GET("/api/tiers/health")),
+    staleTime: 5_000,
+    refetchOnWindowFocus: false,
+  });
 
 export type TierCheck = Schemas["TierCheck"];
 export type TierCheckOut = Schemas["TierCheckOut"];

@@ -84,4 +84,60 @@ describe("TiersSection", () => {
     await userEvent.click(await screen.findByRole("button", { name: "Add tier" }));
     expect(await screen.findByRole("dialog", { name: "Add tier" })).toBeInTheDocument();
   });
+
+  it("shows whether each tier answers, with the reason of a failure, and checks again on demand", async () => {
+    let probes = 0;
+    const { requests } = installFakeApi({
+      "GET /api/tiers": () => ({ body: [tier(1, "hot", 3, 1), tier(2, "cloud", 0, 0)] }),
+      "GET /api/tiers/health": () => {
+        probes += 1;
+        return {
+          body: [
+            {
+              tier_id: 1,
+              name: "hot",
+              kind: "posix",
+              ok: true,
+              detail: "/data/tiers/hot answers",
+              latency_ms: 1.4,
+              checked_at: "2026-11-25T03:40:00Z",
+            },
+            {
+              tier_id: 2,
+              name: "cloud",
+              kind: "s3",
+              ok: probes > 1,
+              detail:
+                probes > 1 ? "http://127.0.0.1:9/cold answers" : "Could not connect to the endpoint URL",
+              latency_ms: 12.6,
+              checked_at: "2026-11-25T03:40:00Z",
+            },
+          ],
+        };
+      },
+    });
+    renderSection();
+    const cloud = await screen.findByRole("row", { name: /cloud/ });
+    expect(await within(cloud).findByText("no answer")).toBeInTheDocument();
+    expect(within(cloud).getByText("Could not connect to the endpoint URL")).toBeInTheDocument();
+    const hot = screen.getByRole("row", { name: /hot/ });
+    expect(within(hot).getByText("answers")).toBeInTheDocument();
+    expect(within(hot).getByText("1 ms")).toBeInTheDocument();
+
+    await userEvent.click(screen.getByRole("button", { name: "Check now" }));
+    expect(await within(cloud).findByText("answers")).toBeInTheDocument();
+    expect(within(cloud).queryByText("no answer")).not.toBeInTheDocument();
+    expect(requests.filter((r) => r.path === "/api/tiers/health")).toHaveLength(2);
+  });
+
+  it("says when the health check itself failed and keeps the tiers listed", async () => {
+    installFakeApi({
+      "GET /api/tiers": () => ({ body: [tier(1, "hot", 3, 1)] }),
+      "GET /api/tiers/health": () => ({ status: 403, body: { detail: "admin rights required" } }),
+    });
+    renderSection();
+    expect(await screen.findByText("Could not check the tiers' health")).toBeInTheDocument();
+    expect(screen.getByText("admin rights required")).toBeInTheDocument();
+    expect(within(screen.getByRole("row", { name: /hot/ })).getByText("not checked")).toBeInTheDocument();
+  });
 });

@@ -1,6 +1,13 @@
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import { ADOPTING_DRIVERS, type Tier, tiersQueryOptions, useDeleteTier } from "@/api/tiers";
+import {
+  ADOPTING_DRIVERS,
+  type Tier,
+  type TierHealth,
+  tierHealthQueryOptions,
+  tiersQueryOptions,
+  useDeleteTier,
+} from "@/api/tiers";
 import {
   Badge,
   Button,
@@ -11,13 +18,36 @@ import {
   LoadingState,
   Table,
 } from "@/components/ui";
-import { formatBytes, formatCount, formatDuration } from "@/lib/format";
+import { formatBytes, formatCount, formatDateTime, formatDuration } from "@/lib/format";
 import { AdoptBucketDialog } from "./AdoptBucketDialog";
 import { TierFormDialog } from "./TierFormDialog";
 
 function restoreDelays(t: Tier): string {
   const speeds = ["expedited", "standard", "bulk"].filter((s) => t.restore_delays[s] != null);
   return speeds.map((s) => `${s} ${formatDuration(t.restore_delays[s] ?? 0)}`).join(" · ");
+}
+
+/** A tier's last probe: answers (with its latency) or not (with the reason). */
+function HealthCell({ health, checking }: { health: TierHealth | undefined; checking: boolean }) {
+  if (!health) return <span className="cell-sub">{checking ? "checking…" : "not checked"}</span>;
+  const checked = `checked ${formatDateTime(health.checked_at)}`;
+  return health.ok ? (
+    <div className="cell-stack">
+      <Badge tone="success" title={checked}>
+        answers
+      </Badge>
+      <span className="cell-sub">{Math.round(health.latency_ms)} ms</span>
+    </div>
+  ) : (
+    <div className="cell-stack">
+      <Badge tone="danger" title={checked}>
+        no answer
+      </Badge>
+      <span className="cell-sub" title={health.detail}>
+        {health.detail}
+      </span>
+    </div>
+  );
 }
 
 const columns: Array<Column<Tier>> = [
@@ -82,6 +112,8 @@ const columns: Array<Column<Tier>> = [
 /** Admins: the storage tiers buckets live on, with where they are and how they are read; add, edit, delete. */
 export function TiersSection() {
   const tiers = useQuery(tiersQueryOptions());
+  const health = useQuery(tierHealthQueryOptions());
+  const healthById = new Map((health.data ?? []).map((h) => [h.tier_id, h]));
   const remove = useDeleteTier();
   const [editing, setEditing] = useState<{ tier: Tier | null } | null>(null);
   const [deleting, setDeleting] = useState<Tier | null>(null);
@@ -92,7 +124,13 @@ export function TiersSection() {
     remove.reset();
   };
   const withActions: Array<Column<Tier>> = [
-    ...columns,
+    ...columns.slice(0, 4),
+    {
+      id: "health",
+      header: "Health",
+      cell: (t) => <HealthCell health={healthById.get(t.id)} checking={health.isFetching} />,
+    },
+    ...columns.slice(4),
     {
       id: "actions",
       header: <span className="visually-hidden">Actions</span>,
@@ -136,9 +174,18 @@ export function TiersSection() {
       title="Tiers"
       description="Storage locations with their access rules. Offline archive tiers need a restore before an object can be read."
       actions={
-        <Button variant="primary" onClick={() => setEditing({ tier: null })}>
-          Add tier
-        </Button>
+        <>
+          <Button
+            onClick={() => health.refetch()}
+            loading={health.isFetching}
+            title="Probe every tier with its stored settings (answers are reused for a few seconds)"
+          >
+            Check now
+          </Button>
+          <Button variant="primary" onClick={() => setEditing({ tier: null })}>
+            Add tier
+          </Button>
+        </>
       }
       padded={false}
     >
@@ -149,7 +196,18 @@ export function TiersSection() {
           <ErrorBanner title="Could not load tiers" error={tiers.error} onRetry={() => tiers.refetch()} />
         </div>
       ) : (
-        <Table caption="Storage tiers" columns={withActions} rows={tiers.data} rowKey={(t) => t.id} />
+        <>
+          {health.isError ? (
+            <div className="card-inset">
+              <ErrorBanner
+                title="Could not check the tiers' health"
+                error={health.error}
+                onRetry={() => health.refetch()}
+              />
+            </div>
+          ) : null}
+          <Table caption="Storage tiers" columns={withActions} rows={tiers.data} rowKey={(t) => t.id} />
+        </>
       )}
       <TierFormDialog open={editing !== null} tier={editing?.tier ?? null} onClose={() => setEditing(null)} />
       <AdoptBucketDialog tier={adopting} onClose={() => setAdopting(null)} />
