@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import threading
 import uuid
 from collections.abc import Iterator
 
@@ -83,13 +84,23 @@ def test_each_tier_reports_whether_it_answers_and_why_not_to_admins_only(
     assert member_client.get("/api/tiers/health").status_code == 401
 
 
-def test_a_tier_that_never_answers_fails_at_the_deadline(
-    client: TestClient, board: service.HealthBoard, silent_port: int
+def test_a_tier_that_never_answers_fails_at_the_deadline_and_is_not_probed_again_while_its_probe_waits(
+    client: TestClient, board: service.HealthBoard, clock: Clock, silent_port: int
 ) -> None:
     board.timeout_s = 0.5
-    _s3_tier(client, "silent", f"http://127.0.0.1:{silent_port}", "cold-data")
-    [silent] = [h for h in client.get("/api/tiers/health").json() if h["name"] == "silent"]
-    assert (silent["ok"], silent["detail"], silent["latency_ms"]) == (False, "no answer within 0.5 s", 500.0)
+    name = f"silent-{uuid.uuid4().hex[:6]}"
+    _s3_tier(client, name, f"http://127.0.0.1:{silent_port}", "cold-data")
+
+    def silent() -> dict:
+        return next(h for h in client.get("/api/tiers/health").json() if h["name"] == name)
+
+    first = silent()
+    assert (first["ok"], first["detail"], first["latency_ms"]) == (False, "no answer within 0.5 s", 500.0)
+    clock.now += 5.1  # the answer is old: the board asks again, but the first probe still hangs in its socket
+    again = silent()
+    assert again["ok"] is False and again["detail"].startswith("no answer: a probe started")
+    assert again["checked_at"] > first["checked_at"]
+    assert [t.name for t in threading.enumerate()].count(f"tier-health-{name}") == 1
 
 
 def test_answers_are_reused_for_a_few_seconds_and_an_edited_tier_is_probed_again(

@@ -379,6 +379,17 @@ class TierHealth:
     seconds: float
 
 
+def _health_key(tier: Tier) -> tuple[Any, ...]:
+    # the settings probed: a tier edited since its last check is probed again at once
+    return (tier.id, tier.name, tier.driver, tier.offline, json.dumps(tier.config or {}, sort_keys=True, default=str))
+
+
+# probes still running past their deadline (start time), by tier and settings: such a tier is not probed again
+# until that probe ends, or a dashboard checking every few seconds would pile up threads stuck in its socket
+_stuck: dict[tuple[Any, ...], tuple[threading.Thread, float]] = {}
+_stuck_lock = threading.Lock()
+
+
 def health(tiers: Sequence[Tier], timeout_s: float = 20.0) -> list[TierHealth]:
     """Probe every tier at once with its stored settings (the connection test of each), in the order given.
 
@@ -397,14 +408,27 @@ def health(tiers: Sequence[Tier], timeout_s: float = 20.0) -> list[TierHealth]:
     def probe(index: int, tier: Tier) -> None:
         results[index] = run(tier)
 
-    # daemon threads, one per tier: a probe stuck in a socket must not keep the process from exiting either
-    threads = [threading.Thread(target=probe, args=(i, t), daemon=True, name=f"tier-health-{t.name}")
-               for i, t in enumerate(tiers)]
-    deadline = time.monotonic() + timeout_s
-    for thread in threads:
+    started = time.monotonic()
+    threads: dict[int, threading.Thread] = {}
+    with _stuck_lock:
+        for key, (thread, _) in list(_stuck.items()):
+            if not thread.is_alive():
+                del _stuck[key]
+        for i, tier in enumerate(tiers):
+            if (stuck := _stuck.get(_health_key(tier))) is not None:
+                waiting = started - stuck[1]
+                results[i] = TierHealth(tier.name, tier.driver, False,
+                                        f"no answer: a probe started {waiting:.0f} s ago still waits", waiting)
+            else:  # daemon threads: a probe stuck in a socket must not keep the process from exiting either
+                threads[i] = threading.Thread(target=probe, args=(i, tier), daemon=True,
+                                              name=f"tier-health-{tier.name}")
+    deadline = started + timeout_s
+    for thread in threads.values():
         thread.start()
-    for thread in threads:
+    for thread in threads.values():
         thread.join(max(0.0, deadline - time.monotonic()))
+    with _stuck_lock:
+        _stuck.update({_health_key(tiers[i]): (t, started) for i, t in threads.items() if t.is_alive()})
     return [results.get(i) or TierHealth(t.name, t.driver, False, f"no answer within {timeout_s:g} s", timeout_s)
             for i, t in enumerate(tiers)]
 
@@ -415,11 +439,6 @@ class CheckedHealth:
     kind: TierKind
     health: TierHealth
     checked_at: datetime
-
-
-def _health_key(tier: Tier) -> tuple[Any, ...]:
-    # the settings probed: a tier edited since its last check is probed again at once
-    return (tier.id, tier.name, tier.driver, tier.offline, json.dumps(tier.config or {}, sort_keys=True, default=str))
 
 
 class HealthBoard:
