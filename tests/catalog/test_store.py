@@ -138,9 +138,9 @@ def test_a_round_of_puts_commits_together_and_a_refused_row_fails_only_its_own_r
     hot = tiers["hot-disk"]
     store.put_object(bucket, "exists", iter([b"0"]), _spec(hot))
 
-    def row(key: str, etag: str, **kw: str) -> store._Row:
+    def row(key: str, etag: str, if_none_match: str | None = None) -> store._Row:
         return store._Row(bucket, key, _spec(hot), f"{bucket.name}/{key}~{etag}", size=1, etag=etag,
-                          checksum_value=None, checksum_algorithm=None, **kw)
+                          checksum_value=None, checksum_algorithm=None, if_none_match=if_none_match)
 
     outcomes = store._record_round([row("a", "e1"), row("exists", "e2", if_none_match="*"), row("a", "e3"),
                                     row("b", "e4")])
