@@ -3,7 +3,7 @@ import { render, screen, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { installFakeApi } from "@/test/fake-api";
-import { TiersSection } from "./TiersSection";
+import { TierHealthCount, TiersSection } from "./TiersSection";
 
 afterEach(() => vi.unstubAllGlobals());
 
@@ -139,5 +139,28 @@ describe("TiersSection", () => {
     expect(await screen.findByText("Could not check the tiers' health")).toBeInTheDocument();
     expect(screen.getByText("admin rights required")).toBeInTheDocument();
     expect(within(screen.getByRole("row", { name: /hot/ })).getByText("not checked")).toBeInTheDocument();
+  });
+
+  it("counts the tiers that answer for the Overview", async () => {
+    installFakeApi({
+      "GET /api/tiers/health": () => ({
+        body: ["hot", "cold", "cloud"].map((name, i) => ({
+          tier_id: i + 1,
+          name,
+          kind: "posix",
+          ok: name !== "cloud",
+          detail: "",
+          latency_ms: 1,
+          checked_at: "2026-11-25T03:40:00Z",
+        })),
+      }),
+    });
+    const client = new QueryClient({ defaultOptions: { queries: { retry: false } } });
+    render(
+      <QueryClientProvider client={client}>
+        <TierHealthCount />
+      </QueryClientProvider>,
+    );
+    expect(await screen.findByText("2 of 3 answer")).toHaveAttribute("title", "no answer: cloud");
   });
 });

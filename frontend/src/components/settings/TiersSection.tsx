@@ -50,6 +50,19 @@ function HealthCell({ health, checking }: { health: TierHealth | undefined; chec
   );
 }
 
+/** Overview (admins): how many tiers answer, from the health check the Tiers section shows per tier. */
+export function TierHealthCount() {
+  const health = useQuery(tierHealthQueryOptions());
+  if (!health.data) return null; // checking, or the check failed: Settings › Tiers says why
+  const answering = health.data.filter((h) => h.ok).length;
+  const failing = health.data.filter((h) => !h.ok).map((h) => h.name);
+  return (
+    <p className="ui-stat__detail" title={failing.length ? `no answer: ${failing.join(", ")}` : undefined}>
+      {answering} of {health.data.length} answer
+    </p>
+  );
+}
+
 const columns: Array<Column<Tier>> = [
   {
     id: "name",

@@ -7,6 +7,7 @@ import { HealthSummary } from "@/components/overview/HealthSummary";
 import { LiveActivity } from "@/components/overview/LiveActivity";
 import { TierUsageList } from "@/components/overview/TierUsageList";
 import { tierColorMap } from "@/components/overview/tier-colors";
+import { TierHealthCount } from "@/components/settings/TiersSection";
 import { Card, CopyButton, EmptyState, PageHeader } from "@/components/ui";
 import { formatBytes, formatCount } from "@/lib/format";
 
@@ -43,6 +44,7 @@ function OverviewPage() {
           <p className="ui-stat__label">Tiers</p>
           <p className="ui-stat__value">{formatCount(data.tiers.length)}</p>
           <p className="ui-stat__detail">{data.tiers.filter((t) => t.offline).length} offline archive</p>
+          {user.is_admin ? <TierHealthCount /> : null}
         </div>
         <div className="ui-card ui-stat">
           <p className="ui-stat__label">Health</p>
