@@ -1,4 +1,4 @@
-import { render, screen, within } from "@testing-library/react";
+import { fireEvent, render, screen, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import { BenchmarksReport } from "./BenchmarksReport";
 
@@ -18,6 +18,11 @@ describe("BenchmarksReport", () => {
     render(<BenchmarksReport markdown={recorded} updatedAt="2026-11-22T03:00:00Z" />);
     expect(screen.getByRole("heading", { name: "Gateway throughput", level: 3 })).toBeInTheDocument();
     expect(screen.queryByRole("heading", { level: 1 })).not.toBeInTheDocument();
+    // sections start closed and unrendered: the file is long
+    expect(screen.queryByRole("table")).not.toBeInTheDocument();
+    const details = screen.getByText("Gateway throughput").closest("details") as HTMLDetailsElement;
+    details.open = true;
+    fireEvent(details, new Event("toggle"));
     const table = screen.getByRole("table");
     expect(within(table).getByRole("columnheader", { name: "ratio to disk" })).toBeInTheDocument();
     expect(within(table).getByRole("cell", { name: "1210" })).toBeInTheDocument();

@@ -1,3 +1,4 @@
+import { useState } from "react";
 import Markdown, { type Components } from "react-markdown";
 import remarkGfm from "remark-gfm";
 import { Card, EmptyState } from "@/components/ui";
@@ -11,6 +12,39 @@ const demoted: Components = {
   h4: ({ node: _node, ...props }) => <h5 {...props} />,
 };
 
+type Section = { title: string; body: string };
+
+/** The document cut at its "## " headings: what comes before the first one, and each section. */
+export function splitSections(markdown: string): { intro: string; sections: Section[] } {
+  const parts = markdown.split(/^## +(.+)$/m);
+  const sections: Section[] = [];
+  for (let i = 1; i < parts.length; i += 2) {
+    sections.push({ title: (parts[i] ?? "").trim(), body: parts[i + 1] ?? "" });
+  }
+  return { intro: parts[0] ?? "", sections };
+}
+
+function render(markdown: string) {
+  return (
+    <Markdown remarkPlugins={[remarkGfm]} components={demoted}>
+      {markdown}
+    </Markdown>
+  );
+}
+
+// Closed sections are not rendered at all: the whole file is over a thousand lines of tables.
+function RecordedSection({ section }: { section: Section }) {
+  const [open, setOpen] = useState(false);
+  return (
+    <details className="benchmarks-section" onToggle={(e) => setOpen(e.currentTarget.open)}>
+      <summary>
+        <h3>{section.title.replace(/`/g, "")}</h3>
+      </summary>
+      {open && render(section.body)}
+    </details>
+  );
+}
+
 /** docs/benchmarks.md as recorded by the bench/ scripts: figures, ratios and the commands that made them. */
 export function BenchmarksReport({ markdown, updatedAt }: { markdown: string; updatedAt: string | null }) {
   if (!markdown.trim()) {
@@ -23,6 +57,7 @@ export function BenchmarksReport({ markdown, updatedAt }: { markdown: string; up
       </Card>
     );
   }
+  const { intro, sections } = splitSections(markdown);
   return (
     <Card
       title="Figures recorded by the developers"
@@ -33,9 +68,10 @@ export function BenchmarksReport({ markdown, updatedAt }: { markdown: string; up
       }`}
     >
       <article className="benchmarks-report">
-        <Markdown remarkPlugins={[remarkGfm]} components={demoted}>
-          {markdown}
-        </Markdown>
+        {render(intro)}
+        {sections.map((section) => (
+          <RecordedSection key={section.title} section={section} />
+        ))}
       </article>
     </Card>
   );
