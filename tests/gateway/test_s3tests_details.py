@@ -40,3 +40,11 @@ def test_upload_part_copy_range_past_the_source_is_invalid_range(s3: BaseClient,
                                CopySource={"Bucket": bucket, "Key": "src"}, CopySourceRange="bytes=1-4")
     assert part["CopyPartResult"]["ETag"]
     s3.abort_multipart_upload(Bucket=bucket, Key="dst", UploadId=upload)  # other tests count the tier's parts
+
+
+def test_an_empty_continuation_token_lists_from_the_start(s3: BaseClient, bucket: str) -> None:
+    for key in ("bar", "baz", "foo"):
+        s3.put_object(Bucket=bucket, Key=key, Body=b"x")
+    page = s3.list_objects_v2(Bucket=bucket, ContinuationToken="")
+    assert page["ContinuationToken"] == "" and not page["IsTruncated"]
+    assert [o["Key"] for o in page["Contents"]] == ["bar", "baz", "foo"]
