@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from functools import lru_cache
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from sqlalchemy import (
     ColumnElement,
@@ -181,11 +181,29 @@ def delete_object_rows(session: Session, object_ids: Sequence[int]) -> None:
     session.execute(delete(Object).where(Object.id.in_(object_ids)))
 
 
-@lru_cache(maxsize=8)
-def _scan_statement(lower: str, has_upper: bool) -> Select[Any]:
+class ListedObject(NamedTuple):
+    """What a listing shows of an object: read as plain columns, not ORM objects (whose identity-map
+    bookkeeping and JSON columns cost most of a 1,000-key page)."""
+
+    key: str
+    size: int
+    etag: str
+    storage_class: str
+    last_modified: datetime
+    tier_id: int
+    restore_state: str | None
+
+
+_LISTED = (OBJECTS.c.key, OBJECTS.c.size, OBJECTS.c.etag, OBJECTS.c.storage_class, OBJECTS.c.last_modified,
+           OBJECTS.c.tier_id, OBJECTS.c.restore_state)
+
+
+@lru_cache(maxsize=16)
+def _scan_statement(lower: str, has_upper: bool, rows: bool) -> Select[Any]:
     # built once per shape: constructing a statement costs more than running this one on SQLite
-    t = Object.__table__
-    q = select(t.c.key).where(t.c.bucket_id == bindparam("bucket_id"))
+    t = OBJECTS
+    q = select(*_LISTED) if rows else select(t.c.key)
+    q = q.where(t.c.bucket_id == bindparam("bucket_id"))
     if lower == "inclusive":
         q = q.where(t.c.key >= bindparam("lower"))
     elif lower == "exclusive":
@@ -195,13 +213,31 @@ def _scan_statement(lower: str, has_upper: bool) -> Select[Any]:
     return q.order_by(t.c.key).limit(bindparam("limit"))
 
 
+def _scan(session: Session, bucket_id: int, lower: str | None, lower_inclusive: bool, upper: str | None,
+          limit: int, rows: bool) -> Any:
+    kind = "none" if lower is None else ("inclusive" if lower_inclusive else "exclusive")
+    params: dict[str, Any] = {"bucket_id": bucket_id, "lower": lower, "upper": upper, "limit": limit}
+    return session.execute(_scan_statement(kind, upper is not None, rows), params)
+
+
 def scan_keys(session: Session, bucket_id: int, lower: str | None, lower_inclusive: bool, upper: str | None,
               limit: int) -> list[str]:
     """Keys of a bucket with lower <(=) key < upper in key order: one seek of the (bucket_id, key) index,
     reading the index only (no table rows)."""
-    kind = "none" if lower is None else ("inclusive" if lower_inclusive else "exclusive")
-    params: dict[str, Any] = {"bucket_id": bucket_id, "lower": lower, "upper": upper, "limit": limit}
-    return list(session.execute(_scan_statement(kind, upper is not None), params).scalars())
+    return list(_scan(session, bucket_id, lower, lower_inclusive, upper, limit, rows=False).scalars())
+
+
+def scan_listed(session: Session, bucket_id: int, lower: str | None, lower_inclusive: bool, upper: str | None,
+                limit: int) -> list[ListedObject]:
+    """As ``scan_keys``, with the listed columns of each key's row: for a listing that shows every key."""
+    found = _scan(session, bucket_id, lower, lower_inclusive, upper, limit, rows=True).all()  # one fetchall
+    return [ListedObject._make(r) for r in found]
+
+
+def listed_objects(session: Session, bucket_id: int, keys: Sequence[str]) -> list[ListedObject]:
+    """The listed columns of those of ``keys`` that exist in the bucket (any order)."""
+    q = select(*_LISTED).where(OBJECTS.c.bucket_id == bucket_id, OBJECTS.c.key.in_(keys))
+    return [ListedObject._make(r) for r in session.execute(q).all()]
 
 
 def touch_objects(session: Session, last_access: dict[int, Any]) -> None:

@@ -77,7 +77,7 @@ def _tier_names() -> dict[int, TierSpec]:
     return {t.id: t for t in registry.tiers.all()}
 
 
-def _summary(obj: Object, tiers: dict[int, TierSpec]) -> ObjectSummary:
+def _summary(obj: Object | repository.ListedObject, tiers: dict[int, TierSpec]) -> ObjectSummary:
     tier = tiers.get(obj.tier_id)
     return ObjectSummary(key=obj.key, size=obj.size, etag=obj.etag, storage_class=obj.storage_class,
                          tier=tier.name if tier else str(obj.tier_id), tier_offline=bool(tier and tier.offline),

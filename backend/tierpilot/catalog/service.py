@@ -53,11 +53,15 @@ RESERVED_BUCKET_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-")
 RESERVED_BUCKET_SUFFIXES = ("-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3")
 
 
+# what a listing shows of an object (the gateway and the API render it)
+ListedObject = repository.ListedObject
+
+
 @dataclass
 class Listing:
     """One page of a hierarchical listing; ``next_marker`` resumes it (a key or a common prefix)."""
 
-    objects: list[Object] = field(default_factory=list)
+    objects: list[ListedObject] = field(default_factory=list)
     prefixes: list[str] = field(default_factory=list)
     truncated: bool = False
     next_marker: str | None = None
@@ -402,7 +406,9 @@ def list_objects(session: Session, bucket_id: int, prefix: str = "", delimiter: 
     A common prefix is emitted once and then skipped with one seek past it, so a delimiter listing
     costs one small index read per folder shown rather than one row per key below it. Common prefixes
     not greater than ``marker`` are not repeated, so a listing resumes from a prefix it returned.
-    Keys are scanned from the index alone; the rows of the keys shown are read in one query at the end.
+    With a delimiter, keys are scanned from the index alone and the rows of the keys shown are read in one
+    query at the end; without one every key scanned is shown, so one range scan reads the rows directly.
+    Rows are plain column tuples (``ListedObject``), never ORM objects.
     """
     out = Listing()
     if max_keys <= 0:
@@ -420,9 +426,15 @@ def list_objects(session: Session, bucket_id: int, prefix: str = "", delimiter: 
                 return out
     # folders make most scanned keys skippable: read small batches then, growing while keys are shown
     batch = 64 if delimiter else min(1001, max_keys + 1)
+    rows: dict[str, ListedObject] = {}
     done = False
     while not done:
-        scanned = repository.scan_keys(session, bucket_id, lower, inclusive, upper, batch)
+        if delimiter:
+            scanned = repository.scan_keys(session, bucket_id, lower, inclusive, upper, batch)
+        else:
+            listed = repository.scan_listed(session, bucket_id, lower, inclusive, upper, batch)
+            scanned = [o.key for o in listed]
+            rows.update(zip(scanned, listed, strict=True))
         if not scanned:
             break
         folder: str | None = None
@@ -457,9 +469,9 @@ def list_objects(session: Session, bucket_id: int, prefix: str = "", delimiter: 
             break
         lower, inclusive = scanned[-1], False
         batch = min(1001, batch * 2)
-    if keys:
-        rows = {o.key: o for o in repository.get_objects(session, bucket_id, keys)}
-        out.objects = [rows[k] for k in keys if k in rows]
+    if keys and delimiter:
+        rows = {o.key: o for o in repository.listed_objects(session, bucket_id, keys)}
+    out.objects = [rows[k] for k in keys if k in rows]
     if not out.objects and not out.prefixes:
         require_bucket(session, bucket_id)
     return out

@@ -22,6 +22,8 @@ _TO_ESCAPE = re.compile(r'[&<>"\r\x00-\x08\x0b\x0c\x0e-\x1f]')
 def esc(value: object) -> str:
     """Escape text for an element; control characters become character references, as S3 sends them."""
     text = str(value)
+    if _TO_ESCAPE.search(text) is None:  # most text needs none: a search is cheaper than a sub that finds nothing
+        return text
     return _TO_ESCAPE.sub(lambda m: _ESCAPES.get(m.group(), f"&#x{ord(m.group()):x};"), text)
 
 
@@ -30,7 +32,8 @@ def el(name: str, value: object) -> str:
 
 
 def iso(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    # isoformat truncates to milliseconds as S3 does and costs a third of strftime (1,000 times a listing page)
+    return moment.isoformat(timespec="milliseconds")[:23] + "Z"
 
 
 def url_encode(value: str) -> str:
