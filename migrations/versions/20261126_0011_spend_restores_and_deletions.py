@@ -129,7 +129,7 @@ def upgrade() -> None:
         sqlite_autoincrement=True,
     )
     op.create_index("ix_storage_history_bucket_id_ended_at", "storage_history", ["bucket_id", "ended_at"])
-    op.create_index("ix_storage_history_bucket_id_key", "storage_history", ["bucket_id", "key"])
+    op.create_index("ix_storage_history_bucket_id_key", "storage_history", ["bucket_id", "key", "ended_at"])
     for statement in SQLITE if op.get_bind().dialect.name == "sqlite" else POSTGRESQL:
         op.execute(statement)
 

@@ -39,7 +39,9 @@ class StorageHistory(Base):
     __tablename__ = "storage_history"
     __table_args__ = (
         Index("ix_storage_history_bucket_id_ended_at", "bucket_id", "ended_at"),
-        Index("ix_storage_history_bucket_id_key", "bucket_id", "key"),
+        # with ended_at: the triggers' "since when on this tier" lookup must seek (bucket, key), not scan the
+        # bucket's history by ended_at (which made deleting N objects of one bucket O(N²))
+        Index("ix_storage_history_bucket_id_key", "bucket_id", "key", "ended_at"),
         {"sqlite_autoincrement": True},
     )
 
