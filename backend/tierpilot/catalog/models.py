@@ -79,6 +79,8 @@ class Object(Base):
     lock_until: Mapped[datetime | None] = mapped_column(default=None)
     legal_hold: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     part_sizes: Mapped[list[Any] | None] = mapped_column(default=None)  # sizes of a multipart object's parts
+    # the parts' checksums of a multipart object with one (GET ?partNumber=, GetObjectAttributes ObjectParts)
+    part_checksums: Mapped[list[Any] | None] = mapped_column(default=None)
 
 
 class ObjectVersion(Base):
@@ -119,13 +121,15 @@ class ObjectVersion(Base):
     lock_until: Mapped[datetime | None] = mapped_column(default=None)
     legal_hold: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     part_sizes: Mapped[list[Any] | None] = mapped_column(default=None)  # sizes of a multipart object's parts
+    # the parts' checksums of a multipart object with one (GET ?partNumber=, GetObjectAttributes ObjectParts)
+    part_checksums: Mapped[list[Any] | None] = mapped_column(default=None)
 
 
 # what a version carries from the current row to object_versions and back
 VERSION_FIELDS = ("size", "etag", "checksum_algorithm", "checksum_value", "content_type", "user_metadata",
                   "headers", "tags", "tier_id", "storage_class", "locator", "parts_count", "created_at",
                   "last_modified", "restore_state", "restore_speed", "restore_expiry", "version_id", "lock_mode",
-                  "lock_until", "legal_hold", "part_sizes")
+                  "lock_until", "legal_hold", "part_sizes", "part_checksums")
 
 
 class MultipartUpload(Base):
@@ -144,6 +148,8 @@ class MultipartUpload(Base):
     user_metadata: Mapped[dict[str, Any]] = mapped_column(default=dict)
     headers: Mapped[dict[str, Any]] = mapped_column(default=dict)
     checksum_algorithm: Mapped[str | None] = mapped_column(String(16), default=None)
+    # COMPOSITE | FULL_OBJECT (None: an upload begun before the type was kept, COMPOSITE)
+    checksum_type: Mapped[str | None] = mapped_column(String(16), default=None)
     initiated_at: Mapped[datetime] = mapped_column(default=utcnow)
     tags: Mapped[dict[str, Any] | None] = mapped_column(default=None)  # x-amz-tagging of the upload
     # object lock the CreateMultipartUpload asked for, given to the object its completion makes

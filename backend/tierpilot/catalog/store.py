@@ -103,6 +103,7 @@ class _Row:
     if_match: str | None = None
     if_none_match: str | None = None
     part_sizes: list[int] | None = None
+    part_checksums: list[str] | None = None
 
 
 def _apply(session: Session, row: _Row) -> tuple[Object, Blob | None]:
@@ -113,7 +114,7 @@ def _apply(session: Session, row: _Row) -> tuple[Object, Blob | None]:
         user_metadata=spec.user_metadata, headers=spec.headers, checksum_algorithm=row.checksum_algorithm,
         checksum_value=row.checksum_value, parts_count=row.parts_count, tags=spec.tags, if_match=row.if_match,
         if_none_match=row.if_none_match, lock_mode=spec.lock_mode, lock_until=spec.lock_until,
-        legal_hold=spec.legal_hold, part_sizes=row.part_sizes,
+        legal_hold=spec.legal_hold, part_sizes=row.part_sizes, part_checksums=row.part_checksums,
     )
     # detached with the values written: a later row of the same round for the same key loads a row of its own
     # instead of changing this one under the request that gets it
@@ -317,12 +318,12 @@ def complete_upload(bucket: Bucket, upload: MultipartUpload, requested: Sequence
     with transaction() as session:
         parts = service.plan_complete(session, upload, requested)
     check_space(bucket, sum(p.size for p in parts), key=upload.key)
+    alg, value = checksum(parts) if checksum is not None else (None, None)  # may refuse: before any join
     tier = tiers.get(upload.tier_id)
     drv = driver_for(tier)
     locator = service.new_locator(bucket.name, upload.key)
     infos = [PartInfo(p.part_number, p.locator, p.size, dict(p.extra or {})) for p in parts]
     size = drv.complete_multipart(upload.locator, locator, infos, storage_class=upload.storage_class)
-    alg, value = checksum(parts) if checksum is not None else (None, None)
     spec = NewObject(tier=tier, storage_class=upload.storage_class, content_type=upload.content_type,
                      user_metadata=dict(upload.user_metadata or {}), headers=dict(upload.headers or {}),
                      tags=dict(upload.tags or {}), lock_mode=upload.lock_mode, lock_until=upload.lock_until,
@@ -331,7 +332,8 @@ def complete_upload(bucket: Bucket, upload: MultipartUpload, requested: Sequence
         etag = service.multipart_etag([p.etag for p in parts])
         obj = _record(_Row(bucket, upload.key, spec, locator, size=size, etag=etag, checksum_value=value,
                            checksum_algorithm=alg, parts_count=len(parts), if_match=if_match,
-                           if_none_match=if_none_match, part_sizes=[p.size for p in parts]),
+                           if_none_match=if_none_match, part_sizes=[p.size for p in parts],
+                           part_checksums=[p.checksum_value or "" for p in parts] if value else None),
                       end_upload=upload.upload_id)
     except BaseException:
         drv.delete(locator)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
-ChecksumAlgorithm = Literal["CRC32", "CRC32C", "SHA1", "SHA256"]
+ChecksumAlgorithm = Literal["CRC32", "CRC32C", "CRC64NVME", "SHA1", "SHA256"]
 RestoreSpeed = Literal["expedited", "standard", "bulk"]
 
 
@@ -23,6 +23,11 @@ class TierError(Exception):
 
 class BlobNotFound(TierError):
     pass
+
+
+class TierUnavailable(TierError):
+    """The tier's location is not there as the tier left it (volume unmounted, directory gone or replaced): its
+    writes are refused rather than sent elsewhere (S3: 503 ServiceUnavailable)."""
 
 
 class NotRestored(TierError):

@@ -1,4 +1,5 @@
-"""Streaming digests for tier writes: MD5 (the ETag) plus the one checksum a client asked for."""
+"""Streaming digests for tier writes: MD5 (the ETag) plus the one checksum a client asked for, and the CRC
+combination that gives a multipart object's full-object CRC from its parts' CRCs without reading the data."""
 
 from __future__ import annotations
 
@@ -8,10 +9,13 @@ import zlib
 from typing import Protocol
 
 import google_crc32c
+from awscrt import checksums as crt
 
 from tierpilot.drivers.base import ChecksumAlgorithm, PutResult
 
-ALGORITHMS: tuple[ChecksumAlgorithm, ...] = ("CRC32", "CRC32C", "SHA1", "SHA256")
+ALGORITHMS: tuple[ChecksumAlgorithm, ...] = ("CRC32", "CRC32C", "CRC64NVME", "SHA1", "SHA256")
+# the CRCs S3 can combine into a FULL_OBJECT multipart checksum, with their digest sizes
+CRC_SIZES: dict[str, int] = {"CRC32": 4, "CRC32C": 4, "CRC64NVME": 8}
 
 
 class _Digest(Protocol):
@@ -42,17 +46,46 @@ class _Crc32C:
         return self._value.to_bytes(4, "big")
 
 
+class _Crc64Nvme:
+    # awscrt's CRC64-NVME is the SIMD (carry-less multiply) one botocore uses: GB/s, where a table-driven
+    # Python CRC64 would run at a few MB/s
+    def __init__(self) -> None:
+        self._value = 0
+
+    def update(self, data: bytes, /) -> None:
+        self._value = crt.crc64nvme(data, self._value)
+
+    def digest(self) -> bytes:
+        return self._value.to_bytes(8, "big")
+
+
 def new_digest(algorithm: ChecksumAlgorithm) -> _Digest:
     """A fresh digest object for an S3 checksum algorithm (big-endian bytes, as S3 encodes CRCs)."""
     if algorithm == "CRC32":
         return _Crc32()
     if algorithm == "CRC32C":
         return _Crc32C()
+    if algorithm == "CRC64NVME":
+        return _Crc64Nvme()
     if algorithm == "SHA1":
         return hashlib.sha1(usedforsecurity=False)
     if algorithm == "SHA256":
         return hashlib.sha256()
     raise ValueError(f"unsupported checksum algorithm {algorithm!r}")
+
+
+_COMBINE = {"CRC32": crt.combine_crc32, "CRC32C": crt.combine_crc32c, "CRC64NVME": crt.combine_crc64nvme}
+
+
+def combine_crcs(algorithm: str, parts: list[tuple[bytes, int]]) -> bytes:
+    """The CRC of the concatenation of blocks given as (CRC digest, length) pairs, in order: CRC algebra over
+    the stored parts' values (a few microseconds a part), never a second pass over the bytes."""
+    combine = _COMBINE[algorithm]
+    value = 0
+    for i, (digest, length) in enumerate(parts):
+        crc = int.from_bytes(digest, "big")
+        value = crc if i == 0 else combine(value, crc, length)
+    return value.to_bytes(CRC_SIZES[algorithm], "big")
 
 
 class StreamDigest:

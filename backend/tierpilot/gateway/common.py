@@ -98,10 +98,11 @@ def validate_tags(pairs: list[tuple[str, str]], limit: int = MAX_TAGS) -> dict[s
 _INT32_MAX = 2**31 - 1
 
 
-def int_argument(req: Request, name: str, default: int, low: int = 0) -> int:
-    """A query parameter S3 reads as an int32 of at least ``low`` (max-keys, max-parts, …): ASCII digits only;
-    anything else, or a value past 2147483647, is InvalidArgument (never silently capped or a 500)."""
-    raw = req.query.get(name)
+def int_argument(req: Request, name: str, default: int, low: int = 0, header: bool = False) -> int:
+    """A query parameter (``header``: a request header) S3 reads as an int32 of at least ``low`` (max-keys,
+    max-parts, …): ASCII digits only; anything else, or a value past 2147483647, is InvalidArgument (never
+    silently capped or a 500)."""
+    raw = req.header(name) if header else req.query.get(name)
     if raw is None or raw == "":
         return default
     if not raw.isascii() or not raw.lstrip("-").isdigit() or raw.startswith("+"):
@@ -114,15 +115,33 @@ def int_argument(req: Request, name: str, default: int, low: int = 0) -> int:
     return value
 
 
+def attribute_parts_window(req: Request) -> tuple[int, int]:
+    """(max parts, part number marker) of GetObjectAttributes' ObjectParts: headers, not query parameters."""
+    max_parts = min(int_argument(req, "x-amz-max-parts", 1000, header=True), 1000)
+    return max_parts, int_argument(req, "x-amz-part-number-marker", 0, header=True)
+
+
 def etag(obj_etag: str) -> str:
     return f'"{obj_etag.strip(chr(34))}"'
 
 
-def checksum_headers(algorithm: str | None, value: str | None) -> Headers:
+def checksum_headers(algorithm: str | None, value: str | None, kind: str | None = None) -> Headers:
+    """x-amz-checksum-<alg> and -type of a stored checksum (``kind``: a part's, which is of its object's type)."""
     if not algorithm or not value:
         return []
-    kind = b"COMPOSITE" if "-" in value else b"FULL_OBJECT"
-    return [(checksums.HEADERS[algorithm].encode(), value.encode()), (b"x-amz-checksum-type", kind)]
+    kind = kind or checksums.kind_of(value)
+    return [(checksums.HEADERS[algorithm].encode(), value.encode()), (b"x-amz-checksum-type", kind.encode())]
+
+
+def read_checksum_headers(obj: Object, status: int, part: str | None) -> Headers:
+    """The checksum a GET/HEAD with x-amz-checksum-mode: ENABLED answers: the object's for the whole object,
+    a part's for ``partNumber`` of a multipart object that kept its parts' checksums, none for a range."""
+    if status == 200:
+        return checksum_headers(obj.checksum_algorithm, obj.checksum_value)
+    if part is None or not obj.part_checksums or not obj.checksum_value:
+        return []
+    value = obj.part_checksums[int(part) - 1]  # the range read already checked the number
+    return checksum_headers(obj.checksum_algorithm, value, checksums.kind_of(obj.checksum_value))
 
 
 def restore_header(obj: Object, tier: TierSpec | None, live: RestoreStatus | None = None) -> Headers:

@@ -72,10 +72,7 @@ async def create_upload(req: Request) -> None:
     tier, storage_class = await placement(bucket, req.header("x-amz-storage-class"))
     alg_header = req.header("x-amz-checksum-algorithm")
     algorithm = checksums.normalise_algorithm(alg_header) if alg_header else None
-    kind = (req.header("x-amz-checksum-type") or "COMPOSITE").upper()
-    if kind != "COMPOSITE":
-        raise invalid_request(f"x-amz-checksum-type {kind} is not supported; this gateway keeps COMPOSITE "
-                              "multipart checksums")
+    kind = checksums.multipart_type(algorithm, req.header("x-amz-checksum-type"))
     meta, headers = user_metadata(req), stored_headers(req)
     tags = tags_from_header(req.header("x-amz-tagging"))
     lock_mode, lock_until, legal_hold = lock_from_headers(req, bucket)
@@ -86,13 +83,13 @@ async def create_upload(req: Request) -> None:
                                          storage_class=storage_class, content_type=req.header("content-type"),
                                          user_metadata=meta, headers=headers, checksum_algorithm=algorithm,
                                          tags=tags, lock_mode=lock_mode, lock_until=lock_until,
-                                         legal_hold=legal_hold)
+                                         legal_hold=legal_hold, checksum_type=kind)
 
     upload = await run(create)
     await sharing.record_write(bucket, key, f"upload:{upload.upload_id}", wanted)  # the version's at completion
-    out: Headers = [(b"x-amz-checksum-algorithm", algorithm.encode())] if algorithm else []
-    if algorithm:
-        out.append((b"x-amz-checksum-type", b"COMPOSITE"))
+    out: Headers = []
+    if algorithm and kind:
+        out += [(b"x-amz-checksum-algorithm", algorithm.encode()), (b"x-amz-checksum-type", kind.encode())]
     body = xmlio.document("InitiateMultipartUploadResult", [
         xmlio.el("Bucket", bucket.name), xmlio.el("Key", key), xmlio.el("UploadId", upload.upload_id)])
     await req.respond(200, body, out)
@@ -174,38 +171,52 @@ def _requested_parts(body: bytes, algorithm: str | None) -> list[catalog.Request
     return parts
 
 
-def _composite(algorithm: str | None) -> Callable[[list[UploadPart]], tuple[str | None, str | None]]:
+def _object_checksum(upload: MultipartUpload, claimed: str | None
+                     ) -> Callable[[list[UploadPart]], tuple[str | None, str | None]]:
+    """The object's checksum from the stored parts' (their sizes too, for a FULL_OBJECT CRC), checked against
+    the value the CompleteMultipartUpload named (BadDigest before the catalog sees the object)."""
+    algorithm, kind = upload.checksum_algorithm, upload.checksum_type
+
     def compute(parts: list[UploadPart]) -> tuple[str | None, str | None]:
         if not algorithm or any(not p.checksum_value for p in parts):
+            if claimed is not None:
+                raise bad_digest(f"The upload has no {algorithm or 'checksum'} of every part listed.")
             return None, None
         try:
-            raw = [base64.b64decode(p.checksum_value or "") for p in parts]
+            raw = [(base64.b64decode(p.checksum_value or ""), p.size) for p in parts]
         except (binascii.Error, ValueError):
             return None, None
-        return algorithm, checksums.composite(raw, algorithm)
+        value = checksums.multipart(raw, algorithm, kind)
+        if claimed is not None and claimed != value:
+            raise bad_digest(f"The {algorithm} you specified did not match the calculated checksum.")
+        return algorithm, value
 
     return compute
 
 
-def _check_claimed_checksum(req: Request, algorithm: str | None, requested: list[catalog.RequestedPart]) -> None:
-    """The object's checksum a CompleteMultipartUpload names (x-amz-checksum-<alg>: the COMPOSITE of its parts'
-    checksums, ``-N``) must be the one of the parts it lists; BadDigest before anything is joined."""
+def _claimed_checksum(req: Request, upload: MultipartUpload, requested: list[catalog.RequestedPart]) -> str | None:
+    """The object's checksum a CompleteMultipartUpload names (x-amz-checksum-<alg>: for a COMPOSITE upload the
+    checksum of its parts' checksums with ``-N``, for a FULL_OBJECT one the whole object's CRC), refused with
+    BadDigest when it cannot be the upload's; whether it matches is decided on the stored parts."""
     claimed = next(((alg, req.headers[name].strip()) for alg, name in checksums.HEADERS.items()
                     if name in req.headers), None)
+    kind = req.header("x-amz-checksum-type")
+    if kind is not None and kind.strip().upper() != (upload.checksum_type or checksums.COMPOSITE):
+        raise invalid_request(f"The upload was created using the {upload.checksum_type or 'COMPOSITE'} checksum "
+                              f"mode. The complete request must use the same checksum mode.")
     if claimed is None:
-        return
+        return None
     alg, value = claimed
+    algorithm = upload.checksum_algorithm
+    full = (upload.checksum_type or checksums.COMPOSITE) == checksums.FULL_OBJECT
     digest, _, count = value.partition("-")
     checksums.decode_b64(digest, checksums.DIGEST_SIZES[alg], f"x-amz-checksum-{alg.lower()}")
-    if alg != algorithm or any(p.checksum is None for p in requested) or count != str(len(requested)):
+    if alg != algorithm or (not full and count != str(len(requested))) or (full and count):
         raise bad_digest(f"The {alg} you specified does not match the upload's {algorithm or 'no'} checksums "
                          "of the parts listed.")
-    try:
-        raw = [base64.b64decode(p.checksum or "", validate=True) for p in requested]
-    except (binascii.Error, ValueError):
-        raise bad_digest(f"A part's {alg} checksum is not valid base64.") from None
-    if checksums.composite(raw, alg) != value:
-        raise bad_digest(f"The {alg} you specified did not match the calculated checksum.")
+    if not full and any(p.checksum is None for p in requested):
+        raise bad_digest(f"Every part listed needs its {alg} checksum.")
+    return value
 
 
 def _completed_before(bucket: Bucket, key: str, requested: list[catalog.RequestedPart]) -> Object | None:
@@ -235,8 +246,8 @@ async def complete_upload(req: Request) -> None:
         obj = done
     else:
         requested = _requested_parts(body, upload.checksum_algorithm)
-        _check_claimed_checksum(req, upload.checksum_algorithm, requested)
-        obj = await run(store.complete_upload, bucket, upload, requested, _composite(upload.checksum_algorithm),
+        claimed = _claimed_checksum(req, upload, requested)
+        obj = await run(store.complete_upload, bucket, upload, requested, _object_checksum(upload, claimed),
                         if_match=req.header("if-match"), if_none_match=req.header("if-none-match"))
         await sharing.record_completion(bucket, key, upload.upload_id, obj.version_id)
     host = req.header("host", "")
@@ -244,7 +255,7 @@ async def complete_upload(req: Request) -> None:
                 xmlio.el("Key", key), xmlio.el("ETag", etag(obj.etag))]
     if obj.checksum_algorithm and obj.checksum_value:
         children.append(xmlio.el(f"Checksum{obj.checksum_algorithm}", obj.checksum_value))
-        children.append(xmlio.el("ChecksumType", "COMPOSITE"))
+        children.append(xmlio.el("ChecksumType", checksums.kind_of(obj.checksum_value)))
     await req.respond(200, xmlio.document("CompleteMultipartUploadResult", children),
                       checksum_headers(obj.checksum_algorithm, obj.checksum_value)
                       + version_headers(obj, bucket, lock=False))
@@ -288,7 +299,8 @@ async def list_parts(req: Request) -> None:
         head.append(xmlio.el("NextPartNumberMarker", parts[-1].part_number))
     head += [xmlio.el("MaxParts", max_parts), xmlio.el("IsTruncated", str(truncated).lower())]
     if alg:
-        head += [xmlio.el("ChecksumAlgorithm", alg), xmlio.el("ChecksumType", "COMPOSITE")]
+        head += [xmlio.el("ChecksumAlgorithm", alg),
+                 xmlio.el("ChecksumType", upload.checksum_type or checksums.COMPOSITE)]
     await req.respond(200, xmlio.document("ListPartsResult", head + items))
 
 
