@@ -76,14 +76,16 @@ def test_trailing_crc64nvme_on_an_unsigned_chunked_body(gateway: Gateway, bucket
     assert got["Body"].read() == data and got["ChecksumCRC64NVME"] == CRC["CRC64NVME"](data)
 
 
-def _upload(s3: BaseClient, bucket: str, key: str, algorithm: str, parts: list[bytes], **create: Any) -> tuple[str, list[dict[str, Any]]]:
+def _upload(s3: BaseClient, bucket: str, key: str, algorithm: str, parts: list[bytes], **create: Any
+            ) -> tuple[str, list[dict[str, Any]]]:
     upload = s3.create_multipart_upload(Bucket=bucket, Key=key, ChecksumAlgorithm=algorithm, **create)
     listed = []
     for number, data in enumerate(parts, start=1):
         part = s3.upload_part(Bucket=bucket, Key=key, UploadId=upload["UploadId"], PartNumber=number, Body=data,
                               ChecksumAlgorithm=algorithm)
         assert part[f"Checksum{algorithm}"] == CRC[algorithm](data)
-        listed.append({"ETag": part["ETag"], "PartNumber": number, f"Checksum{algorithm}": part[f"Checksum{algorithm}"]})
+        listed.append({"ETag": part["ETag"], "PartNumber": number,
+                       f"Checksum{algorithm}": part[f"Checksum{algorithm}"]})
     return upload["UploadId"], listed
 
 
@@ -155,7 +157,8 @@ def test_object_parts_of_get_object_attributes_page_by_their_headers(s3: BaseCli
     s3.complete_multipart_upload(Bucket=bucket, Key="k", UploadId=upload_id, MultipartUpload={"Parts": listed})
     page = s3.get_object_attributes(Bucket=bucket, Key="k", ObjectAttributes=["ObjectParts"], MaxParts=1,
                                     PartNumberMarker=2)["ObjectParts"]
-    assert (page["TotalPartsCount"], page["MaxParts"], page["IsTruncated"], page["NextPartNumberMarker"]) == (4, 1, True, 3)
+    assert (page["TotalPartsCount"], page["MaxParts"], page["IsTruncated"],
+            page["NextPartNumberMarker"]) == (4, 1, True, 3)
     assert [(p["PartNumber"], p["Size"]) for p in page["Parts"]] == [(3, 5 * MIB)]
     with pytest.raises(ClientError) as e:
         s3.get_object_attributes(Bucket=bucket, Key="k", ObjectAttributes=["ObjectParts"], MaxParts=-1)
