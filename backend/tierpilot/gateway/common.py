@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote, unquote_plus
@@ -223,9 +224,15 @@ def parse_iso8601(value: str, name: str) -> datetime:
 
 def lock_from_headers(req: Request, bucket: Bucket) -> tuple[str | None, datetime | None, bool]:
     """(mode, retain until, legal hold) a PUT, copy or multipart upload asks for."""
-    mode = req.header("x-amz-object-lock-mode")
-    until_raw = req.header("x-amz-object-lock-retain-until-date")
-    hold = req.header("x-amz-object-lock-legal-hold")
+    return lock_from_fields(req.headers.get, bucket)
+
+
+def lock_from_fields(get: Callable[[str], str | None], bucket: Bucket) -> tuple[str | None, datetime | None, bool]:
+    """(mode, retain until, legal hold) of x-amz-object-lock-* values, request headers or a POST form's fields
+    (``get`` by lower-case name), checked the same way for both."""
+    mode = get("x-amz-object-lock-mode")
+    until_raw = get("x-amz-object-lock-retain-until-date")
+    hold = get("x-amz-object-lock-legal-hold")
     if mode is None and until_raw is None and hold is None:
         return None, None, False
     if not bucket.object_lock:

@@ -37,7 +37,15 @@ from tierpilot.drivers.base import PutResult
 from tierpilot.gateway import checksums, sigv4, xmlio
 from tierpilot.gateway.auth import ANONYMOUS, bucket_of
 from tierpilot.gateway.body import key_of
-from tierpilot.gateway.common import STORED_HEADERS, etag, open_flow, placement, validate_tags
+from tierpilot.gateway.common import (
+    STORED_HEADERS,
+    etag,
+    lock_from_fields,
+    open_flow,
+    placement,
+    validate_tags,
+    version_headers,
+)
 from tierpilot.gateway.errors import S3Error, access_denied, bad_digest, invalid_argument
 from tierpilot.gateway.http import Headers, Request
 from tierpilot.gateway.payload import MAX_OBJECT_SIZE
@@ -397,6 +405,7 @@ async def post_object(req: Request) -> None:
     headers = {n: v for n, v in fields.items() if n in STORED_HEADERS}
     tags = _tags(fields.get("tagging"))
     algorithm, claimed = _checksum(fields)
+    lock_mode, lock_until, legal_hold = lock_from_fields(fields.get, bucket)
     flow = await open_flow(req, bucket, "write", None)
     high = min(length[1], MAX_OBJECT_SIZE) if length is not None else MAX_OBJECT_SIZE
     try:
@@ -414,7 +423,8 @@ async def post_object(req: Request) -> None:
 
         spec = store.NewObject(tier=tier, storage_class=storage_class, content_type=fields.get("content-type"),
                                user_metadata=meta, headers=headers, tags=tags,
-                               checksum_algorithm=algorithm)  # type: ignore[arg-type]
+                               checksum_algorithm=algorithm,  # type: ignore[arg-type]
+                               lock_mode=lock_mode, lock_until=lock_until, legal_hold=legal_hold)
         obj = await run(store.put_object, bucket, key, _chunks(form.spool), spec, verify=verify)
     finally:
         if form.spool is not None:
@@ -422,9 +432,7 @@ async def post_object(req: Request) -> None:
     req.bytes_in = obj.size
     await sharing.record_write(bucket, key, obj.version_id, wanted)
     location = f"http://{req.header('host', '')}/{quote(bucket.name)}/{quote(key)}"
-    out: Headers = [(b"etag", etag(obj.etag).encode())]
-    if obj.version_id != "null":
-        out.append((b"x-amz-version-id", obj.version_id.encode()))
+    out: Headers = [(b"etag", etag(obj.etag).encode()), *version_headers(obj, bucket, lock=False)]
     redirect = fields.get("success_action_redirect") or fields.get("redirect")
     if redirect:
         sep = "&" if "?" in redirect else "?"
