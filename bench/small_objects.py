@@ -361,8 +361,8 @@ def phase_text(bounds: list[float], hist: Hist, total_rate: int) -> str:
 # ------------------------------------------------------------------------------------------ profile
 
 
-def profile(pool: Any, inst: Installation, seconds: float, gil: bool) -> str:
-    """py-spy on the gateway under 64 PUT clients: the top frames by share of the samples (``gil``: only
+def profile(pool: Any, inst: Installation, seconds: float, gil: bool, op: str = "PUT", keep: str = "") -> str:
+    """py-spy on the gateway under 64 ``op`` clients: the top frames by share of the samples (``gil``: only
     samples of the thread holding the GIL, i.e. Python CPU; otherwise every thread not idle, disk waits too)."""
     out = inst.tmp / "pyspy.txt"
     spy = subprocess.Popen([str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(inst.pids["gateway"]),
@@ -370,13 +370,15 @@ def profile(pool: Any, inst: Installation, seconds: float, gil: bool) -> str:
                             "--nonblocking", "--output", str(out)] + (["--gil"] if gil else []),
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(0.5)  # py-spy attaches
-    point = run_round(pool, inst, "gateway", "PUT", 64, seconds - 1, f"spy{gil}")
+    point = run_round(pool, inst, "gateway", op, 64, seconds - 1, f"spy{gil}")
     spy.wait(timeout=seconds + 60)
     what = "samples holding the GIL (Python CPU)" if gil else "active samples (idle threads left out)"
-    return profile_text(out.read_text(), point, what)
+    if keep:  # py-spy's raw stacks, for a closer look than the top frames
+        shutil.copy(out, f"{keep}.{'gil' if gil else 'active'}.txt")
+    return profile_text(out.read_text(), point, what, op)
 
 
-def profile_text(raw: str, point: Round, what: str) -> str:
+def profile_text(raw: str, point: Round, what: str, op: str) -> str:
     frame_re = re.compile(r":\d+\)$")
     own: Counter[str] = Counter()
     inclusive: Counter[str] = Counter()
@@ -396,7 +398,7 @@ def profile_text(raw: str, point: Round, what: str) -> str:
             inclusive[f] += count
         kinds["worker threads" if any(f.startswith("_worker (") for f in frames) else "event loop"] += count
     by_thread = ", ".join(f"{k} {v / total:.0%}" for k, v in kinds.most_common())
-    lines = [f"py-spy, 100 Hz, {what}: {total}; gateway at {point.rate:.0f} PUT/s "
+    lines = [f"py-spy, 100 Hz, {what}: {total}; gateway at {point.rate:.0f} {op}/s "
              "during the recording", f"  by thread: {by_thread}", "  top frames, inclusive share:"]
     lines += [f"    {v / total:6.1%}  {k}" for k, v in inclusive.most_common(25)]
     lines.append("  top frames, own share (the leaf):")
@@ -458,6 +460,10 @@ def main() -> None:
     parser.add_argument("--max-inflight", type=int, default=None,
                         help="TIERPILOT_GATEWAY_MAX_INFLIGHT for the gateway (default: the setting's default)")
     parser.add_argument("--profile", type=float, default=0.0, help="py-spy the gateway for this many seconds")
+    parser.add_argument("--profile-op", default="PUT", choices=("PUT", "GET", "HEAD"),
+                        help="the operation the 64 clients send while py-spy records")
+    parser.add_argument("--profile-raw", default="", help="also keep py-spy's raw stacks as PREFIX.gil.txt and "
+                        "PREFIX.active.txt")
     parser.add_argument("--redis", default="", help="TIERPILOT_REDIS_URL for the gateway (production: "
                         "credentials cached under a Redis generation); default none")
     parser.add_argument("--files", type=int, default=0, help="then upload this many 1 KiB files by cp -r")
@@ -516,7 +522,8 @@ def main() -> None:
                           f"| {phase_text(bounds, hist, int(grate * args.seconds * args.rounds))} |", flush=True)
             if args.profile:
                 for gil in (True, False):
-                    print("\n" + profile(pool, inst, args.profile, gil), flush=True)
+                    print("\n" + profile(pool, inst, args.profile, gil, args.profile_op,
+                                                args.profile_raw), flush=True)
         if args.files:
             print("\n" + bulk_upload(inst, args.files, args.rounds), flush=True)
     finally:

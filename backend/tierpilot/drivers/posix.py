@@ -675,6 +675,26 @@ class PosixDriver(TierDriver):
         last = st.st_size - 1 if end is None else min(end, st.st_size - 1)
         return RangeReader(fd, start, last)
 
+    def read_cached(self, locator: str, start: int, end: int) -> bytes | None:
+        """Bytes [start, end] of a blob if the page cache holds all of them, else None (also for a missing
+        blob or one kept in parts): never waits for the disk, so an event loop may call it for small reads.
+        Archive tiers answer None (where their bytes are is a question of restores, asked in a thread)."""
+        if self.offline:
+            return None
+        want = end - start + 1
+        try:
+            fd = os.open(self.blob_path(locator), os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return None
+        try:
+            buf = bytearray(want)
+            got = os.preadv(fd, [buf], start, os.RWF_NOWAIT)  # EAGAIN when a page would need the disk
+        except OSError:  # EAGAIN, EISDIR (parts), EOPNOTSUPP (no RWF_NOWAIT on this file system)
+            return None
+        finally:
+            os.close(fd)
+        return bytes(buf) if got == want else None
+
     def head(self, locator: str) -> BlobInfo:
         try:
             size, modified = _blob_size(self.blob_path(locator))

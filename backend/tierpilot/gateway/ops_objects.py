@@ -9,12 +9,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from tierpilot.catalog import repository, store, versions
+from tierpilot.catalog import hotread, repository, store, versions
 from tierpilot.catalog import service as catalog
 from tierpilot.catalog.errors import CatalogError
 from tierpilot.catalog.models import Bucket, Object, ObjectVersion
 from tierpilot.drivers import registry
 from tierpilot.drivers.base import RestoreStatus, TierError
+from tierpilot.drivers.posix import PosixDriver
 from tierpilot.drivers.registry import TierSpec
 from tierpilot.gateway import checksums, xmlio
 from tierpilot.gateway.auth import bucket_of
@@ -54,6 +55,7 @@ from tierpilot.sharing import gate as sharing
 
 _RANGE = re.compile(r"\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*")
 MAX_DELETE_KEYS = 1000
+INLINE_READ_BYTES = 64 << 10  # a GET range up to this is read on the event loop when its pages are cached
 RESPONSE_OVERRIDES = {
     "response-content-type": b"content-type", "response-content-language": b"content-language",
     "response-expires": b"expires", "response-cache-control": b"cache-control",
@@ -218,8 +220,16 @@ class _Read:
 def _prepare_read(bucket_id: int, key: str, headers: dict[str, str], method: str, part: str | None,
                   reader: int | None = None, version_id: str | None = None) -> _Read:
     """One worker-thread visit: look the object up, check conditions and range, open and read the first block."""
-    obj = _lookup(bucket_id, key, version_id)
-    tier = registry.tiers.get(obj.tier_id)
+    # the current version in one statement; the session's lookup only to say why it is absent
+    obj = (hotread.current(bucket_id, key) if version_id is None else None) or _lookup(bucket_id, key, version_id)
+    read = _resolve(obj, registry.tiers.get(obj.tier_id), headers, part)
+    if read.status in (200, 206):
+        _open(read, method, reader)
+    return read
+
+
+def _resolve(obj: Object, tier: TierSpec, headers: dict[str, str], part: str | None) -> _Read:
+    """Conditions (412/304) and the range (200/206) of a read of ``obj``; no I/O."""
     status = evaluate_conditions(obj, headers.get("if-match"), headers.get("if-none-match"),
                                  headers.get("if-modified-since"), headers.get("if-unmodified-since"))
     if status:
@@ -228,14 +238,51 @@ def _prepare_read(bucket_id: int, key: str, headers: dict[str, str], method: str
     if part is not None:
         rng = _part_range(obj, part)
     start, end = rng if rng is not None else (0, obj.size - 1)
-    read = _Read(obj, tier, 206 if rng is not None else 200, start, end)
-    if tier.offline and obj.restore_state == "ongoing":
+    return _Read(obj, tier, 206 if rng is not None else 200, start, end)
+
+
+def _open(read: _Read, method: str, reader: int | None) -> None:
+    """The blocking part of a read: a recall's live status, and for GET the stream and its first block."""
+    obj = read.obj
+    if read.tier.offline and obj.restore_state == "ongoing":
         with contextlib.suppress(TierError):  # unknown to the tier: the catalog's word stands
             read.live_restore = store.driver(obj.tier_id).restore_status(obj.locator)
     if method == "GET":
-        chunks = store.open_object(obj, start, end, reader) if obj.size else iter(())
+        chunks = store.open_object(obj, read.start, read.end, reader) if obj.size else iter(())
         read.chunks = chunks
         read.first = next(chunks, None)
+
+
+def _read_inline(bucket_id: int, req: Request, key: str) -> _Read | None:
+    """The read prepared on the event loop, without a thread hop, or None when it needs a worker thread.
+
+    A hop costs a small GET more than its lookup: the worker waits for the GIL behind the busy loop (up to
+    the 5 ms switch interval each way). Inline: the current version on SQLite (never waiting for a lock), a
+    tier the process knows, not an archive. A GET's bytes come along when they are at most
+    ``INLINE_READ_BYTES`` and all in the page cache (``PosixDriver.read_cached``); otherwise ``chunks`` is
+    None and the caller opens the blob in a thread. Anything else (a version id, a part number, an absent
+    key whose answer needs the versions table) takes the thread path whole.
+    """
+    if "versionId" in req.query or "partNumber" in req.query or not registry.tiers.fresh() \
+            or not hotread.inline_capable():
+        return None
+    obj = hotread.current_nowait(bucket_id, key)
+    if not isinstance(obj, Object):
+        return None
+    tier = next((t for t in registry.tiers.all() if t.id == obj.tier_id), None)
+    if tier is None or tier.offline:
+        return None
+    read = _resolve(obj, tier, req.headers, None)
+    if req.method != "GET" or read.status not in (200, 206):
+        return read
+    length = read.end - read.start + 1
+    if not obj.size:
+        read.chunks = iter(())
+    elif length <= INLINE_READ_BYTES:
+        drv = store.driver(obj.tier_id)
+        data = drv.read_cached(obj.locator, read.start, read.end) if isinstance(drv, PosixDriver) else None
+        if data is not None:
+            read.chunks, read.first = iter(()), data
     return read
 
 
@@ -257,9 +304,13 @@ def _part_range(obj: Object, part: str) -> tuple[int, int] | None:
 async def get_object(req: Request) -> None:
     key = key_of(req)
     bucket = await bucket_of(req)
-    read = await run(_prepare_read, bucket.id, key, req.headers, req.method, req.query.get("partNumber"),
-                     req.caller.user_id if req.caller else None,  # read-ahead follows each caller's pattern
-                     req.query.get("versionId"))
+    reader = req.caller.user_id if req.caller else None  # read-ahead follows each caller's pattern
+    read = _read_inline(bucket.id, req, key)
+    if read is None:
+        read = await run(_prepare_read, bucket.id, key, req.headers, req.method, req.query.get("partNumber"),
+                         reader, req.query.get("versionId"))
+    elif read.status in (200, 206) and req.method == "GET" and read.chunks is None:
+        await run(_open, read, req.method, reader)
     obj = read.obj
     if read.status == 412:
         raise precondition_failed("If-Match" if req.header("if-match") else "If-Unmodified-Since")

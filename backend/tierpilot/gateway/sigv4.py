@@ -215,9 +215,13 @@ def signing_key(secret: str, date: str, region: str, service: str) -> bytes:
     return key
 
 
+_PLAIN = re.compile(r"[A-Za-z0-9_.~-]*")
+
+
 def _encode(value: str, safe: str = "") -> str:
-    # AWS URI encoding: everything but A-Z a-z 0-9 - _ . ~ is %XX of its UTF-8 bytes
-    return quote(value, safe=safe)
+    # AWS URI encoding: everything but A-Z a-z 0-9 - _ . ~ is %XX of its UTF-8 bytes; most names and values of
+    # a presigned URL need none, and one regex match costs a tenth of quote()
+    return value if _PLAIN.fullmatch(value) else quote(value, safe=safe)
 
 
 def canonical_query(pairs: Sequence[tuple[str, str]], presigned: bool) -> str:
