@@ -18,6 +18,7 @@ TASK_MODULES = [
     "tierpilot.reservations.tasks",
     "tierpilot.tiers.tasks",
     "tierpilot.observability.tasks",
+    "tierpilot.spend.tasks",
 ]
 
 BEAT_SCHEDULE: dict[str, dict[str, object]] = {
@@ -41,6 +42,9 @@ BEAT_SCHEDULE: dict[str, dict[str, object]] = {
                                      "options": {"expires": 30}},
     "reservations.advance_states": {"task": "reservations.advance_states", "schedule": timedelta(seconds=15),
                                     "options": {"expires": 60}},
+    # closes finished UTC days of stored bytes (a run finding nothing to close returns at once); hourly, so a day
+    # is closed within an hour of its end even after a missed run
+    "spend.roll_up": {"task": "spend.roll_up", "schedule": timedelta(hours=1), "options": {"expires": 3600}},
 }
 
 

@@ -19,7 +19,7 @@ from tierpilot.kit.db import transaction
 from tierpilot.kit.errors import Invalid
 from tierpilot.kit.flow import BestEffortPolicy, FlowRequest
 from tierpilot.pricing.catalogs import shipped_catalogs
-from tierpilot.spend import repository, service
+from tierpilot.spend import repository, service, stored
 from tierpilot.spend.metering import Meter, MeteringPolicy
 from tierpilot.tiers import repository as tiers_repository
 from tierpilot.tiers import service as tiers
@@ -81,11 +81,11 @@ def test_month_so_far_prices_gib_days_and_metered_requests_with_the_catalog_of_t
 
 
 def test_a_month_before_2026_uses_the_2018_catalog(session: Session, tmp_path: Path) -> None:
-    cat = service.catalog_of_month(shipped_catalogs(), "aws-ap-northeast-1", datetime(2019, 1, 31).date())
+    cat = stored.catalog_of_month(shipped_catalogs(), "aws-ap-northeast-1", datetime(2019, 1, 31).date())
     assert cat is not None and cat.id == "aws-ap-northeast-1-2018"
-    cat = service.catalog_of_month(shipped_catalogs(), "aws-ap-northeast-1-2026", datetime(2019, 1, 31).date())
+    cat = stored.catalog_of_month(shipped_catalogs(), "aws-ap-northeast-1-2026", datetime(2019, 1, 31).date())
     assert cat is not None and cat.id == "aws-ap-northeast-1-2018"
-    assert service.catalog_of_month(shipped_catalogs(), "aws-mars-1", datetime(2019, 1, 31).date()) is None
+    assert stored.catalog_of_month(shipped_catalogs(), "aws-mars-1", datetime(2019, 1, 31).date()) is None
 
 
 def test_admins_see_every_owner_grouped_by_user_and_tier(session: Session, tmp_path: Path) -> None:

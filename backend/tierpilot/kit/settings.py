@@ -73,6 +73,11 @@ class Settings(BaseSettings):
     session_max_age_s: int = Field(12 * 3600, description="dashboard session lifetime, seconds")
     audit_retention_days: int = Field(365, ge=1, le=36500, description="audit events older than this many days "
                                       "are deleted (hourly, by beat's audit.prune)")
+    # the triggers read a version's last move from it: a move older than the longest minimum storage duration of
+    # the shipped catalogs (365 days) no longer changes what leaving early owes
+    spend_history_retention_days: int = Field(400, ge=366, le=36500, description="storage history rows (deleted, "
+                                              "overwritten and moved bytes) are kept this many days, and at least "
+                                              "until beat's spend.roll_up has closed their day")
     # logins: the limits are shared by every API process (Redis, else the database: kit/counters.py)
     trusted_proxies: str = Field("", description="addresses or CIDR networks (comma-separated) of reverse proxies "
                                  "whose X-Forwarded-For is believed: the client is its right-most address that is not "

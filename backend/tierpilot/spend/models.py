@@ -1,11 +1,12 @@
-"""Metered usage of the gateway (requests and bytes per day, user, bucket and kind) and the catalog's history
-of stored bytes that left it."""
+"""Metered usage of the gateway (requests and bytes per day, user, bucket and kind), the catalog's history
+of stored bytes that left it, and the daily roll-up of stored bytes that prices finished days."""
 
 from __future__ import annotations
 
 from datetime import datetime
+from decimal import Decimal
 
-from sqlalchemy import BigInteger, Index, Integer, String
+from sqlalchemy import BigInteger, Index, Integer, Numeric, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from tierpilot.kit.db import Base, KeyString
@@ -60,3 +61,37 @@ class StorageHistory(Base):
     stored_from: Mapped[datetime] = mapped_column()
     ended_at: Mapped[datetime] = mapped_column()
     reason: Mapped[str] = mapped_column(String(8))  # deleted | replaced | moved (a lifecycle transition)
+
+
+# byte-seconds of a day overflow 64 bits past 97 TiB in one bucket and tier: exact numerics on PostgreSQL; SQLite
+# keeps 15-16 significant digits of them (a relative error of 1e-16 in a dollar figure)
+ByteSeconds = Numeric(38, 0)
+
+
+class SpendDaily(Base):
+    """One finished UTC day of stored bytes in one bucket on one tier, as the catalog and its history said the
+    day after (written once by beat's ``spend.roll_up``; ``GET /api/spend`` prices finished days from here).
+
+    Byte-seconds rather than GiB-days keep the sums exact; ``billable_byte_s`` applies the minimum billable
+    size and the per-object overhead of the tier's class in the day's month, ``short_byte_s`` is what versions
+    that left the tier that day before the class's minimum storage duration still owe (billable bytes x
+    seconds left), ``object_s`` counts versions x seconds (overhead billed at another class's rate)."""
+
+    __tablename__ = "spend_daily"
+
+    day: Mapped[str] = mapped_column(String(10), primary_key=True)  # YYYY-MM-DD, UTC
+    bucket_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    tier_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    byte_s: Mapped[Decimal] = mapped_column(ByteSeconds, default=0)
+    billable_byte_s: Mapped[Decimal] = mapped_column(ByteSeconds, default=0)
+    short_byte_s: Mapped[Decimal] = mapped_column(ByteSeconds, default=0)
+    object_s: Mapped[Decimal] = mapped_column(ByteSeconds, default=0)
+
+
+class SpendRollup(Base):
+    """How far the daily roll-up reaches: ``until`` is the first day it has not closed (None: never ran)."""
+
+    __tablename__ = "spend_rollup"
+
+    name: Mapped[str] = mapped_column(String(16), primary_key=True)  # "storage", the one row
+    until: Mapped[str | None] = mapped_column(String(10), default=None)  # YYYY-MM-DD, UTC

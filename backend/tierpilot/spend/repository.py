@@ -1,16 +1,17 @@
-"""The spend domain's queries: its tables `usage_meter` and `storage_history`."""
+"""The spend domain's queries: its tables `usage_meter`, `storage_history`, `spend_daily` and `spend_rollup`."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from datetime import datetime
+from decimal import Decimal
 from typing import Any, cast
 
-from sqlalchemy import Table, func, select
+from sqlalchemy import Table, delete, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from tierpilot.spend.models import StorageHistory, UsageMeter
+from tierpilot.spend.models import SpendDaily, SpendRollup, StorageHistory, UsageMeter
 
 MeterRow = tuple[str, int, int, str, int, int]  # day, user id, bucket id, kind (direction), requests, bytes
 
@@ -75,3 +76,61 @@ def last_moves(session: Session, bucket_ids: Sequence[int],
         elif v is not None:
             versions[int(v)] = at
     return objects, versions
+
+
+ROLLUP = "storage"
+# day, bucket id, tier id, byte-seconds, billable byte-seconds, short byte-seconds, version-seconds
+DayRow = tuple[str, int, int, int, int, int, int]
+# month (YYYY-MM), bucket id, tier id, then the sums of a DayRow's four measures
+MonthRow = tuple[str, int, int, Decimal, Decimal, Decimal, Decimal]
+
+
+def rollup_until(session: Session, for_update: bool = False) -> str | None:
+    """The first day (YYYY-MM-DD) the roll-up has not closed; None before its first run."""
+    q = select(SpendRollup.until).where(SpendRollup.name == ROLLUP)
+    return session.scalar(q.with_for_update() if for_update else q)
+
+
+def store_days(session: Session, since: str | None, until: str, rows: Sequence[DayRow]) -> bool:
+    """Store the finished days from ``since`` (None: from the first of the rows) to ``until`` and move the mark
+    there, if the mark still says ``since``; False when another run moved it first (then nothing is stored)."""
+    if rollup_until(session, for_update=True) != since:
+        return False
+    d = SpendDaily
+    first = since if since is not None else min((r[0] for r in rows), default=until)
+    session.execute(delete(d).where(d.day >= first, d.day < until))
+    for chunk in range(0, len(rows), 5000):
+        session.execute(d.__table__.insert(), [  # type: ignore[attr-defined]
+            dict(day=day, bucket_id=b, tier_id=t, byte_s=n, billable_byte_s=billable, short_byte_s=short, object_s=o)
+            for day, b, t, n, billable, short, o in rows[chunk:chunk + 5000]])
+    moved = session.execute(update(SpendRollup).where(SpendRollup.name == ROLLUP).values(until=until))
+    if not moved.rowcount:  # type: ignore[attr-defined]
+        # the migration inserts the row; a database emptied table by table (tests) lost it: a concurrent first
+        # run then fails on the primary key instead of closing the days twice
+        session.add(SpendRollup(name=ROLLUP, until=until))
+        session.flush()
+    return True
+
+
+def month_totals(session: Session, bucket_ids: Sequence[int], first_day: str, until: str) -> list[MonthRow]:
+    """The closed days' sums per month, bucket and tier, of the days in [first_day, until)."""
+    if not bucket_ids or first_day >= until:
+        return []
+    d = SpendDaily
+    month = func.substr(d.day, 1, 7)
+    q = (select(month, d.bucket_id, d.tier_id, func.sum(d.byte_s), func.sum(d.billable_byte_s),
+                func.sum(d.short_byte_s), func.sum(d.object_s))
+         .where(d.day >= first_day, d.day < until, d.bucket_id.in_(list(bucket_ids)))
+         .group_by(month, d.bucket_id, d.tier_id))
+    return [(str(m), int(b), int(t), Decimal(n or 0), Decimal(bb or 0), Decimal(sb or 0), Decimal(o or 0))
+            for m, b, t, n, bb, sb, o in session.execute(q)]
+
+
+def prune_history(session: Session, before: datetime, limit: int) -> int:
+    """Delete up to ``limit`` history rows that ended before ``before``, oldest first; returns how many went."""
+    h = StorageHistory
+    # rows are appended as spans end, so the oldest ids end first: a scan by id stops at the first young rows
+    ids = list(session.scalars(select(h.id).where(h.ended_at < before).order_by(h.id).limit(limit)))
+    if ids:
+        session.execute(delete(h).where(h.id.in_(ids)))
+    return len(ids)

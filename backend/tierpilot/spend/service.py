@@ -17,9 +17,9 @@ import calendar
 import csv
 import io
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any, Literal, cast
 
@@ -31,12 +31,12 @@ from tierpilot.catalog import repository as catalog_repository
 from tierpilot.kit.errors import Invalid
 from tierpilot.lifecycle import repository as lifecycle_repository
 from tierpilot.pricing import service as pricing
-from tierpilot.pricing.engine import DAYS_PER_MONTH, GIB, THOUSAND, ZERO, band_cost, own_overhead_bytes
+from tierpilot.pricing.engine import DAYS_PER_MONTH, GIB, THOUSAND, ZERO, band_cost
 from tierpilot.pricing.restores import restore_cost, restore_pricing
-from tierpilot.pricing.schemas import Catalog, StorageClass
 from tierpilot.restores import repository as restores_repository
-from tierpilot.spend import repository
+from tierpilot.spend import repository, stored
 from tierpilot.spend.metering import KINDS
+from tierpilot.spend.stored import Month, Priced, Stored, month_end, shift, tier_prices
 from tierpilot.tiers import repository as tiers_repository
 
 GroupBy = Literal["tier", "bucket", "user"]
@@ -62,15 +62,6 @@ def parse_month(text: str) -> date:
     if not m or not 1970 <= int(m.group(1)) <= 9999:
         raise Invalid("month must be YYYY-MM (e.g. 2026-11)", field="month")
     return date(int(m.group(1)), int(m.group(2)), 1)
-
-
-def _month_end(first: date) -> date:
-    return first.replace(day=calendar.monthrange(first.year, first.month)[1])
-
-
-def _shift(first: date, months: int) -> date:
-    index = first.year * 12 + first.month - 1 + months
-    return date(index // 12, index % 12 + 1, 1)
 
 
 @dataclass
@@ -109,134 +100,34 @@ class Line:
                 **{c: getattr(self, c) for c in COUNTS}, "catalogs": sorted(self.catalogs)}
 
 
-@dataclass(frozen=True)
-class _Priced:
-    catalog: Catalog
-    cls: StorageClass
-
-
-def catalog_of_month(catalogs: Mapping[str, Catalog], ref: str, last_day: date) -> Catalog | None:
-    """The catalog a tier's price_ref names, as it stood in a month: of the same provider and region, the
-    newest valid by the month's last day (the referenced one when none was)."""
-    named = catalogs.get(ref)
-    base = ref[:-5] if named is not None and re.search(r"-\d{4}$", ref) else ref
-    dated = [c for c in catalogs.values()
-             if (c.id == base or (c.id.startswith(base + "-") and c.id[len(base) + 1:].isdigit()))
-             and c.valid_from <= last_day]
-    if dated:
-        return max(dated, key=lambda c: (c.valid_from, c.id))
-    if named is not None:
-        return named
-    undated = [c for c in catalogs.values() if c.id.startswith(base + "-") and c.id[len(base) + 1:].isdigit()]
-    return min(undated, key=lambda c: (c.valid_from, c.id)) if undated else None
-
-
-def _tier_prices(session: Session, tier_ids: Iterable[int],
-                 last_day: date) -> tuple[dict[int, _Priced], dict[int, str]]:
-    catalogs = pricing.all_catalogs(session)
-    tiers = tiers_repository.tiers_by_id(session, tier_ids)
-    out: dict[int, _Priced] = {}
-    names = {t.id: t.name for t in tiers.values()}
-    for tier in tiers.values():
-        ref = tier.price_ref or {}
-        catalog = catalog_of_month(catalogs, str(ref.get("catalog") or ""), last_day) if ref.get("catalog") else None
-        class_id = str(ref.get("storage_class") or (tier.storage_classes or ["STANDARD"])[0])
-        if catalog is None:
-            continue
-        try:
-            out[tier.id] = _Priced(catalog, catalog.storage_class(class_id))
-        except KeyError:
-            continue
-    return out, names
-
-
-@dataclass(frozen=True)
-class _Month:
-    first: date
-    start: datetime
-    stop: datetime  # the next month's start
-    prices: dict[int, _Priced]
-
-    def overlap_s(self, since: datetime, until: datetime) -> int:
-        """Whole seconds of [since, until) inside the month."""
-        return max(0, int((min(until, self.stop) - max(since, self.start)).total_seconds()))
-
-    def billing(self, tier_id: int) -> tuple[int, int]:
-        """(minimum billable size, own overhead per object) of the tier's class this month."""
-        p = self.prices.get(tier_id)
-        return (0, 0) if p is None else (p.cls.min_billable_bytes, own_overhead_bytes(p.cls))
-
-
-@dataclass
-class _Stored:
-    """Stored bytes of one bucket on one tier in one month, as integers (summed per object, priced once)."""
-
-    byte_s: int = 0  # bytes x seconds stored
-    billable_byte_s: int = 0
-    short_byte_s: int = 0  # billable bytes x seconds still owed for leaving before the minimum duration
-    object_s: int = 0  # versions x seconds: overhead billed at another class's rate is per object
-
-
 def _aware(moment: datetime) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def _storage(session: Session, bucket_ids: Sequence[int], months: Sequence[_Month],
-             now: datetime) -> dict[tuple[int, int, int], _Stored]:
-    """(month index, bucket, tier) -> stored bytes: the versions the catalog holds (from when their bytes came to
-    their tier) and the spans its history says ended (deleted, overwritten, moved by lifecycle), with what
-    leaving before the class's minimum duration still owes, in the month the bytes left."""
-    out: dict[tuple[int, int, int], _Stored] = {}
-    bounds = [(int(m.start.timestamp()), int(m.stop.timestamp())) for m in months]
-    rules: list[dict[int, tuple[int, int]]] = [{} for _ in months]
-    until = int(now.timestamp())
-
-    def add(bucket_id: int, tier_id: int, nbytes: int, count: int, size: int | None, start: int, end: int) -> None:
-        """``count`` versions of ``nbytes`` in all (each of ``size``, or None: all at least the minimum size)."""
-        for i, (lo, hi) in enumerate(bounds):
-            seconds = (end if end < hi else hi) - (start if start > lo else lo)
-            if seconds > 0:
-                rule = rules[i].get(tier_id)
-                if rule is None:
-                    rule = rules[i][tier_id] = months[i].billing(tier_id)
-                acc = out.get((i, bucket_id, tier_id))
-                if acc is None:
-                    acc = out[(i, bucket_id, tier_id)] = _Stored()
-                billable = nbytes if size is None else count * max(size, rule[0])
-                acc.byte_s += nbytes * seconds
-                acc.billable_byte_s += (billable + count * rule[1]) * seconds
-                acc.object_s += count * seconds
-
-    since = months[0].start
-    # sizes below the largest minimum billable size are summed apart, each bills as at least that minimum
-    exact_below = 1 + max((p.cls.min_billable_bytes for m in months for p in m.prices.values()), default=0)
-    for bucket_id, tier_id, at, n, nbytes, size in catalog_repository.stored_totals(session, bucket_ids, since,
-                                                                                     exact_below):
-        add(bucket_id, tier_id, nbytes, n, size, int(_aware(at).timestamp()), until)
-    # a lifecycle move keeps a version's creation time: its current tier holds it only since the move
-    for noncurrent, moved in enumerate(repository.last_moves(session, bucket_ids, since)):
-        ids = sorted(moved)
-        for chunk in range(0, len(ids), 500):
-            for row_id, bucket_id, tier_id, size, created in catalog_repository.stored_objects(
-                    session, ids[chunk:chunk + 500], noncurrent=bool(noncurrent)):
-                counted = max(int(_aware(created).timestamp()), bounds[0][0])
-                add(bucket_id, tier_id, -size, -1, size, counted, int(_aware(moved[row_id]).timestamp()))
-    for bucket_id, _obj, tier_id, _cls, size, stored_from, ended_at, _why in repository.ended_spans(
-            session, bucket_ids, since, now + timedelta(days=1)):
-        start, end = int(_aware(stored_from).timestamp()), min(int(_aware(ended_at).timestamp()), until)
-        add(bucket_id, tier_id, size, 1, size, start, end)
-        for i, (lo, hi) in enumerate(bounds):
-            p = months[i].prices.get(tier_id)
-            if lo <= end < hi and p is not None and p.cls.min_storage_days:
-                short = p.cls.min_storage_days * 86400 - (end - start)
-                if short > 0:
-                    minimum, overhead = months[i].billing(tier_id)
-                    acc = out.setdefault((i, bucket_id, tier_id), _Stored())
-                    acc.short_byte_s += (max(size, minimum) + overhead) * short
+def _storage(session: Session, bucket_ids: Sequence[int], months: Sequence[Month], now: datetime,
+             rolled_up: bool) -> dict[tuple[int, int, int], Stored]:
+    """(month index, bucket, tier) -> stored bytes: the finished days the roll-up closed from its rows, the rest
+    (today, days not closed yet, or every day when ``rolled_up`` is off) from the catalog and its history."""
+    until = repository.rollup_until(session) if rolled_up else None
+    if until is None:
+        return stored.by_month(session, bucket_ids, months, months[0].start, now)
+    index = {m.first.isoformat()[:7]: i for i, m in enumerate(months)}
+    live_from = max(months[0].start, datetime.fromisoformat(until).replace(tzinfo=UTC))
+    out = stored.by_month(session, bucket_ids, months, live_from, now)
+    for month, bucket_id, tier_id, n, billable, short, objects in repository.month_totals(
+            session, bucket_ids, months[0].first.isoformat(), until):
+        i = index.get(month)
+        if i is None:
+            continue
+        acc = out.setdefault((i, bucket_id, tier_id), Stored())
+        acc.byte_s += n
+        acc.billable_byte_s += billable
+        acc.short_byte_s += short
+        acc.object_s += objects
     return out
 
 
-def _storage_cost(p: _Priced | None, acc: _Stored) -> Decimal:
+def _storage_cost(p: Priced | None, acc: Stored) -> Decimal:
     """A month of stored bytes at the class's volume bands, and the per-object overhead some classes bill at
     another class's rate (Glacier: 8 KiB per object at Standard's)."""
     if p is None:
@@ -249,7 +140,7 @@ def _storage_cost(p: _Priced | None, acc: _Stored) -> Decimal:
     return cost
 
 
-def _early_cost(p: _Priced | None, acc: _Stored) -> Decimal:
+def _early_cost(p: Priced | None, acc: Stored) -> Decimal:
     """What leaving before the minimum duration owes, at the class's first-band rate."""
     if p is None or not p.cls.storage:
         return ZERO
@@ -264,7 +155,7 @@ class _Restored:
     copy: Decimal = ZERO  # the restored copy's storage at its class's rate
 
 
-def _restores(session: Session, ids_by_name: Mapping[str, int], months: Sequence[_Month],
+def _restores(session: Session, ids_by_name: Mapping[str, int], months: Sequence[Month],
               now: datetime) -> dict[tuple[int, int, int], _Restored]:
     """(month index, bucket, tier) -> restores the tiers accepted: fees in the month of the request, the restored
     copy's days in the months it was kept; priced with the tier's catalog of that month (a dated catalog carries
@@ -280,9 +171,9 @@ def _restores(session: Session, ids_by_name: Mapping[str, int], months: Sequence
             p = m.prices.get(tier_id)
             if p is None:
                 continue
-            quote = restore_cost(restore_pricing(p.catalog, p.cls.id), speed, 1, size, 0)
             acc = None
             if m.start <= requested < m.stop:
+                quote = restore_cost(restore_pricing(p.catalog, p.cls.id), speed, 1, size, 0)
                 acc = out.setdefault((i, bucket_id, tier_id), _Restored())
                 acc.requests += 1
                 acc.nbytes += size
@@ -306,20 +197,18 @@ class MonthSpend:
     days_in_month: int
 
 
-def _months(session: Session, tier_ids: set[int], first: date, last: date) -> list[_Month]:
+def _months(session: Session, tier_ids: set[int], first: date, last: date) -> list[Month]:
+    catalogs = pricing.all_catalogs(session)
     out = []
     m = first
     while m <= last:
-        stop = _shift(m, 1)
-        prices, _ = _tier_prices(session, tier_ids, _month_end(m))
-        out.append(_Month(m, datetime(m.year, m.month, 1, tzinfo=UTC), datetime(stop.year, stop.month, 1, tzinfo=UTC),
-                          prices))
-        m = stop
+        out.append(stored.month_of(session, m, tier_ids, catalogs))
+        m = shift(m, 1)
     return out
 
 
 def _compute(session: Session, user: User, first_month: date, last_month: date, group_by: GroupBy,
-             now: datetime) -> list[MonthSpend]:
+             now: datetime, rolled_up: bool) -> list[MonthSpend]:
     buckets = catalog_repository.buckets_named(session, None, None if user.is_admin else user.id)
     bucket_ids = [b.id for b in buckets]
     owners = auth_repository.usernames(session, {b.owner_id for b in buckets})
@@ -334,15 +223,15 @@ def _compute(session: Session, user: User, first_month: date, last_month: date, 
         tier_ids.update(shares[b.id])
     tier_ids |= set(tiers_repository.tiers_by_id(session, None))
     months = _months(session, tier_ids, first_month, last_month)
-    _, tier_names = _tier_prices(session, tier_ids, _month_end(last_month))
-    stored = _storage(session, bucket_ids, months, now)
+    _, tier_names = tier_prices(session, tier_ids, month_end(last_month))
+    storage = _storage(session, bucket_ids, months, now, rolled_up)
     restored = _restores(session, {b.name: b.id for b in buckets}, months, now)
-    meters = repository.usage_between(session, first_month.isoformat(), _month_end(last_month).isoformat(),
+    meters = repository.usage_between(session, first_month.isoformat(), month_end(last_month).isoformat(),
                                       bucket_ids)
     out: list[MonthSpend] = []
     for i, m in enumerate(months):
         book = _Book(group_by, {b.id: b for b in buckets}, owners, tier_names, m.prices)
-        for (index, bucket_id, tier_id), acc in stored.items():
+        for (index, bucket_id, tier_id), acc in storage.items():
             if index != i:
                 continue
             book.add(bucket_id, tier_id, storage=_storage_cost(m.prices.get(tier_id), acc),
@@ -370,7 +259,7 @@ class _Book:
     """One month's lines: by the requested group and by bucket (for the plan beside the actual)."""
 
     def __init__(self, group_by: GroupBy, buckets: Mapping[int, Any], owners: Mapping[int, str],
-                 tier_names: Mapping[int, str], prices: Mapping[int, _Priced]) -> None:
+                 tier_names: Mapping[int, str], prices: Mapping[int, Priced]) -> None:
         self.group_by, self.buckets, self.owners, self.tier_names, self.prices = (
             group_by, buckets, owners, tier_names, prices)
         self.lines: dict[str, Line] = {}
@@ -414,8 +303,8 @@ class _Book:
 def _planned(session: Session, user: User, month: date, now: datetime) -> dict[int, Decimal]:
     """The planner's forecast per bucket for a month: its current volume stored on its tiers, no reads."""
     buckets = catalog_repository.buckets_named(session, None, None if user.is_admin else user.id)
-    prices, _ = _tier_prices(session, {t for b in buckets for t in catalog_repository.usage_by_tier(session, b.id)}
-                             | {b.tier_id for b in buckets}, _month_end(month))
+    prices, _ = tier_prices(session, {t for b in buckets for t in catalog_repository.usage_by_tier(session, b.id)}
+                             | {b.tier_id for b in buckets}, month_end(month))
     out: dict[int, Decimal] = {}
     for b in buckets:
         cost = ZERO
@@ -461,16 +350,18 @@ def _projected(total: Decimal, storage: Decimal, plan: Decimal, factor: Decimal,
 
 
 def spend(session: Session, user: User, month_text: str, group_by: str, divergence: Decimal = Decimal("0.2"),
-          now: datetime | None = None) -> dict[str, Any]:
+          now: datetime | None = None, rolled_up: bool = True) -> dict[str, Any]:
     """A month's spend so far, its forecast to the month's end, the months before it and the planner's forecast
-    beside the actual; owners see their buckets, admins all."""
+    beside the actual; owners see their buckets, admins all. ``rolled_up=False`` prices every day from the
+    catalog's rows (the roll-up's reference: the same figures, slower)."""
     if group_by not in GROUPS:
         raise Invalid(f"group_by must be one of {', '.join(GROUPS)}", field="group_by")
     month = parse_month(month_text)
     now = now or datetime.now(UTC)
     if month > now.date().replace(day=1):
         raise Invalid("month is in the future", field="month")
-    months = _compute(session, user, _shift(month, -(HISTORY_MONTHS - 1)), month, cast(GroupBy, group_by), now)
+    months = _compute(session, user, shift(month, -(HISTORY_MONTHS - 1)), month, cast(GroupBy, group_by), now,
+                      rolled_up)
     current = months[-1]
     total = sum((line.total for line in current.lines.values()), ZERO)
     full = Decimal(current.days_in_month)
