@@ -1,41 +1,65 @@
-"""Listing speed of a versioned bucket: a prefix page of 1,000 keys among ``--rows`` objects.
+"""Listing speed of a versioned bucket of ``--rows`` objects, through a real gateway process.
 
-Two buckets get the same ``--rows`` current objects (keys ``runNN/evt/NNNNNNN.root``, 100,000 per run
-folder); the versioned one also gets ``--versions`` noncurrent versions per object and a delete marker on
-every 50th key, as ``object_versions`` rows. Timed, at random positions inside one run folder: the
-catalog's ListObjectsV2 page (``catalog.service.list_objects``, 1,000 keys) on the versioned bucket and,
-as the baseline measured in the same run, on the unversioned one; and a ListObjectVersions page of 1,000
-entries (``catalog.versions.list_versions``). Printed: p50/p99 in ms and the ratio versioned/unversioned.
+One versioned bucket gets ``--rows`` current objects (keys ``runNN/evt/NNNNNNN.root``, 100,000 per run folder),
+``--versions`` noncurrent versions per object and a delete marker on every 50th key, written as rows straight
+into the tables. A ``tierpilot gateway`` process serves it; a keep-alive HTTP client signs each request
+beforehand and times it from sending to the last byte of the answer. Shapes, each at ``--pages`` random
+markers (same seed for every series):
+
+- ListObjectsV2 and ListObjectVersions pages of 1,000 inside one run folder (``prefix=runNN/``: the issue's
+  "prefix page"), without a prefix, and with ``prefix=runNN/evt/&delimiter=/``;
+- both with ``delimiter=/`` at the top of the bucket: ten common prefixes, each skipping a 100,000-key folder.
+
+Baseline, measured in the same run on the same database: the bare SQL of the same page (the range reads the
+answer needs, on a raw DBAPI connection, no Python beyond fetching), so gateway/SQL says what the gateway adds.
+Printed: p50/p99 ms of both, their ratio, the gateway process's CPU per page, and the load.
+
+``--keep NAME`` keeps the filled catalog (SQLite file under the temp dir, or a PostgreSQL database NAME) and
+reuses it in the next run: the fill of 1,000,000 rows takes minutes; migrations run on it at every start, so an
+index a new revision adds is built on the filled tables (its time is printed).
 
 Run: .venv/bin/python bench/versioned_listing.py [--rows 1000000] [--versions 1] [--pages 200] [--postgres]
+     [--keep NAME]
 """
 
 from __future__ import annotations
 
 import argparse
+import http.client
+import io
+import json
 import os
 import random
 import shutil
 import statistics
+import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "backend"))
+
+from tests.gateway.rawclient import EMPTY, sign  # noqa: E402
+from tests.servers import create_database, free_port, start_postgres, wait_port  # noqa: E402
+
 PER_RUN = 100_000
+BUCKET = "versioned-bench"
+TICK = os.sysconf("SC_CLK_TCK")
 
 
 def _key(i: int) -> str:
     return f"run{i // PER_RUN:02d}/evt/{i:07d}.root"
 
 
-def setup(tag: str) -> tuple[int, int, int]:
-    """(tier id, unversioned bucket id, versioned bucket id)."""
+def setup() -> tuple[int, int, tuple[str, str]]:
+    """(tier id, bucket id, the lister's (key id, secret))."""
     from tierpilot.auth import service as auth
     from tierpilot.catalog import repository
     from tierpilot.catalog import service as catalog
@@ -44,17 +68,16 @@ def setup(tag: str) -> tuple[int, int, int]:
     from tierpilot.tiers.schemas import TierCreate
 
     with transaction(write=True) as s:
-        owner, _ = auth.create_user(s, f"bench-{tag}", "bench-password-1", is_admin=True)
-        hot = tiers.create(s, TierCreate(name=f"hot-{tag}", driver="posix", config={"path": f"{tag}/hot"},
+        owner, key = auth.create_user(s, "bench-lister", "bench-password-1", is_admin=True)
+        hot = tiers.create(s, TierCreate(name="hot", driver="posix", config={"path": "hot"},
                                          storage_classes=["STANDARD"]))
-        plain = catalog.create_bucket(s, owner_id=owner.id, name=f"plain-{tag}", tier_name=hot.name)
-        versioned = catalog.create_bucket(s, owner_id=owner.id, name=f"versioned-{tag}", tier_name=hot.name)
+        bucket = catalog.create_bucket(s, owner_id=owner.id, name=BUCKET, tier_name=hot.name)
         s.flush()
-        repository.set_bucket_settings(s, versioned.id, versioning="Enabled")
-        return hot.id, plain.id, versioned.id
+        repository.set_bucket_settings(s, bucket.id, versioning="Enabled")
+        return hot.id, bucket.id, (key.access_key_id, key.secret_access_key)
 
 
-def fill(tier_id: int, bucket_id: int, rows: int, versions: int, progress: bool) -> None:
+def fill(tier_id: int, bucket_id: int, rows: int, versions: int) -> None:
     """Synthetic rows straight into the tables (what the gateway would write, without the bytes)."""
     from sqlalchemy import insert
 
@@ -70,45 +93,46 @@ def fill(tier_id: int, bucket_id: int, rows: int, versions: int, progress: bool)
         current, older = [], []
         for i in range(start, min(rows, start + chunk)):
             key = _key(i)
-            current.append(dict(common, key=key, locator=f"b/{key}~{uuid.uuid4().hex}",
-                                version_id=uuid.uuid4().hex if versions else "null"))
             for _ in range(versions):
                 older.append(dict(common, key=key, locator=f"b/{key}~{uuid.uuid4().hex}", delete_marker=False,
                                   version_id=uuid.uuid4().hex, noncurrent_since=now))
             if versions and i % 50 == 0:
                 older.append(dict(common, key=key, locator="", tier_id=None, size=0, delete_marker=True,
                                   version_id=uuid.uuid4().hex, noncurrent_since=now))
+            current.append(dict(common, key=key, locator=f"b/{key}~{uuid.uuid4().hex}",
+                                version_id=uuid.uuid4().hex))
         with transaction(write=True) as s:
             s.execute(insert(Object), current)
             if older:
                 s.execute(insert(ObjectVersion), older)
-        if progress:
-            print(f"  bucket {bucket_id}: {min(rows, start + chunk):,}/{rows:,}", end="\r", file=sys.stderr)
-    if progress:
-        print(file=sys.stderr)
+        print(f"  {min(rows, start + chunk):,}/{rows:,}", end="\r", file=sys.stderr)
+    print(file=sys.stderr)
 
 
-def timed(pages: int, rows: int, page: Callable[[Any, str, str], int]) -> list[float]:
-    """Milliseconds per page at random markers inside one run folder (same seed for every listing)."""
-    from tierpilot.kit.db import transaction
-
-    folder = min(rows - 1, PER_RUN * (rows // PER_RUN // 2))
-    prefix = _key(folder).split("/")[0] + "/"
-    span = min(PER_RUN, rows - folder) - 1000
-    rng = random.Random(7)
-    out = []
-    for _ in range(pages):
-        marker = _key(folder + rng.randrange(max(1, span)))
-        t0 = time.perf_counter()
-        with transaction() as s:
-            n = page(s, prefix, marker)
-        out.append((time.perf_counter() - t0) * 1000)
-        assert n == 1000, n
-    return out
+def p(values: list[float], q: int) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
 
 
-def p(values: list[float], q: float) -> float:
-    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1] if len(values) > 1 else values[0]
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def export_backend(rev: str, into: Path) -> Path:
+    archive = subprocess.run(["git", "archive", rev, "backend"], cwd=ROOT, capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return into / "backend"
+
+
+def start_gateway(env: dict[str, str], workdir: Path) -> tuple[subprocess.Popen[bytes], http.client.HTTPConnection,
+                                                                int]:
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "tierpilot.cli", "gateway", "--port", str(port), "--log-level",
+                             "warning"], env=env, cwd=ROOT, stdout=open(workdir / "gateway.log", "ab"),  # noqa: SIM115
+                            stderr=subprocess.STDOUT)
+    wait_port(port, 60)
+    return proc, http.client.HTTPConnection("127.0.0.1", port, timeout=120), port
 
 
 def main() -> int:
@@ -116,67 +140,206 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--versions", type=int, default=1, help="noncurrent versions per object")
     parser.add_argument("--pages", type=int, default=200)
-    parser.add_argument("--postgres", action="store_true", help="a throwaway PostgreSQL instead of SQLite")
+    parser.add_argument("--postgres", action="store_true", help="PostgreSQL (TIERPILOT_TEST_POSTGRES_URL or a "
+                        "throwaway cluster) instead of SQLite")
+    parser.add_argument("--baseline", metavar="REV", help="also time a gateway running the backend of this git "
+                        "revision on the same catalog (answers compared byte for byte)")
+    parser.add_argument("--keep", metavar="NAME", help="keep the filled catalog under this name and reuse it")
     args = parser.parse_args()
 
-    workdir = Path(tempfile.mkdtemp(prefix="tierpilot-bench-versions-"))
-    server = None
-    drop_database = None
+    keep_dir = Path(tempfile.gettempdir()) / f"tierpilot-bench-{args.keep}" if args.keep else None
+    workdir = keep_dir or Path(tempfile.mkdtemp(prefix="tierpilot-bench-versions-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    server = drop_database = None
+    procs: list[subprocess.Popen[bytes]] = []
     if args.postgres:
-        from tests.servers import create_database, start_postgres
-
         server = start_postgres()
-        url, drop_database = create_database(server.url, "bench_versions")
+        if args.keep:
+            from sqlalchemy import create_engine, text
+            from sqlalchemy.engine import make_url
+
+            url = make_url(server.url).set(database=args.keep).render_as_string(hide_password=False)
+            admin = create_engine(server.url, isolation_level="AUTOCOMMIT")
+            with admin.connect() as conn:
+                if conn.scalar(text("SELECT 1 FROM pg_database WHERE datname = :n"), {"n": args.keep}) is None:
+                    conn.execute(text(f'CREATE DATABASE "{args.keep}"'))
+            admin.dispose()
+        else:
+            url, drop_database = create_database(server.url, "bench_versions")
     else:
         url = f"sqlite:///{workdir / 'tierpilot.db'}"
-    os.environ.update(TIERPILOT_DATA_DIR=str(workdir), TIERPILOT_DATABASE_URL=url, TIERPILOT_SEED_DEMO="false",
-                      TIERPILOT_SECRET_KEY="bench-secret-key")
-    os.environ.pop("TIERPILOT_REDIS_URL", None)
+    env = dict(os.environ, TIERPILOT_DATA_DIR=str(workdir), TIERPILOT_DATABASE_URL=url, TIERPILOT_SEED_DEMO="false",
+               TIERPILOT_SECRET_KEY="bench-secret-key", TIERPILOT_DEFAULT_TIER="hot")
+    env.pop("TIERPILOT_REDIS_URL", None)
+    os.environ.clear()
+    os.environ.update(env)
     try:
-        from sqlalchemy import text
-
-        from tierpilot.catalog import service as catalog
-        from tierpilot.catalog import versions
-        from tierpilot.kit.db import transaction
+        from tierpilot.kit.db import get_engine, transaction
         from tierpilot.kit.migrate import upgrade
 
+        t0 = time.perf_counter()
         upgrade(url)
+        migrate_s = time.perf_counter() - t0
         from tierpilot import wiring
 
         wiring.install()
-        tier_id, plain, versioned = setup(uuid.uuid4().hex[:6])
-        fill(tier_id, plain, args.rows, 0, True)
-        fill(tier_id, versioned, args.rows, args.versions, True)
-        with transaction(write=True) as s:
-            s.execute(text("ANALYZE"))
+        state = workdir / (f"state-{args.keep}.json" if args.postgres else "state.json")
+        if state.exists():
+            bucket_id, creds_list = json.loads(state.read_text())
+            creds = (creds_list[0], creds_list[1])
+        else:
+            tier_id, bucket_id, creds = setup()
+            fill(tier_id, bucket_id, args.rows, args.versions)
+            with transaction(write=True) as s:
+                s.connection().exec_driver_sql("ANALYZE")
+            if args.keep:
+                state.write_text(json.dumps([bucket_id, list(creds)]))
 
-        def objects(bucket_id: int) -> Callable[[Any, str, str], int]:
-            return lambda s, prefix, marker: len(catalog.list_objects(s, bucket_id, prefix, "", marker, 1000).objects)
+        gateways: dict[str, tuple[subprocess.Popen[bytes], http.client.HTTPConnection, int]] = {}
+        if args.baseline:
+            old = export_backend(args.baseline, workdir / "baseline")
+            old_env = dict(env, PYTHONPATH=os.pathsep.join([str(old), env.get("PYTHONPATH", "")]).rstrip(os.pathsep))
+            gateways[f"baseline {args.baseline}"] = start_gateway(old_env, workdir)
+            procs.append(gateways[f"baseline {args.baseline}"][0])
+        gateways["working tree"] = start_gateway(env, workdir)
+        procs.append(gateways["working tree"][0])
 
-        def version_page(s: Any, prefix: str, marker: str) -> int:
-            return len(versions.list_versions(s, versioned, prefix, "", marker, "", 1000).entries)
+        def request(gw: tuple[Any, http.client.HTTPConnection, int], query: dict[str, str]) -> bytes:
+            _proc, conn, port = gw
+            qs = "&".join(f"{quote(k, safe='-_.~')}={quote(v, safe='-_.~')}" for k, v in sorted(query.items()))
+            path = f"/{BUCKET}?{qs}"
+            signed = sign("GET", f"http://127.0.0.1:{port}{path}", {}, EMPTY, *creds)
+            conn.request("GET", path, headers=signed.headers)
+            resp = conn.getresponse()
+            body = resp.read()
+            assert resp.status == 200, (resp.status, body[:300])
+            return body
 
-        timed(20, args.rows, objects(plain))  # warm caches for both
-        base = timed(args.pages, args.rows, objects(plain))
-        vers = timed(args.pages, args.rows, objects(versioned))
-        lov = timed(args.pages, args.rows, version_page)
-        db = "PostgreSQL" if args.postgres else "SQLite (WAL)"
-        print(f"{db}: {args.rows:,} objects per bucket, {args.versions} noncurrent version(s) each + a delete marker "
-              f"per 50 keys in the versioned one; {args.pages} pages of 1,000 at random markers in one prefix")
-        print("| listing | p50 ms | p99 ms |")
-        print("|---|---|---|")
-        for name, values in (("ListObjectsV2, unversioned bucket (baseline)", base),
-                             ("ListObjectsV2, versioned bucket", vers), ("ListObjectVersions, versioned bucket", lov)):
-            print(f"| {name} | {statistics.median(values):.2f} | {p(values, 99):.2f} |")
-        print(f"ratio versioned/unversioned ListObjectsV2 p50 {statistics.median(vers) / statistics.median(base):.2f}, "
-              f"p99 {p(vers, 99) / p(base, 99):.2f}")
-        print(f"load: {os.getloadavg()[0]:.2f} (1 min)")
+        raw = get_engine().raw_connection()
+        cur = raw.cursor()
+        pg = args.postgres
+        mark = "%s" if pg else "?"
+
+        def execute(sql: str, params: tuple[Any, ...]) -> list[Any]:
+            cur.execute(sql.replace("?", mark), params)
+            return list(cur.fetchall())
+
+        listed = "key, size, etag, storage_class, last_modified"
+        from tierpilot.catalog.repository import prefix_end
+
+        def objects_range(lower: str, upper: str | None, limit: int) -> list[Any]:
+            if upper is None:
+                return execute(f"SELECT {listed} FROM objects WHERE bucket_id = ? AND key > ? ORDER BY key "
+                               "LIMIT ?", (bucket_id, lower, limit))
+            return execute(f"SELECT {listed} FROM objects WHERE bucket_id = ? AND key > ? AND key < ? "
+                           "ORDER BY key LIMIT ?", (bucket_id, lower, upper, limit))
+
+        def versions_range(lower: str, upper: str | None, limit: int) -> list[Any]:
+            cols = f"{listed}, version_id, delete_marker"
+            if upper is None:
+                return execute(f"SELECT {cols} FROM object_versions WHERE bucket_id = ? AND key > ? "
+                               "ORDER BY key, id DESC LIMIT ?", (bucket_id, lower, limit))
+            return execute(f"SELECT {cols} FROM object_versions WHERE bucket_id = ? AND key > ? AND key < ? "
+                           "ORDER BY key, id DESC LIMIT ?", (bucket_id, lower, upper, limit))
+
+        def folders(_marker: str) -> int:
+            # one seek per folder: the first key at or after the end of the previous one
+            found, lower = 0, ""
+            while True:
+                row = execute("SELECT key FROM objects WHERE bucket_id = ? AND key >= ? ORDER BY key LIMIT 1",
+                              (bucket_id, lower))
+                if not row:
+                    return found
+                found += 1
+                nxt = prefix_end(row[0][0].split("/")[0] + "/")
+                assert nxt is not None
+                lower = nxt
+
+        folder = PER_RUN * (args.rows // PER_RUN // 2)
+        run_prefix = _key(folder).split("/")[0] + "/"
+        evt_prefix = run_prefix + "evt/"
+        v2 = {"list-type": "2"}
+        shapes = [
+            ("ListObjectsV2", "prefix page (prefix=runNN/)",
+             lambda m: dict(v2, prefix=run_prefix, **{"start-after": m}),
+             lambda m: len(objects_range(m, prefix_end(run_prefix), 1000))),
+            ("ListObjectsV2", "no prefix", lambda m: dict(v2, **{"start-after": m}),
+             lambda m: len(objects_range(m, None, 1000))),
+            ("ListObjectsV2", "prefix=runNN/evt/ delimiter=/", lambda m: dict(v2, prefix=evt_prefix, delimiter="/",
+                                                                              **{"start-after": m}),
+             lambda m: len(objects_range(m, prefix_end(evt_prefix), 1000))),
+            ("ListObjectsV2", "delimiter=/ at the top (10 folders of 100,000)", lambda m: dict(v2, delimiter="/"),
+             folders),
+            ("ListObjectVersions", "prefix page (prefix=runNN/)",
+             lambda m: {"versions": "", "prefix": run_prefix, "key-marker": m},
+             lambda m: len(objects_range(m, prefix_end(run_prefix), 1000))
+             + len(versions_range(m, prefix_end(run_prefix), 1000))),
+            ("ListObjectVersions", "no prefix", lambda m: {"versions": "", "key-marker": m},
+             lambda m: len(objects_range(m, None, 1000)) + len(versions_range(m, None, 1000))),
+            ("ListObjectVersions", "prefix=runNN/evt/ delimiter=/",
+             lambda m: {"versions": "", "prefix": evt_prefix, "delimiter": "/", "key-marker": m},
+             lambda m: len(objects_range(m, prefix_end(evt_prefix), 1000))
+             + len(versions_range(m, prefix_end(evt_prefix), 1000))),
+            ("ListObjectVersions", "delimiter=/ at the top (10 folders of 100,000)",
+             lambda m: {"versions": "", "delimiter": "/"}, folders),
+        ]
+        span = min(PER_RUN, args.rows - folder) - 1000
+
+        def markers() -> list[str]:
+            rng = random.Random(7)
+            return [_key(folder + rng.randrange(max(1, span))) for _ in range(args.pages)]
+
+        for gw in gateways.values():  # warm: imports, caches, the first pages
+            for _api, _name, query, _sql in shapes:
+                for m in markers()[:5]:
+                    request(gw, query(m))
+        rows_out = []
+        for api, name, query, sql in shapes:
+            series: dict[str, tuple[list[float], float]] = {}
+            answers: dict[str, list[bytes]] = {}
+            for label, gw in gateways.items():
+                gw_ms, bodies = [], []
+                cpu0 = cpu_seconds(gw[0].pid)
+                for m in markers():
+                    t = time.perf_counter()
+                    bodies.append(request(gw, query(m)))
+                    gw_ms.append((time.perf_counter() - t) * 1000)
+                series[label] = (gw_ms, (cpu_seconds(gw[0].pid) - cpu0) * 1000 / args.pages)
+                answers[label] = bodies
+            assert len({tuple(b) for b in answers.values()}) == 1, f"the gateways answered {name} differently"
+            sql_ms = []
+            for m in markers():
+                t = time.perf_counter()
+                n = sql(m)
+                sql_ms.append((time.perf_counter() - t) * 1000)
+                assert n > 0
+            raw.rollback()
+            for label, (gw_ms, cpu) in series.items():
+                rows_out.append((f"{api}, {name}" + (f" — {label}" if args.baseline else ""), gw_ms, sql_ms, cpu))
+        db = "PostgreSQL" if pg else "SQLite (WAL)"
+        print(f"{db}: one versioned bucket of {args.rows:,} objects, {args.versions} noncurrent version(s) each + "
+              f"a delete marker per 50 keys; {args.pages} pages per shape at random markers in one run folder; "
+              f"migrations at start {migrate_s:.1f} s" + ("; answers byte-identical" if args.baseline else ""))
+        print("| listing | gateway p50 ms | gateway p99 ms | bare SQL p50 ms | bare SQL p99 ms | ratio p50 | "
+              "ratio p99 | gateway CPU ms/page |")
+        print("|---|---|---|---|---|---|---|---|")
+        for name, gw_ms, sql_ms, cpu in rows_out:
+            print(f"| {name} | {statistics.median(gw_ms):.2f} | {p(gw_ms, 99):.2f} | {statistics.median(sql_ms):.2f} "
+                  f"| {p(sql_ms, 99):.2f} | {statistics.median(gw_ms) / statistics.median(sql_ms):.2f} | "
+                  f"{p(gw_ms, 99) / p(sql_ms, 99):.2f} | {cpu:.1f} |")
+        print(f"load: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (1, 5, 15 min)")
+        cur.close()
+        raw.close()
     finally:
+        for proc in procs:
+            proc.terminate()
+            proc.wait(20)
         if drop_database is not None:
             drop_database()
         if server is not None:
             server.stop()
-        shutil.rmtree(workdir, ignore_errors=True)
+        if keep_dir is None:
+            shutil.rmtree(workdir, ignore_errors=True)
     return 0
 
 

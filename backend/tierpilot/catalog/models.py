@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, Boolean, ForeignKey, Index, Integer, String, UniqueConstraint, false
+from sqlalchemy import BigInteger, Boolean, ForeignKey, Index, Integer, String, UniqueConstraint, desc, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from tierpilot.kit.db import Base, KeyString, utcnow
@@ -88,8 +88,12 @@ class ObjectVersion(Base):
 
     __tablename__ = "object_versions"
     __table_args__ = (
-        Index("ix_object_versions_bucket_key_id", "bucket_id", "key", "id"),
+        # a key's versions newest first, as ListObjectVersions and every by-key lookup read them: an index in
+        # ascending id order made both databases sort each key's group (SQLite: a temp b-tree per page)
+        Index("ix_object_versions_bucket_key_newest", "bucket_id", "key", desc("id")),
         Index("ix_object_versions_tier_id", "tier_id"),
+        # lifecycle's noncurrent sweep: a bucket's versions by how long they have been noncurrent
+        Index("ix_object_versions_bucket_noncurrent", "bucket_id", "noncurrent_since", "id"),
         {"sqlite_autoincrement": True},
     )
 

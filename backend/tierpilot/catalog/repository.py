@@ -17,9 +17,12 @@ from sqlalchemy import (
     bindparam,
     case,
     delete,
+    false,
     func,
     literal,
     select,
+    true,
+    union_all,
     update,
 )
 from sqlalchemy.orm import Session, aliased
@@ -198,12 +201,16 @@ _LISTED = (OBJECTS.c.key, OBJECTS.c.size, OBJECTS.c.etag, OBJECTS.c.storage_clas
            OBJECTS.c.tier_id, OBJECTS.c.restore_state)
 
 
+# rows a delimiter listing reads after a common prefix (growing while keys are shown): the next key often opens
+# another folder, whose other keys are never read
+FOLDER_BATCH = 32
+
+
 @lru_cache(maxsize=16)
-def _scan_statement(lower: str, has_upper: bool, rows: bool) -> Select[Any]:
+def _scan_statement(lower: str, has_upper: bool) -> Select[Any]:
     # built once per shape: constructing a statement costs more than running this one on SQLite
     t = OBJECTS
-    q = select(*_LISTED) if rows else select(t.c.key)
-    q = q.where(t.c.bucket_id == bindparam("bucket_id"))
+    q = select(*_LISTED).where(t.c.bucket_id == bindparam("bucket_id"))
     if lower == "inclusive":
         q = q.where(t.c.key >= bindparam("lower"))
     elif lower == "exclusive":
@@ -213,31 +220,14 @@ def _scan_statement(lower: str, has_upper: bool, rows: bool) -> Select[Any]:
     return q.order_by(t.c.key).limit(bindparam("limit"))
 
 
-def _scan(session: Session, bucket_id: int, lower: str | None, lower_inclusive: bool, upper: str | None,
-          limit: int, rows: bool) -> Any:
-    kind = "none" if lower is None else ("inclusive" if lower_inclusive else "exclusive")
-    params: dict[str, Any] = {"bucket_id": bucket_id, "lower": lower, "upper": upper, "limit": limit}
-    return session.execute(_scan_statement(kind, upper is not None, rows), params)
-
-
-def scan_keys(session: Session, bucket_id: int, lower: str | None, lower_inclusive: bool, upper: str | None,
-              limit: int) -> list[str]:
-    """Keys of a bucket with lower <(=) key < upper in key order: one seek of the (bucket_id, key) index,
-    reading the index only (no table rows)."""
-    return list(_scan(session, bucket_id, lower, lower_inclusive, upper, limit, rows=False).scalars())
-
-
 def scan_listed(session: Session, bucket_id: int, lower: str | None, lower_inclusive: bool, upper: str | None,
                 limit: int) -> list[ListedObject]:
-    """As ``scan_keys``, with the listed columns of each key's row: for a listing that shows every key."""
-    found = _scan(session, bucket_id, lower, lower_inclusive, upper, limit, rows=True).all()  # one fetchall
+    """The listed columns of a bucket's keys with lower <(=) key < upper in key order: one range of the
+    (bucket_id, key) index."""
+    kind = "none" if lower is None else ("inclusive" if lower_inclusive else "exclusive")
+    params: dict[str, Any] = {"bucket_id": bucket_id, "lower": lower, "upper": upper, "limit": limit}
+    found = session.execute(_scan_statement(kind, upper is not None), params).all()  # one fetchall
     return [ListedObject._make(r) for r in found]
-
-
-def listed_objects(session: Session, bucket_id: int, keys: Sequence[str]) -> list[ListedObject]:
-    """The listed columns of those of ``keys`` that exist in the bucket (any order)."""
-    q = select(*_LISTED).where(OBJECTS.c.bucket_id == bucket_id, OBJECTS.c.key.in_(keys))
-    return [ListedObject._make(r) for r in session.execute(q).all()]
 
 
 def touch_objects(session: Session, last_access: dict[int, Any]) -> None:
@@ -724,34 +714,65 @@ def bucket_has_versions(session: Session, bucket_id: int) -> bool:
     return session.scalar(select(ObjectVersion.id).where(ObjectVersion.bucket_id == bucket_id).limit(1)) is not None
 
 
-def _key_range(column: Any, lower: str | None, inclusive: bool, upper: str | None) -> list[ColumnElement[bool]]:
-    conds: list[ColumnElement[bool]] = []
-    if lower is not None:
-        conds.append(column >= lower if inclusive else column > lower)
-    if upper is not None:
-        conds.append(column < upper)
-    return conds
+class ListedVersion(NamedTuple):
+    """What ListObjectVersions (and the API's versions of a key) show of a version: plain columns, as
+    ``ListedObject``. ``current``: the key's ``objects`` row; ``row_id`` orders and resumes a key's versions."""
+
+    key: str
+    version_id: str
+    delete_marker: bool
+    size: int
+    etag: str
+    storage_class: str
+    last_modified: datetime
+    lock_mode: str | None
+    lock_until: datetime | None
+    legal_hold: bool
+    row_id: int
+    current: bool
 
 
-def scan_current(session: Session, bucket_id: int, lower: str | None, inclusive: bool, upper: str | None,
-                 limit: int) -> list[Object]:
-    """Current versions with lower <(=) key < upper, in key order (one range of the (bucket_id, key) index)."""
-    q = select(Object).where(Object.bucket_id == bucket_id, *_key_range(Object.key, lower, inclusive, upper))
-    return list(session.scalars(q.order_by(Object.key).limit(limit)))
+VERSIONS = cast(Table, ObjectVersion.__table__)
+
+
+@lru_cache(maxsize=16)
+def _versions_statement(lower: str, within: bool, has_upper: bool) -> Select[Any]:
+    """Current rows and noncurrent ones from the position, merged in S3's order (key, then the current
+    version, then noncurrent ones newest first) by the database: each side one range of its index
+    ((bucket_id, key) and (bucket_id, key, id DESC)), limited before the union, so no side is read past
+    the page. ``within``: resume inside the key ``lower`` (its versions older than ``below``, not its current)."""
+    o, v = OBJECTS, VERSIONS
+
+    def side(t: Table, current: ColumnElement[bool], marker: ColumnElement[Any]) -> Any:
+        q = select(t.c.key, t.c.version_id, marker.label("delete_marker"), t.c.size, t.c.etag, t.c.storage_class,
+                   t.c.last_modified, t.c.lock_mode, t.c.lock_until, t.c.legal_hold, t.c.id.label("row_id"),
+                   current.label("current")).where(t.c.bucket_id == bindparam("bucket_id"))
+        if within:
+            q = q.where(t.c.key > bindparam("lower")) if t is o else q.where(
+                t.c.key >= bindparam("lower"), (t.c.key > bindparam("lower")) | (t.c.id < bindparam("below")))
+        elif lower == "inclusive":
+            q = q.where(t.c.key >= bindparam("lower"))
+        elif lower == "exclusive":
+            q = q.where(t.c.key > bindparam("lower"))
+        if has_upper:
+            q = q.where(t.c.key < bindparam("upper"))
+        return q.order_by(t.c.key, t.c.id.desc()).limit(bindparam("limit")).subquery()
+
+    both = union_all(select(side(o, true(), false())), select(side(v, false(), v.c.delete_marker))).subquery()
+    return select(both).order_by(both.c.key, both.c.current.desc(), both.c.row_id.desc()).limit(bindparam("limit"))
 
 
 def scan_versions(session: Session, bucket_id: int, lower: str | None, inclusive: bool, upper: str | None,
-                  limit: int, below_id: int | None = None) -> list[ObjectVersion]:
-    """Noncurrent versions by (key, newest first) from ``lower``; ``below_id`` resumes inside the key ``lower``
-    (versions of it older than that id), one range of the (bucket_id, key, id) index."""
-    t = ObjectVersion
-    q = select(t).where(t.bucket_id == bucket_id)
-    if below_id is not None and lower is not None:
-        q = q.where((t.key > lower) | ((t.key == lower) & (t.id < below_id)))
-        q = q.where(*_key_range(t.key, None, True, upper))
-    else:
-        q = q.where(*_key_range(t.key, lower, inclusive, upper))
-    return list(session.scalars(q.order_by(t.key, t.id.desc()).limit(limit)))
+                  limit: int, below_id: int | None = None) -> list[ListedVersion]:
+    """The first ``limit`` versions (current and noncurrent, markers too) with lower <(=) key < upper in S3's
+    order, in one statement; ``below_id`` resumes inside the key ``lower`` (its noncurrent versions older than
+    that id)."""
+    within = below_id is not None and lower is not None
+    kind = "none" if lower is None else ("inclusive" if inclusive else "exclusive")
+    params: dict[str, Any] = {"bucket_id": bucket_id, "lower": lower, "upper": upper, "limit": limit,
+                              "below": below_id}
+    found = session.execute(_versions_statement(kind, within, upper is not None), params).all()
+    return [ListedVersion._make(r) for r in found]
 
 
 def iter_tier_versions(session: Session, tier_id: int, batch: int = 5000) -> Iterator[tuple[int, int, str, str, int]]:

@@ -23,7 +23,7 @@ from tierpilot.auth.deps import CurrentUser, SessionDep, get_current_user
 from tierpilot.auth.models import User
 from tierpilot.catalog import cors, repository, service, store, versions
 from tierpilot.catalog.errors import InvalidInput, NoSuchKey, PreconditionFailed
-from tierpilot.catalog.models import Bucket, Object, ObjectVersion
+from tierpilot.catalog.models import Bucket, Object
 from tierpilot.catalog.schemas import (
     BucketCreate,
     BucketOut,
@@ -352,7 +352,7 @@ def object_versions(name: str, key: str, session: SessionDep, user: CurrentUser)
     service.validate_key(key)
     listing = versions.list_versions(session, bucket.id, prefix=key, max_keys=1000)
     return [VersionOut(version_id=row.version_id, is_latest=latest,
-                       delete_marker=isinstance(row, ObjectVersion) and row.delete_marker, size=row.size,
+                       delete_marker=row.delete_marker, size=row.size,
                        etag=row.etag, storage_class=row.storage_class, last_modified=row.last_modified,
                        lock_mode=row.lock_mode, lock_until=row.lock_until, legal_hold=row.legal_hold)
             for row, latest in listing.entries if row.key == key]

@@ -402,20 +402,19 @@ def remove_objects(session: Session, bucket_id: int, keys: Sequence[str]) -> lis
 
 def list_objects(session: Session, bucket_id: int, prefix: str = "", delimiter: str = "", marker: str = "",
                  max_keys: int = 1000) -> Listing:
-    """Keys and common prefixes after ``marker``, answered by seeks of the (bucket_id, key) index.
+    """Keys and common prefixes after ``marker``, answered by range reads of the (bucket_id, key) index.
 
     A common prefix is emitted once and then skipped with one seek past it, so a delimiter listing
     costs one small index read per folder shown rather than one row per key below it. Common prefixes
     not greater than ``marker`` are not repeated, so a listing resumes from a prefix it returned.
-    With a delimiter, keys are scanned from the index alone and the rows of the keys shown are read in one
-    query at the end; without one every key scanned is shown, so one range scan reads the rows directly.
-    Rows are plain column tuples (``ListedObject``), never ORM objects.
+    Each read is one statement returning the listed columns (``ListedObject``, plain tuples, never ORM
+    objects): without a delimiter every row read is shown, so a page is one statement; with one, reads start
+    small and grow while keys are shown, and shrink again after a common prefix.
     """
     out = Listing()
     if max_keys <= 0:
         require_bucket(session, bucket_id)
         return out
-    keys: list[str] = []
     upper = repository.prefix_end(prefix) if prefix else None
     lower: str | None
     lower, inclusive = (prefix, True) if prefix and prefix > marker else (marker or None, False)
@@ -425,54 +424,36 @@ def list_objects(session: Session, bucket_id: int, prefix: str = "", delimiter: 
             lower, inclusive = repository.prefix_end(marker[: cut + len(delimiter)]), True
             if lower is None:
                 return out
-    # folders make most scanned keys skippable: read small batches then, growing while keys are shown
-    batch = 64 if delimiter else min(1001, max_keys + 1)
-    rows: dict[str, ListedObject] = {}
-    done = False
-    while not done:
-        if delimiter:
-            scanned = repository.scan_keys(session, bucket_id, lower, inclusive, upper, batch)
-        else:
-            listed = repository.scan_listed(session, bucket_id, lower, inclusive, upper, batch)
-            scanned = [o.key for o in listed]
-            rows.update(zip(scanned, listed, strict=True))
-        if not scanned:
-            break
+    full = min(1001, max_keys + 1)
+    batch = min(repository.FOLDER_BATCH, full) if delimiter else full
+    while True:
+        listed = repository.scan_listed(session, bucket_id, lower, inclusive, upper, batch)
         folder: str | None = None
-        for key in scanned:
-            if folder is not None and key.startswith(folder):
-                continue
-            folder = None
+        for row in listed:
             common = None
             if delimiter:
-                cut = key.find(delimiter, len(prefix))
+                cut = row.key.find(delimiter, len(prefix))
                 if cut >= 0:
-                    common = key[: cut + len(delimiter)]
-            if len(keys) + len(out.prefixes) >= max_keys:
+                    common = row.key[: cut + len(delimiter)]
+            if len(out.objects) + len(out.prefixes) >= max_keys:
                 out.truncated = True
-                done = True
-                break
+                return out
             if common is not None:
                 out.prefixes.append(common)
                 out.next_marker = folder = common
-            else:
-                keys.append(key)
-                out.next_marker = key
-        if done:
-            break
+                break
+            out.objects.append(row)
+            out.next_marker = row.key
         if folder is not None:
             lower, inclusive = repository.prefix_end(folder), True
-            batch = 64
+            batch = min(repository.FOLDER_BATCH, full)
             if lower is None:
                 break
             continue
-        if len(scanned) < batch:
+        if len(listed) < batch:
             break
-        lower, inclusive = scanned[-1], False
-        batch = min(1001, batch * 2)
-    if keys and delimiter:
-        rows = {o.key: o for o in repository.listed_objects(session, bucket_id, keys)}
-    out.objects = [rows[k] for k in keys if k in rows]
+        lower, inclusive = listed[-1].key, False
+        batch = min(full, batch * 2)
     if not out.objects and not out.prefixes:
         require_bucket(session, bucket_id)
     return out

@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 from tierpilot.catalog import repository
 from tierpilot.catalog.errors import InvalidBucketState, InvalidInput, NoSuchBucket, NoSuchVersion, ObjectLocked
 from tierpilot.catalog.models import VERSION_FIELDS, Object, ObjectVersion
+from tierpilot.catalog.repository import ListedVersion
 from tierpilot.kit.db import utcnow
 
 LOCK_MODES = ("GOVERNANCE", "COMPLIANCE")
@@ -278,9 +279,10 @@ _ALL_VERSIONS = 2**31 - 1  # "below this id": every noncurrent version of a key 
 
 @dataclass
 class VersionListing:
-    """One page of ListObjectVersions: (version, is latest) in key order, newest first within a key."""
+    """One page of ListObjectVersions: (version, is latest) in key order, newest first within a key; versions
+    are plain column tuples (``ListedVersion``), never ORM objects."""
 
-    entries: list[tuple[Object | ObjectVersion, bool]] = field(default_factory=list)
+    entries: list[tuple[ListedVersion, bool]] = field(default_factory=list)
     prefixes: list[str] = field(default_factory=list)
     truncated: bool = False
     next_key_marker: str | None = None
@@ -318,34 +320,26 @@ def _start(session: Session, bucket_id: int, prefix: str, delimiter: str, key_ma
 
 def list_versions(session: Session, bucket_id: int, prefix: str = "", delimiter: str = "", key_marker: str = "",
                   version_id_marker: str = "", max_keys: int = 1000) -> VersionListing:
-    """Versions and delete markers after the markers: two ranges (current rows, noncurrent rows) read in
-    batches and merged in S3's order; a common prefix is skipped with one seek past it."""
+    """Versions and delete markers after the markers, in S3's order: each read is one statement that merges
+    the current and the noncurrent range in the database; a common prefix is skipped with one seek past it.
+
+    Without a delimiter every row read is shown, so a page is one statement. With one, reads start small and
+    grow while keys are shown, and shrink again after a common prefix (whose other keys are never read).
+    """
     out = VersionListing()
     pos = _start(session, bucket_id, prefix, delimiter, key_marker, version_id_marker)
     upper = repository.prefix_end(prefix) if prefix else None
     prev_key: str | None = key_marker if pos is not None and pos.below_id is not None else None
-    batch = min(max_keys + 1, 1001)
+    full = min(max_keys + 1, 1001)
+    batch = min(repository.FOLDER_BATCH, full) if delimiter else full
     while pos is not None:
-        within = pos.below_id is not None
-        current = repository.scan_current(session, bucket_id, pos.key, pos.inclusive and not within, upper, batch)
-        older = repository.scan_versions(session, bucket_id, pos.key, pos.inclusive and not within, upper, batch,
-                                         below_id=pos.below_id)
-        merged: list[tuple[tuple[str, int, int], Object | ObjectVersion]] = (
-            [((o.key, 0, 0), o) for o in current] + [((v.key, 1, -v.id), v) for v in older])
-        merged.sort(key=lambda e: e[0])
-        cutoffs = []
-        if len(current) == batch:
-            cutoffs.append((current[-1].key, 0, 0))
-        if len(older) == batch:
-            cutoffs.append((older[-1].key, 1, -older[-1].id))
-        limit = min(cutoffs) if cutoffs else None
+        rows = repository.scan_versions(session, bucket_id, pos.key, pos.inclusive, upper, batch,
+                                        below_id=pos.below_id)
         next_pos: _Position | None = None
-        common: str | None = None
-        for sort_key, row in merged:
-            if limit is not None and sort_key > limit:
-                break
+        folder = False
+        for row in rows:
             key = row.key
-            common = None
+            common: str | None = None
             if delimiter:
                 cut = key.find(delimiter, len(prefix))
                 if cut >= 0:
@@ -358,15 +352,15 @@ def list_versions(session: Session, bucket_id: int, prefix: str = "", delimiter:
                 out.next_key_marker, out.next_version_id_marker = common, None
                 end = repository.prefix_end(common)
                 next_pos = None if end is None else _Position(end)
-                prev_key = None
+                prev_key, folder = None, True
                 break
-            is_latest = isinstance(row, Object) or key != prev_key
-            out.entries.append((row, is_latest))
+            out.entries.append((row, row.current or key != prev_key))
             out.next_key_marker, out.next_version_id_marker = key, row.version_id
             prev_key = key
-            next_pos = _Position(key, False, _ALL_VERSIONS if isinstance(row, Object) else row.id)
-        if limit is None and common is None:
-            break  # both ranges read to their end
+            next_pos = _Position(key, False, _ALL_VERSIONS if row.current else row.row_id)
+        if not folder and len(rows) < batch:
+            break  # the range is read to its end
+        batch = min(repository.FOLDER_BATCH, full) if folder else min(full, batch * 2)
         pos = next_pos
     if not out.entries and not out.prefixes and repository.bucket_versioning(session, bucket_id) is None:
         raise NoSuchBucket("The specified bucket does not exist")

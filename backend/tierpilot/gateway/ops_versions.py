@@ -12,7 +12,7 @@ from tierpilot.catalog.models import Object, ObjectVersion
 from tierpilot.gateway import auth, xmlio
 from tierpilot.gateway.auth import bucket_of
 from tierpilot.gateway.body import key_of, read_xml_body
-from tierpilot.gateway.common import etag, int_argument, iso8601, parse_iso8601, validate_tags
+from tierpilot.gateway.common import int_argument, iso8601, parse_iso8601, validate_tags
 from tierpilot.gateway.errors import S3Error, malformed_xml
 from tierpilot.gateway.http import Request
 from tierpilot.gateway.ops_buckets import MAX_KEYS, encoder, owner_element
@@ -53,13 +53,15 @@ def _list_versions(bucket_id: int, prefix: str, delimiter: str, key_marker: str,
         return versions.list_versions(session, bucket_id, prefix, delimiter, key_marker, version_marker, max_keys)
 
 
-def _version_element(row: Object | ObjectVersion, latest: bool, enc: Any, owner: str) -> str:
-    head = (f"{xmlio.el('Key', enc(row.key))}{xmlio.el('VersionId', row.version_id)}"
-            f"{xmlio.el('IsLatest', str(latest).lower())}{xmlio.el('LastModified', xmlio.iso(row.last_modified))}")
-    if isinstance(row, ObjectVersion) and row.delete_marker:
+def _version_element(row: repository.ListedVersion, latest: bool, enc: Any, owner: str) -> str:
+    # one f-string per entry (1,000 a page), as ListObjectsV2's <Contents>; the ETag's quotes always escaped
+    head = (f"<Key>{xmlio.esc(enc(row.key))}</Key><VersionId>{xmlio.esc(row.version_id)}</VersionId>"
+            f"<IsLatest>{'true' if latest else 'false'}</IsLatest>"
+            f"<LastModified>{xmlio.iso(row.last_modified)}</LastModified>")
+    if row.delete_marker:
         return f"<DeleteMarker>{head}{owner}</DeleteMarker>"
-    return (f"<Version>{head}{xmlio.el('ETag', etag(row.etag))}{xmlio.el('Size', row.size)}"
-            f"{xmlio.el('StorageClass', row.storage_class)}{owner}</Version>")
+    return (f"<Version>{head}<ETag>&quot;{xmlio.esc(row.etag.strip(chr(34)))}&quot;</ETag><Size>{row.size}</Size>"
+            f"<StorageClass>{xmlio.esc(row.storage_class)}</StorageClass>{owner}</Version>")
 
 
 @route("GET", "bucket", "versions")
