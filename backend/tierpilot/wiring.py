@@ -8,6 +8,8 @@ only by the edges (API, gateway, worker, CLI), fills it:
   the tiers domain's repository. Every process calls it at start.
 - ``install()`` also tells auth what blocks deleting a user (``auth.accounts.install_ownership_check``):
   the buckets and uploads the catalog holds for them.
+- ``install()`` also lets the catalog's API serve buckets shared with the caller as the sharing domain decides
+  (``catalog.service.install_shared_access``: the gateway's decision for the same S3 action).
 - ``GATEWAY_EXTENSIONS``: the domains' gateway modules. Importing one registers its S3 operations
   (``gateway.ext.route``); the gateway calls their optional ``startup``/``shutdown``/``health`` hooks
   (reservations installs its flow policy in ``startup``) and ``finished(req, op, status)`` after each
@@ -20,10 +22,12 @@ from types import ModuleType
 
 from tierpilot.auth import accounts
 from tierpilot.catalog import repository as catalog_repository
+from tierpilot.catalog import service as catalog_service
 from tierpilot.drivers import registry
 from tierpilot.lifecycle import s3api as lifecycle_s3api
 from tierpilot.reservations import gateway as reservations_gateway
 from tierpilot.restores import s3api as restores_s3api
+from tierpilot.sharing import dashboard as sharing_dashboard
 from tierpilot.sharing import s3api as sharing_s3api
 from tierpilot.spend import gateway as spend_gateway
 from tierpilot.tiers import repository as tiers_repository
@@ -37,3 +41,4 @@ def install() -> None:
     """Fill the lower layers' hooks for this process (idempotent)."""
     registry.tiers.install(tiers_repository.load_specs)
     accounts.install_ownership_check(catalog_repository.owned_by)
+    catalog_service.install_shared_access(sharing_dashboard.allows)

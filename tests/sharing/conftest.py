@@ -15,7 +15,8 @@ from tests.gateway.conftest import Gateway, _setup_data, start_gateway, stop
 
 @pytest.fixture(scope="package")
 def gateways(db_url: str, data_dir: Path, redis_url: str) -> Iterator[tuple[Gateway, Gateway]]:
-    """Gateways A and B; a 60 s cache, so only the generation can make B see A's changes at once."""
+    """Gateways A and B; a 60 s cache, so only the generation can make B see A's changes at once. B runs behind
+    a trusted proxy at 127.0.0.1 (TIERPILOT_TRUSTED_PROXIES): it believes X-Forwarded-For, A does not."""
     tag = uuid.uuid4().hex[:8]
     users, dirs = _setup_data(tag)
     env = {"TIERPILOT_REDIS_URL": redis_url, "TIERPILOT_GATEWAY_CACHE_S": "60"}
@@ -23,8 +24,9 @@ def gateways(db_url: str, data_dir: Path, redis_url: str) -> Iterator[tuple[Gate
     try:
         for name in ("a", "b"):
             log = data_dir / f"sharing-{tag}-{name}.log"
-            url, proc = start_gateway(db_url, log, env)
-            started.append(Gateway(url=url, proc=proc, log=log, users=users, tier_dirs=dirs, env=env))
+            own = {**env, "TIERPILOT_TRUSTED_PROXIES": "127.0.0.1"} if name == "b" else env
+            url, proc = start_gateway(db_url, log, own)
+            started.append(Gateway(url=url, proc=proc, log=log, users=users, tier_dirs=dirs, env=own))
         yield started[0], started[1]
     finally:
         for gw in started:

@@ -20,7 +20,6 @@ from tierpilot.kit import generations
 from tierpilot.kit.crypto import decrypt, encrypt
 from tierpilot.kit.db import after_commit, transaction, utcnow
 from tierpilot.kit.errors import Conflict, Forbidden, Invalid, NotFound, Unauthorized
-from tierpilot.kit.settings import get_settings
 
 log = logging.getLogger("tierpilot.auth")
 _hasher = PasswordHasher()
@@ -149,8 +148,9 @@ def _touch_token(token_id: int, now: datetime) -> None:
 
 
 def credentials_changed(session: Session, user_id: int) -> None:
-    """After commit (before the API answers), make every gateway forget its cached S3 credentials."""
-    after_commit(session, lambda: generations.bump(get_settings().redis_url, CREDENTIALS_GENERATION))
+    """Make every gateway forget its cached S3 credentials once the change commits (before the API answers);
+    GenerationUnavailable (503) refuses the change when they cannot be told."""
+    generations.changing(session, CREDENTIALS_GENERATION)
 
 
 def revoke_token(session: Session, token: str) -> None:

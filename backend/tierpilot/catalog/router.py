@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from starlette.datastructures import UploadFile
 
 from tierpilot.audit import service as audit
-from tierpilot.auth.deps import CurrentUser, SessionDep, get_current_user
+from tierpilot.auth.deps import CurrentUser, SessionDep, client_of, get_current_user
 from tierpilot.auth.models import User
 from tierpilot.catalog import cors, repository, service, store, versions
 from tierpilot.catalog.errors import InvalidInput, NoSuchKey, PreconditionFailed
@@ -67,9 +67,17 @@ READ_CHUNK = 1 << 20
 MAX_UPLOAD = 5 * 1024**3
 
 
-def _bucket_for(session: Any, name: str, user: User) -> Bucket:
+def _bucket_for(session: Any, name: str, user: User, action: str | None = None, *, key: str | None = None,
+                prefix: str | None = None, request: Request | None = None) -> Bucket:
+    """The bucket for its owner and admins; for anyone else only where its sharing allows ``action``, the S3
+    action the request amounts to (None: owner and admins only), as the gateway would decide it."""
     bucket = service.get_bucket(session, name)
-    service.require_access(bucket, user.id, user.is_admin)
+    shared = None
+    if action is not None:
+        client = client_of(request) if request is not None else ""
+        shared = service.SharedRequest(user.id, user.username, action, key, prefix, client,
+                                       request is not None and request.url.scheme == "https")
+    service.require_api_access(session, bucket, user.id, user.is_admin, shared)
     return bucket
 
 
@@ -122,14 +130,14 @@ def delete_bucket(name: str, request: Request, session: ReaderSession, user: Sto
 
 @router.get("/{name}/objects", response_model=FolderListing)
 def list_objects(
-    name: str, session: SessionDep, user: CurrentUser,
+    name: str, request: Request, session: SessionDep, user: CurrentUser,
     prefix: str = "",
     delimiter: Annotated[str, Query(max_length=16)] = "/",
     cursor: str | None = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
 ) -> FolderListing:
     """One page of a folder: its sub-folders (common prefixes) and objects, in key order."""
-    bucket = _bucket_for(session, name, user)
+    bucket = _bucket_for(session, name, user, "s3:ListBucket", prefix=prefix, request=request)
     marker = service.decode_marker(cursor) if cursor else ""
     page = service.list_objects(session, bucket.id, prefix, delimiter, marker, limit)
     tiers = _tier_names()
@@ -148,9 +156,9 @@ def _object(session: Any, bucket: Bucket, key: str) -> Object:
 
 
 @router.get("/{name}/object", response_model=ObjectDetail)
-def object_detail(name: str, key: str, session: SessionDep, user: CurrentUser) -> ObjectDetail:
+def object_detail(name: str, key: str, request: Request, session: SessionDep, user: CurrentUser) -> ObjectDetail:
     """Everything the catalog knows about one object: tier, class, size, checksum, restore state."""
-    bucket = _bucket_for(session, name, user)
+    bucket = _bucket_for(session, name, user, "s3:GetObject", key=key, request=request)
     obj = _object(session, bucket, key)
     tiers = _tier_names()
     summary = _summary(obj, tiers)
@@ -166,8 +174,8 @@ def object_detail(name: str, key: str, session: SessionDep, user: CurrentUser) -
 
 
 @router.delete("/{name}/object", status_code=status.HTTP_204_NO_CONTENT)
-def delete_object(name: str, key: str, session: ReaderSession, user: StoreUser) -> None:
-    store.delete_objects(_bucket_for(session, name, user), [key])
+def delete_object(name: str, key: str, request: Request, session: ReaderSession, user: StoreUser) -> None:
+    store.delete_objects(_bucket_for(session, name, user, "s3:DeleteObject", key=key, request=request), [key])
 
 
 def _content_disposition(key: str) -> str:
@@ -177,15 +185,21 @@ def _content_disposition(key: str) -> str:
 
 
 @router.get("/{name}/object/content", response_class=StreamingResponse)
-def download(name: str, key: str, session: SessionDep, user: CurrentUser) -> StreamingResponse:
+def download(name: str, key: str, request: Request, session: SessionDep, user: CurrentUser) -> StreamingResponse:
     """The object's bytes as a download (archived objects need a completed restore: 403)."""
-    bucket = _bucket_for(session, name, user)
+    bucket = _bucket_for(session, name, user, "s3:GetObject", key=key, request=request)
     obj = _object(session, bucket, key)
     chunks: Iterator[bytes] = store.open_object(obj) if obj.size else iter(())
     store.access_log.note(obj.id)
     headers = {"content-length": str(obj.size), "etag": f'"{obj.etag}"',
                "content-disposition": _content_disposition(key)}
     return StreamingResponse(chunks, media_type=obj.content_type, headers=headers)
+
+
+def _may_put(bucket: Bucket, key: str, user: User, request: Request) -> None:
+    if not service.may_access(bucket, user.id, user.is_admin):
+        with transaction() as session:
+            _bucket_for(session, bucket.name, user, "s3:PutObject", key=key, request=request)
 
 
 def _spooled_chunks(upload: UploadFile) -> Iterator[bytes]:
@@ -203,7 +217,7 @@ async def upload(request: Request, name: str, user: StoreUser, key: str | None =
     browser, or the raw request body with ``?key=`` (streamed, never held in memory)."""
     def prepare() -> tuple[Bucket, TierSpec, str]:
         with transaction() as session:
-            bucket = _bucket_for(session, name, user)
+            bucket = _bucket_for(session, name, user, "s3:PutObject", key=key, request=request)
             session.expunge(bucket)
         tier, cls = service.tier_for_class(registry.tiers.all(), bucket.tier_id, storage_class)
         return bucket, tier, cls
@@ -221,6 +235,8 @@ async def upload(request: Request, name: str, user: StoreUser, key: str | None =
         if target is None:
             target = (prefix if isinstance(prefix, str) else "") + (file.filename or "upload")
         service.validate_key(target)
+        if not key:  # the key came with the form: a grantee's write is decided for it (owners: no statement)
+            await anyio.to_thread.run_sync(_may_put, bucket, target, user, request)
         spec = store.NewObject(tier=tier, storage_class=cls, content_type=file.content_type)
         size = file.size
         if size is not None and size > MAX_UPLOAD:
@@ -277,10 +293,11 @@ def folder_marker(prefix: str) -> str:
 
 @router.post("/{name}/folders", response_model=FolderOut, status_code=status.HTTP_201_CREATED,
              responses={409: {"description": "an object with the folder's marker key exists"}})
-def create_folder(name: str, body: FolderCreate, session: ReaderSession, user: StoreUser) -> FolderOut:
+def create_folder(name: str, body: FolderCreate, request: Request, session: ReaderSession,
+                  user: StoreUser) -> FolderOut:
     """Create an empty folder: the zero-byte `prefix/` object S3 consoles use, on the bucket's tier."""
     key = folder_marker(body.prefix)
-    bucket = _bucket_for(session, name, user)
+    bucket = _bucket_for(session, name, user, "s3:PutObject", key=key, request=request)
     tier, cls = service.tier_for_class(registry.tiers.all(), bucket.tier_id, None)
     spec = store.NewObject(tier=tier, storage_class=cls, content_type=FOLDER_CONTENT_TYPE)
     try:
@@ -346,9 +363,10 @@ def delete_cors(name: str, session: SessionDep, user: CurrentUser) -> BucketSett
 
 
 @router.get("/{name}/versions", response_model=list[VersionOut])
-def object_versions(name: str, key: str, session: SessionDep, user: CurrentUser) -> list[VersionOut]:
+def object_versions(name: str, key: str, request: Request, session: SessionDep,
+                    user: CurrentUser) -> list[VersionOut]:
     """Every version of one object and its delete markers, newest first (at most 1,000)."""
-    bucket = _bucket_for(session, name, user)
+    bucket = _bucket_for(session, name, user, "s3:ListBucketVersions", prefix=key, request=request)
     service.validate_key(key)
     listing = versions.list_versions(session, bucket.id, prefix=key, max_keys=1000)
     return [VersionOut(version_id=row.version_id, is_latest=latest,

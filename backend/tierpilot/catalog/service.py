@@ -13,7 +13,7 @@ import ipaddress
 import re
 import secrets
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
@@ -144,6 +144,40 @@ def may_access(bucket: Bucket, user_id: int, is_admin: bool) -> bool:
 
 def require_access(bucket: Bucket, user_id: int, is_admin: bool) -> None:
     if not may_access(bucket, user_id, is_admin):
+        raise AccessDenied("Access Denied")
+
+
+@dataclass(frozen=True)
+class SharedRequest:
+    """An API request on a bucket the caller neither owns nor administers, as the S3 action it amounts to."""
+
+    user_id: int
+    username: str
+    action: str  # s3:ListBucket, s3:GetObject, s3:PutObject, s3:DeleteObject, s3:ListBucketVersions
+    key: str | None = None  # the object; None: the bucket (or, for an object action, any of its objects)
+    prefix: str | None = None  # a listing's prefix (s3:prefix)
+    client: str = ""  # the client's address (aws:SourceIp)
+    secure: bool = False  # over HTTPS (aws:SecureTransport)
+
+
+# Whether the bucket's sharing settings allow a SharedRequest: the sharing domain's decision, the one the gateway
+# takes (installed by ``wiring.install``; the catalog may not import sharing). Not installed: owners only.
+SharedAccess = Callable[[Session, Bucket, SharedRequest], bool]
+_shared_access: SharedAccess | None = None
+
+
+def install_shared_access(check: SharedAccess) -> None:
+    global _shared_access
+    _shared_access = check
+
+
+def require_api_access(session: Session, bucket: Bucket, user_id: int, is_admin: bool,
+                       request: SharedRequest | None) -> None:
+    """The owner and admins may do anything through the API; anyone else what the bucket's sharing allows for
+    ``request`` (None: nothing, e.g. bucket settings), else AccessDenied."""
+    if may_access(bucket, user_id, is_admin):
+        return
+    if request is None or _shared_access is None or not _shared_access(session, bucket, request):
         raise AccessDenied("Access Denied")
 
 

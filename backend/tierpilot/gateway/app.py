@@ -37,6 +37,7 @@ from tierpilot.kit import flow as kitflow
 from tierpilot.kit import metrics
 from tierpilot.kit.errors import DomainError
 from tierpilot.kit.flow import Flow, FlowRequest
+from tierpilot.kit.proxies import TrustedProxies
 from tierpilot.kit.settings import get_settings
 from tierpilot.kit.streaming import ClientDisconnected, Receive, Send, run
 from tierpilot.kit.tracing import TRACE_HEADER, Recorder, now_ns
@@ -399,6 +400,9 @@ async def _metrics(scope: dict[str, Any], send: Send) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def create_app() -> Gateway:
-    """The gateway ASGI app (uvicorn factory)."""
-    return Gateway()
+def create_app() -> Gateway | TrustedProxies:
+    """The gateway ASGI app (uvicorn factory): behind proxies named in ``TIERPILOT_TRUSTED_PROXIES``, the client
+    is the address they report (what bucket policies' ``aws:SourceIp`` and the audit log see), from them only."""
+    gateway = Gateway()
+    trusted = get_settings().trusted_proxies
+    return TrustedProxies(gateway, trusted) if trusted.strip() else gateway

@@ -3,7 +3,6 @@ path does not query the database for keys and buckets on every request."""
 
 from __future__ import annotations
 
-import threading
 from datetime import UTC, datetime
 from urllib.parse import unquote_plus
 
@@ -29,49 +28,13 @@ from tierpilot.sharing.policy import Caller, Context
 ANONYMOUS = Credential(user_id=0, username="anonymous", is_admin=False, secret_access_key="")
 
 
-class Credentials:
-    """Access key -> caller, cached only under the current credentials generation.
-
-    The API bumps ``auth_service.CREDENTIALS_GENERATION`` in Redis after committing anything that takes a
-    grant away (user disabled, deleted or demoted; key deleted or rotated) and before it answers. Each request
-    reads the generation (one Redis GET) and the cache is emptied when it moved, so the first request after
-    the change reads the database. Without Redis an installation on SQLite reads the generation from a file
-    beside the database (``kit.generations``); otherwise (PostgreSQL without Redis, Redis unreachable) nothing
-    is cached: every request reads its key from the database. A disabled user's keys stop at once either way.
-    """
-
-    def __init__(self, ttl: float) -> None:
-        self._cache: TTLCache[str, Credential] = TTLCache(ttl)
-        self._lock = threading.Lock()
-        self._generation: int | None = None
-        self.reader: generations.Reader | None = None
-
-    def start(self, redis_url: str) -> None:
-        self.reader = generations.Reader(redis_url, auth_service.CREDENTIALS_GENERATION)
-
-    async def stop(self) -> None:
-        if self.reader is not None:
-            await self.reader.close()
-            self.reader = None
-
-    async def lookup(self, access_key_id: str) -> tuple[Credential | None, int | None]:
-        """The cached credential (or None) and the generation a credential read now may be cached under."""
-        generation = await self.reader.current() if self.reader is not None else None
-        if generation is None:
-            return None, None
-        with self._lock:
-            if generation != self._generation:
-                self._cache.clear()
-                self._generation = generation
-        return self._cache.get(access_key_id), generation
-
-    def put(self, access_key_id: str, cred: Credential, generation: int | None) -> None:
-        with self._lock:
-            if generation is not None and generation == self._generation:
-                self._cache.put(access_key_id, cred)
-
-
-credentials = Credentials(get_settings().gateway_cache_s)
+# access key -> caller, under the credentials generation: the API moves it (auth_service.credentials_changed)
+# when it commits anything that takes a grant away (user disabled, deleted or demoted; key deleted or rotated)
+# and before it answers, so the first request after the change reads the database. Without Redis an
+# installation on SQLite reads the generation from a file beside the database (``kit.generations``); otherwise
+# (PostgreSQL without Redis, Redis unreachable) nothing cached is used: every request reads its key.
+credentials: generations.GenerationCache[str, Credential] = generations.GenerationCache(
+    auth_service.CREDENTIALS_GENERATION, get_settings().gateway_cache_s)
 buckets: TTLCache[str, Bucket] = TTLCache(get_settings().gateway_cache_s)
 
 
@@ -91,7 +54,8 @@ async def authenticate(req: Request) -> None:
         req.caller = ANONYMOUS
         return
     sigv4.check_time(signed, datetime.now(UTC))
-    cred, generation = await credentials.lookup(signed.access_key_id)
+    generation = await credentials.generation()
+    cred = credentials.get(signed.access_key_id, generation)
     if cred is None:
         cred = await run(_lookup_credential, signed.access_key_id)
         if cred is None:
@@ -143,6 +107,24 @@ async def bucket_of(req: Request, name: str | None = None, confirm: bool = False
             raise no_such_key(key)
         raise access_denied("Access Denied")
     return bucket
+
+
+async def deletable(req: Request, bucket: Bucket, wanted: list[tuple[str, str | None]]) -> list[bool]:
+    """DeleteObjects: whether the caller may delete each (key, version id), each key its own resource (a policy
+    denying ``s3:DeleteObject`` on ``bucket/keep/*`` refuses just those keys). Owners and admins of a bucket
+    without a policy are not asked again."""
+    caller = Caller(req.user.user_id, req.user.username, anonymous=req.user is ANONYMOUS)
+    state = await sharing.state_for(bucket, caller, is_admin=req.user.is_admin)
+    if state is None:
+        return [True] * len(wanted)
+    base, _, _ = _sharing_context(req, bucket, False)
+    out = []
+    for key, version_id in wanted:
+        keys = {**base.keys, **({"s3:versionid": [version_id]} if version_id is not None else {})}
+        ctx = Context(access.action_for("DELETE", "object", "", version_id is not None),
+                      f"arn:aws:s3:::{bucket.name}/{key}", keys)
+        out.append(await sharing.allowed(bucket, state, caller, ctx=ctx, key=key, version_id=version_id))
+    return out
 
 
 def _sharing_context(req: Request, bucket: Bucket, source: bool) -> tuple[Context, str | None, str | None]:

@@ -30,9 +30,11 @@ def gateway(
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     s = get_settings()
     # uvicorn's httptools protocol plus a header deadline and a cap on half-open connections (kit/httpserver.py);
-    # request bodies are timed by the app (RequestTimeout)
+    # request bodies are timed by the app (RequestTimeout). uvicorn's own proxy headers would believe
+    # X-Forwarded-For from 127.0.0.1: the app reads it only from TIERPILOT_TRUSTED_PROXIES (kit/proxies.py)
     uvicorn.run("tierpilot.gateway.app:create_app", factory=True, host=host or s.gateway_host,
                 port=port or s.gateway_port, workers=workers, http=GuardedHttpToolsProtocol, loop="uvloop",
+                proxy_headers=False,
                 log_level=log_level, access_log=False, server_header=False, backlog=4096,
                 timeout_keep_alive=30)
 

@@ -18,7 +18,7 @@ from tierpilot.drivers.base import RestoreStatus, TierError
 from tierpilot.drivers.posix import PosixDriver
 from tierpilot.drivers.registry import TierSpec
 from tierpilot.gateway import checksums, xmlio
-from tierpilot.gateway.auth import bucket_of
+from tierpilot.gateway.auth import bucket_of, deletable
 from tierpilot.gateway.body import key_of, read_xml_body
 from tierpilot.gateway.common import (
     attribute_parts_window,
@@ -431,6 +431,11 @@ async def delete_objects(req: Request) -> None:
             errors.append(_delete_error(key, exc.s3_code, exc.message))
             continue
         wanted.append((key, version))
+    permitted = await deletable(req, bucket, wanted)
+    for (key, version), ok in zip(wanted, permitted, strict=True):
+        if not ok:
+            errors.append(_delete_error(key, "AccessDenied", "Access Denied", version))
+    wanted = [entry for entry, ok in zip(wanted, permitted, strict=True) if ok]
     results = await run(store.delete_versions, bucket, wanted, _bypass(req)) if wanted else []
     for (key, version), result in zip(wanted, results, strict=True):
         if isinstance(result, CatalogError):

@@ -14,7 +14,7 @@ from typing import Any
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Scope = MutableMapping[str, Any]
-ASGIApp = Callable[[Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]]
+ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]  # any ASGI app: the API (Starlette) or the raw gateway
 
 
 def parse_networks(value: str) -> tuple[Network, ...]:

@@ -1,23 +1,20 @@
 """The gateway's side of sharing: bucket sharing states cached per process, and the decision per request.
 
 States are cached by bucket id under the sharing generation (``kit.generations``, one Redis GET per request):
-every change bumps it after its commit and before it is answered, so no process grants from a state older
-than the last answered change. A bucket without sharing settings is cached as ``EMPTY``: the owner's
-requests then cost no database statement. Without Redis, owners' requests use states at most
-``TIERPILOT_GATEWAY_CACHE_S`` old (as the bucket rows themselves) and everyone else's read the state again,
-so a grant taken away stops at once.
+every change moves it after its commit and before it is answered (and is refused when it cannot), so no
+process grants from a state older than the last answered change. A bucket without sharing settings is
+cached as ``EMPTY``: the owner's requests then cost no database statement. Without Redis, owners' requests
+use states at most ``TIERPILOT_GATEWAY_CACHE_S`` old (as the bucket rows themselves) and everyone else's read
+the state again, so a grant taken away stops at once.
 """
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 
 from tierpilot.catalog import repository as catalog_repository
-from tierpilot.catalog import versions
 from tierpilot.catalog.models import Bucket
 from tierpilot.kit import generations
-from tierpilot.kit.cache import TTLCache
 from tierpilot.kit.db import transaction
 from tierpilot.kit.settings import get_settings
 from tierpilot.kit.streaming import run
@@ -26,49 +23,19 @@ from tierpilot.sharing.access import ObjectGrants, SharingState
 from tierpilot.sharing.acl import Grant
 from tierpilot.sharing.policy import Caller, Context
 
-EXISTING_TAG = "s3:existingobjecttag/"
+states: generations.GenerationCache[int, SharingState] = generations.GenerationCache(
+    service.SHARING_GENERATION, get_settings().gateway_cache_s)
 
 
-class States:
-    """bucket id -> SharingState, emptied when the sharing generation moves."""
-
-    def __init__(self, ttl: float) -> None:
-        self._cache: TTLCache[int, SharingState] = TTLCache(ttl)
-        self._lock = threading.Lock()
-        self._generation: int | None = None
-        self.reader: generations.Reader | None = None
-
-    def start(self, redis_url: str) -> None:
-        self.reader = generations.Reader(redis_url, service.SHARING_GENERATION)
-
-    async def stop(self) -> None:
-        if self.reader is not None:
-            await self.reader.close()
-            self.reader = None
-
-    async def get(self, bucket: Bucket, fresh: bool) -> SharingState:
-        """The bucket's state; ``fresh`` asks for one no older than the last change (else the TTL bounds it)."""
-        generation = await self.reader.current() if self.reader is not None else None
-        with self._lock:
-            if generation is not None and generation != self._generation:
-                self._cache.clear()
-                self._generation = generation
-            cached = self._cache.get(bucket.id) if generation is not None or not fresh else None
-        if cached is not None:
-            return cached
-        state = await run(_load, bucket)
-        with self._lock:
-            if generation is None or generation == self._generation:
-                self._cache.put(bucket.id, state)
-        return state
-
-    def forget(self, bucket_id: int) -> None:
-        """Drop a state this process just changed (its own next request must not use the old one)."""
-        with self._lock:
-            self._cache.pop(bucket_id)
-
-
-states = States(get_settings().gateway_cache_s)
+async def current_state(bucket: Bucket, fresh: bool) -> SharingState:
+    """The bucket's state; ``fresh`` asks for one no older than the last change (else the TTL bounds it)."""
+    generation = await states.generation()
+    cached = states.get(bucket.id, generation, stale_ok=not fresh)
+    if cached is not None:
+        return cached
+    state = await run(_load, bucket)
+    states.put(bucket.id, state, generation)
+    return state
 
 
 def _load(bucket: Bucket) -> SharingState:
@@ -78,17 +45,8 @@ def _load(bucket: Bucket) -> SharingState:
 
 def _object_facts(bucket_id: int, key: str, version_id: str | None, want_acl: bool,
                   want_tags: bool) -> tuple[ObjectGrants | None, dict[str, str]]:
-    """The object version's ACL row and tags (for s3:ExistingObjectTag), as asked."""
     with transaction() as session:
-        if version_id is None:
-            obj = catalog_repository.get_object(session, bucket_id, key)
-            current, tags = (obj.version_id, dict(obj.tags or {})) if obj is not None else (None, {})
-        else:
-            row = versions.find_version(session, bucket_id, key, version_id)
-            current, tags = (version_id, dict(row.tags or {})) if row is not None else (None, {})
-        grants = (service.object_grants(session, bucket_id, key, current)
-                  if want_acl and current is not None else None)
-        return grants, tags
+        return service.object_facts(session, bucket_id, key, version_id, want_acl, want_tags)
 
 
 async def state_for(bucket: Bucket, caller: Caller, *, is_admin: bool) -> SharingState | None:
@@ -97,7 +55,7 @@ async def state_for(bucket: Bucket, caller: Caller, *, is_admin: bool) -> Sharin
     if is_admin:
         return None
     is_owner = not caller.anonymous and bucket.owner_id == caller.user_id
-    state = await states.get(bucket, fresh=not is_owner)
+    state = await current_state(bucket, fresh=not is_owner)
     return None if is_owner and state.policy is None else state
 
 
@@ -105,16 +63,12 @@ async def allowed(bucket: Bucket, state: SharingState, caller: Caller, *, ctx: C
                   version_id: str | None) -> bool:
     """Whether ``caller`` (not an admin) may do ``ctx.action`` (on object ``key`` when given) in ``bucket``."""
     is_owner = not caller.anonymous and bucket.owner_id == caller.user_id
-    want_acl = (key is not None and not is_owner and state.object_acls and state.acls_enabled
-                and access.acl_needs_object(ctx.action))
-    want_tags = (key is not None and state.policy is not None
-                 and any(k.startswith(EXISTING_TAG) for k in state.policy.condition_keys))
+    want_acl, want_tags = service.object_needs(state, ctx.action, key, is_owner)
     grants = None
     if want_acl or want_tags:
         assert key is not None
         grants, tags = await run(_object_facts, bucket.id, key, version_id, want_acl, want_tags)
-        for name, value in tags.items():
-            ctx.keys[EXISTING_TAG + name.lower()] = [value]
+        service.add_existing_tags(ctx, tags)
     return access.decide(state, caller, is_owner=is_owner, is_admin=False, ctx=ctx, object_grants=grants)
 
 
@@ -176,7 +130,7 @@ async def requested_acl(bucket: Bucket, headers: dict[str, str], writer_id: int,
 async def record_write(bucket: Bucket, key: str, version_id: str, wanted: WriteAcl) -> None:
     """After an object write: its ACL row (or none, replacing what the overwritten version had)."""
     if wanted.grants is None and wanted.owner_id == bucket.owner_id:
-        state = await states.get(bucket, fresh=True)
+        state = await current_state(bucket, fresh=True)
         if not state.object_acls:
             return
     await run(_record, bucket, key, version_id, wanted)
@@ -230,11 +184,14 @@ async def record_bucket_acl(bucket: Bucket, wanted: NewBucket) -> None:
 
 
 def _record_bucket(bucket: Bucket, wanted: NewBucket) -> None:
-    with transaction(write=True) as session:
-        if wanted.grants is not None:
-            service.put_bucket_acl(session, bucket, wanted.grants)
-        if wanted.ownership is not None:
-            service.set_ownership(session, bucket, wanted.ownership)
+    try:
+        with transaction(write=True) as session:
+            if wanted.grants is not None:
+                service.put_bucket_acl(session, bucket, wanted.grants)
+            if wanted.ownership is not None:
+                service.set_ownership(session, bucket, wanted.ownership)
+    except generations.GenerationUnavailable as exc:
+        raise service.SharingError.unavailable(exc) from None
     states.forget(bucket.id)
 
 
@@ -246,6 +203,6 @@ def _complete(bucket: Bucket, key: str, upload_id: str, version_id: str) -> None
 
 async def record_completion(bucket: Bucket, key: str, upload_id: str, version_id: str) -> None:
     """After CompleteMultipartUpload: the ACL its CreateMultipartUpload asked for becomes the version's."""
-    state = await states.get(bucket, fresh=True)
+    state = await current_state(bucket, fresh=True)
     if state.object_acls:
         await run(_complete, bucket, key, upload_id, version_id)

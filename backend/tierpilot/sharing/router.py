@@ -19,7 +19,7 @@ from tierpilot.catalog import repository as catalog_repository
 from tierpilot.catalog import service as catalog_service
 from tierpilot.catalog.models import Bucket
 from tierpilot.kit.errors import Invalid
-from tierpilot.sharing import acl, panel, repository, service
+from tierpilot.sharing import acl, dashboard, panel, repository, service
 from tierpilot.sharing import policy as policies
 from tierpilot.sharing.policy import Caller
 from tierpilot.sharing.schemas import (
@@ -180,8 +180,9 @@ def delete_policy(name: str, request: Request, session: SessionDep, user: Curren
 
 
 @router.get("/sharing/with-me", response_model=list[SharedBucketOut])
-def shared_with_me(session: SessionDep, user: CurrentUser) -> list[SharedBucketOut]:
-    """Other users' buckets whose policy names the caller or whose ACL grants them, and what they allow."""
+def shared_with_me(request: Request, session: SessionDep, user: CurrentUser) -> list[SharedBucketOut]:
+    """Other users' buckets whose policy names the caller or whose ACL grants them, what they allow, and what the
+    Browser may offer on the whole bucket (decided as the gateway would)."""
     caller = Caller(user.id, user.username)
     rows = repository.sharing_rows(session)
     names = catalog_repository.bucket_names(session, [row.bucket_id for row in rows])
@@ -201,5 +202,11 @@ def shared_with_me(session: SessionDep, user: CurrentUser) -> list[SharedBucketO
             found[row.bucket_id] = allowed
     buckets = [b for b in catalog_repository.buckets_by_id(session, found) if b.owner_id != user.id]
     owners = auth_repository.usernames(session, [b.owner_id for b in buckets])
-    return [SharedBucketOut(bucket=b.name, owner=owners.get(b.owner_id, ""), access=found[b.id])
-            for b in sorted(buckets, key=lambda b: b.name)]
+    client = client_of(request)
+    out = []
+    for b in sorted(buckets, key=lambda b: b.name):
+        may = dashboard.rights(session, b, user.id, user.username, client, request.url.scheme == "https")
+        out.append(SharedBucketOut(bucket=b.name, owner=owners.get(b.owner_id, ""), access=found[b.id],
+                                   may_list=may.list, may_read=may.read, may_write=may.write,
+                                   may_delete=may.delete))
+    return out

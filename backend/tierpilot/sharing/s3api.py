@@ -12,12 +12,13 @@ from tierpilot.catalog import repository as catalog_repository
 from tierpilot.catalog import versions
 from tierpilot.catalog.models import Bucket
 from tierpilot.gateway.ext import Request, S3Error, bucket_of, key_of, read_xml_body, route, xmlio
+from tierpilot.kit import generations
 from tierpilot.kit.db import transaction
 from tierpilot.kit.settings import get_settings
 from tierpilot.kit.streaming import run
 from tierpilot.sharing import acl, service
 from tierpilot.sharing.acl import AclInvalid, Grant
-from tierpilot.sharing.gate import states
+from tierpilot.sharing.gate import current_state, states
 from tierpilot.sharing.service import SharingError
 
 XSI = "http://www.w3.org/2001/XMLSchema-instance"
@@ -45,9 +46,12 @@ def _actor(req: Request) -> Actor:
 def _write(actor: Actor, bucket: Bucket, change: str, *args: object) -> None:
     """Run one sharing service change in a write transaction with its audit event (the generation bump
     follows the commit)."""
-    with transaction(write=True) as session:
-        getattr(service, change)(session, bucket, *args)
-        service.audit_change(session, bucket, actor, f"s3:{change}")
+    try:
+        with transaction(write=True) as session:
+            getattr(service, change)(session, bucket, *args)
+            service.audit_change(session, bucket, actor, f"s3:{change}")
+    except generations.GenerationUnavailable as exc:
+        raise _s3(SharingError.unavailable(exc)) from None
     states.forget(bucket.id)
 
 
@@ -248,7 +252,7 @@ async def get_bucket_policy_status(req: Request) -> None:
     """Public when the policy has an unconditioned Allow for anyone or the bucket ACL grants a public group (as
     Ceph RGW answers, also without a policy, where AWS says NoSuchBucketPolicy)."""
     bucket = await bucket_of(req)
-    state = await states.get(bucket, fresh=True)
+    state = await current_state(bucket, fresh=True)
     public = (state.policy is not None and state.policy.public) or acl.is_public(state.grants)
     await req.respond(200, xmlio.document("PolicyStatus", [xmlio.el("IsPublic", "true" if public else "false")]))
 

@@ -59,3 +59,7 @@ class SharedBucketOut(BaseModel):
     bucket: str
     owner: str
     access: list[str] = Field(description="what the caller may do, e.g. s3:GetObject")
+    may_list: bool = Field(False, description="the Browser may list the whole bucket (s3:ListBucket)")
+    may_read: bool = Field(False, description="objects may be opened and downloaded (s3:GetObject on any key)")
+    may_write: bool = Field(False, description="files may be uploaded and folders made (s3:PutObject on any key)")
+    may_delete: bool = Field(False, description="objects may be deleted (s3:DeleteObject on any key)")

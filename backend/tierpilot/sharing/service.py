@@ -13,18 +13,19 @@ from sqlalchemy.orm import Session
 
 from tierpilot.audit import service as audit
 from tierpilot.auth import repository as auth_repository
+from tierpilot.catalog import repository as catalog_repository
+from tierpilot.catalog import versions
 from tierpilot.catalog.errors import CatalogError
 from tierpilot.catalog.models import Bucket
 from tierpilot.kit import generations
-from tierpilot.kit.db import after_commit
-from tierpilot.kit.settings import get_settings
-from tierpilot.sharing import acl, repository
+from tierpilot.sharing import access, acl, repository
 from tierpilot.sharing import policy as policies
 from tierpilot.sharing.access import EMPTY, ObjectGrants, PublicBlock, SharingState
 from tierpilot.sharing.acl import Grant
 from tierpilot.sharing.models import BucketSharing
 
 SHARING_GENERATION = "sharing:state"
+EXISTING_TAG = "s3:existingobjecttag/"
 
 
 class SharingError(CatalogError):
@@ -34,15 +35,27 @@ class SharingError(CatalogError):
     def __init__(self, s3_code: str, message: str, s3_status: int = 400, field: str = "") -> None:
         super().__init__(message, **({"field": field} if field else {}))
         self.s3_code, self.s3_status = s3_code, s3_status
-        self.status_code = 403 if s3_status == 403 else 422
+        self.status_code = s3_status if s3_status in (403, 503) else 422
 
     @classmethod
     def of(cls, exc: acl.AclInvalid) -> SharingError:
         return cls(exc.code, exc.message, 400, exc.field)
 
+    @classmethod
+    def unavailable(cls, exc: generations.GenerationUnavailable) -> SharingError:
+        """A change refused since the gateways could not be told (S3 clients retry a 503 ServiceUnavailable)."""
+        return cls("ServiceUnavailable", exc.message, 503)
+
 
 def _changed(session: Session) -> None:
-    after_commit(session, lambda: generations.bump(get_settings().redis_url, SHARING_GENERATION))
+    """A change that may take access away: refused (GenerationUnavailable) when the gateways cannot be told."""
+    generations.changing(session, SHARING_GENERATION)
+
+
+def _flag_changed(session: Session) -> None:
+    """The bucket's ``object_acls`` flag may have moved: gateways read object ACL rows per request, so a late
+    flag only delays a grant (best effort; refusing would keep the previous version's ACL row)."""
+    generations.changed(session, SHARING_GENERATION)
 
 
 def audit_change(session: Session, bucket: Bucket, actor: audit.Actor, change: str, **detail: object) -> None:
@@ -67,6 +80,35 @@ def load_state(session: Session, bucket: Bucket) -> SharingState:
 def object_grants(session: Session, bucket_id: int, key: str, version_id: str) -> ObjectGrants | None:
     row = repository.get_object_acl(session, bucket_id, key, version_id)
     return ObjectGrants(row.owner_id, acl.from_json(row.grants)) if row is not None else None
+
+
+def object_needs(state: SharingState, action: str, key: str | None, is_owner: bool) -> tuple[bool, bool]:
+    """Whether deciding ``action`` on object ``key`` needs the object's ACL row, and its tags (a policy testing
+    s3:ExistingObjectTag): (want_acl, want_tags). Mostly neither: no statement beyond the cached state."""
+    if key is None:
+        return False, False
+    want_acl = not is_owner and state.object_acls and state.acls_enabled and access.acl_needs_object(action)
+    want_tags = state.policy is not None and any(k.startswith(EXISTING_TAG) for k in state.policy.condition_keys)
+    return want_acl, want_tags
+
+
+def add_existing_tags(ctx: policies.Context, tags: dict[str, str]) -> None:
+    for name, value in tags.items():
+        ctx.keys[EXISTING_TAG + name.lower()] = [value]
+
+
+def object_facts(session: Session, bucket_id: int, key: str, version_id: str | None, want_acl: bool,
+                 want_tags: bool) -> tuple[ObjectGrants | None, dict[str, str]]:
+    """The object version's ACL row and tags (for s3:ExistingObjectTag), as asked (the current version when
+    ``version_id`` is None)."""
+    if version_id is None:
+        obj = catalog_repository.get_object(session, bucket_id, key)
+        current, tags = (obj.version_id, dict(obj.tags or {})) if obj is not None else (None, {})
+    else:
+        row = versions.find_version(session, bucket_id, key, version_id)
+        current, tags = (version_id, dict(row.tags or {})) if row is not None else (None, {})
+    grants = object_grants(session, bucket_id, key, current) if want_acl and current is not None else None
+    return grants, tags
 
 
 def existing_users(session: Session, ids: Iterable[int]) -> set[int]:
@@ -164,12 +206,12 @@ def set_object_acl(session: Session, bucket: Bucket, key: str, version_id: str, 
     if owner_id == bucket.owner_id and grants == acl.default(owner_id):
         if row is not None and row.object_acls:
             repository.delete_object_acl(session, bucket.id, key, version_id)
-            _changed(session)
+            _flag_changed(session)
         return
     row = row or repository.get_or_create(session, bucket.id)
     row.object_acls = True
     repository.put_object_acl(session, bucket.id, key, version_id, owner_id, acl.to_json(grants))
-    _changed(session)
+    _flag_changed(session)
 
 
 def complete_upload_acl(session: Session, bucket: Bucket, key: str, upload_id: str, version_id: str) -> None:
@@ -182,7 +224,7 @@ def complete_upload_acl(session: Session, bucket: Bucket, key: str, upload_id: s
         repository.delete_object_acl(session, bucket.id, key, version_id)
     else:
         repository.move_object_acl(session, bucket.id, key, pending, version_id)
-    _changed(session)
+    _flag_changed(session)
 
 
 # ownership and public access block ---------------------------------------------------------------------

@@ -1652,7 +1652,8 @@ export interface paths {
         };
         /**
          * Shared With Me
-         * @description Other users' buckets whose policy names the caller or whose ACL grants them, and what they allow.
+         * @description Other users' buckets whose policy names the caller or whose ACL grants them, what they allow, and what the
+         *     Browser may offer on the whole bucket (decided as the gateway would).
          */
         get: operations["shared_with_me_api_sharing_with_me_get"];
         put?: never;
@@ -4584,6 +4585,30 @@ export interface components {
             access: string[];
             /** Bucket */
             bucket: string;
+            /**
+             * May Delete
+             * @description objects may be deleted (s3:DeleteObject on any key)
+             * @default false
+             */
+            may_delete: boolean;
+            /**
+             * May List
+             * @description the Browser may list the whole bucket (s3:ListBucket)
+             * @default false
+             */
+            may_list: boolean;
+            /**
+             * May Read
+             * @description objects may be opened and downloaded (s3:GetObject on any key)
+             * @default false
+             */
+            may_read: boolean;
+            /**
+             * May Write
+             * @description files may be uploaded and folders made (s3:PutObject on any key)
+             * @default false
+             */
+            may_write: boolean;
             /** Owner */
             owner: string;
         };

@@ -1,6 +1,6 @@
 import { Link, useNavigate } from "@tanstack/react-router";
 import { PageHeader } from "@/components/ui";
-import { BucketList } from "./BucketList";
+import { BucketList, useSharedBuckets } from "./BucketList";
 import { FolderView } from "./FolderView";
 import { ObjectDetailCard } from "./ObjectDetailCard";
 import "./browser.css";
@@ -24,13 +24,17 @@ export function BrowserPage({
 }) {
   const navigate = useNavigate({ from: "/browser" });
   const go = (search: BrowserSearch) => navigate({ search });
+  const sharedBucket = useSharedBuckets().find((b) => b.bucket === bucket);
+  const shared = sharedBucket
+    ? { owner: sharedBucket.owner, write: sharedBucket.may_write, delete: sharedBucket.may_delete }
+    : undefined;
   return (
     <>
       <PageHeader
         title="Browser"
         description="Buckets, folders and objects in the catalog, on every tier: upload, download, restore."
         actions={
-          bucket ? (
+          bucket && !shared ? (
             <Link
               to="/bucket-settings"
               search={{ bucket }}
@@ -56,6 +60,7 @@ export function BrowserPage({
               key={`${bucket}/${prefix}`}
               bucket={bucket}
               prefix={prefix}
+              shared={shared}
               openFolder={(p) => go({ bucket, prefix: p || undefined })}
               openObject={(key) => go({ bucket, prefix: prefix || undefined, key })}
               onRestoreCreated={(id) => navigate({ to: "/restores", search: { batch: id } })}

@@ -1,11 +1,24 @@
 import { useQuery } from "@tanstack/react-query";
-import { useState } from "react";
+import { type ReactNode, useState } from "react";
 import { type Bucket, bucketsQueryOptions, useCreateBucket } from "@/api/catalog";
+import { type SharedBucket, sharedWithMeQueryOptions } from "@/api/sharing";
 import { tiersQueryOptions } from "@/api/tiers";
-import { Button, Card, Dialog, EmptyState, ErrorBanner, Input, LoadingState, Select } from "@/components/ui";
+import {
+  Badge,
+  Button,
+  Card,
+  Dialog,
+  EmptyState,
+  ErrorBanner,
+  Input,
+  LoadingState,
+  Select,
+} from "@/components/ui";
 import { formatBytes, formatCount } from "@/lib/format";
+import { rightsText } from "./FolderView";
 
-/** The buckets the user may browse (own; admins all), with object count and stored bytes. */
+/** The buckets the user may browse (own; admins all), with object count and stored bytes, then the buckets
+ * other users share with them (the owner's name and what the sharing grants). */
 export function BucketList({
   current,
   onOpen,
@@ -14,6 +27,7 @@ export function BucketList({
   onOpen: (bucket: string) => void;
 }) {
   const buckets = useQuery(bucketsQueryOptions());
+  const shared = useSharedBuckets();
   const [creating, setCreating] = useState(false);
   return (
     <Card
@@ -33,23 +47,30 @@ export function BucketList({
       {buckets.data?.length ? (
         <ul className="browser-bucket-list" aria-label="Buckets">
           {buckets.data.map((b) => (
-            <li key={b.name}>
-              <button
-                type="button"
-                className="browser-bucket"
-                aria-current={b.name === current ? "true" : undefined}
-                onClick={() => onOpen(b.name)}
-              >
-                <span className="browser-bucket__name">{b.name}</span>
-                <span className="browser-bucket__meta muted">
-                  {formatCount(b.object_count)} object{b.object_count === 1 ? "" : "s"} ·{" "}
-                  {formatBytes(b.used_bytes)} · {b.tier}
-                </span>
-                {b.space_bytes != null ? <SpaceLine bucket={b} /> : null}
-              </button>
-            </li>
+            <BucketEntry key={b.name} name={b.name} current={current} onOpen={onOpen}>
+              <span className="browser-bucket__meta muted">
+                {formatCount(b.object_count)} object{b.object_count === 1 ? "" : "s"} ·{" "}
+                {formatBytes(b.used_bytes)} · {b.tier}
+              </span>
+              {b.space_bytes != null ? <SpaceLine bucket={b} /> : null}
+            </BucketEntry>
           ))}
         </ul>
+      ) : null}
+      {shared.length ? (
+        <>
+          <h3 className="browser-bucket-group">Shared with you</h3>
+          <ul className="browser-bucket-list" aria-label="Shared with you">
+            {shared.map((b) => (
+              <BucketEntry key={b.bucket} name={b.bucket} current={current} onOpen={onOpen}>
+                <span className="browser-bucket__meta muted">
+                  <Badge tone="info">shared</Badge> by {b.owner} ·{" "}
+                  {rightsText({ write: b.may_write, delete: b.may_delete })}
+                </span>
+              </BucketEntry>
+            ))}
+          </ul>
+        </>
       ) : null}
       <NewBucketDialog
         open={creating}
@@ -61,6 +82,41 @@ export function BucketList({
       />
     </Card>
   );
+}
+
+function BucketEntry({
+  name,
+  current,
+  onOpen,
+  children,
+}: {
+  name: string;
+  current: string | undefined;
+  onOpen: (bucket: string) => void;
+  children: ReactNode;
+}) {
+  return (
+    <li>
+      <button
+        type="button"
+        className="browser-bucket"
+        aria-current={name === current ? "true" : undefined}
+        onClick={() => onOpen(name)}
+      >
+        <span className="browser-bucket__name">{name}</span>
+        {children}
+      </button>
+    </li>
+  );
+}
+
+/** Buckets other users share with the viewer that are not in their own list (an admin's list has them all),
+ * that the sharing lets them list. */
+export function useSharedBuckets(): SharedBucket[] {
+  const buckets = useQuery(bucketsQueryOptions());
+  const withMe = useQuery(sharedWithMeQueryOptions());
+  const own = new Set((buckets.data ?? []).map((b) => b.name));
+  return (withMe.data ?? []).filter((b) => b.may_list && !own.has(b.bucket));
 }
 
 function SpaceLine({ bucket }: { bucket: Bucket }) {

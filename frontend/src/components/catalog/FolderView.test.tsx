@@ -147,4 +147,41 @@ describe("FolderView", () => {
     await userEvent.type(screen.getByLabelText("Filter this folder"), "nothing-like-this");
     expect(screen.getByText("Nothing matches")).toBeInTheDocument();
   });
+
+  it("offers a read-only grantee listing and download, and none of the writes", async () => {
+    installFakeApi({
+      "GET /api/buckets/belle2/objects": () => ({
+        body: {
+          bucket: "belle2",
+          prefix: "runs/",
+          delimiter: "/",
+          folders: [],
+          objects: [object("runs/a.root")],
+          truncated: false,
+          next_cursor: null,
+        },
+      }),
+    });
+    renderFolder({ prefix: "", shared: { owner: "alice", write: false, delete: false } });
+    await userEvent.click(await screen.findByRole("checkbox", { name: "Select runs/a.root" }));
+    expect(screen.getByRole("link", { name: "Download" })).toBeInTheDocument();
+    expect(screen.getByText(/Shared with you by/)).toHaveTextContent("Shared with you by alice: read only");
+    for (const name of ["Upload files", "New folder", "Delete bucket", "Delete", "Restore…"]) {
+      expect(screen.queryByRole("button", { name })).not.toBeInTheDocument();
+    }
+  });
+
+  it("offers a read-write grantee uploads and deletes but not the bucket's own controls", async () => {
+    installFakeApi({
+      "GET /api/buckets/belle2/objects": () => ({
+        body: { bucket: "belle2", prefix: "", delimiter: "/", folders: [], objects: [], truncated: false },
+      }),
+    });
+    renderFolder({ prefix: "", shared: { owner: "alice", write: true, delete: true } });
+    expect(await screen.findByRole("button", { name: "Upload files" })).toBeInTheDocument();
+    expect(screen.getByRole("button", { name: "New folder" })).toBeInTheDocument();
+    expect(screen.getByRole("button", { name: "Delete" })).toBeInTheDocument();
+    expect(screen.queryByRole("button", { name: "Delete bucket" })).not.toBeInTheDocument();
+    expect(screen.getByText(/Shared with you by/)).toHaveTextContent("you may read, upload and delete");
+  });
 });

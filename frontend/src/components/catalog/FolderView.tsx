@@ -14,6 +14,7 @@ import type { Selection } from "@/api/restores";
 import { icons } from "@/components/layout/icons";
 import { RestoreDialog } from "@/components/restores/RestoreDialog";
 import {
+  Badge,
   Button,
   Card,
   ConfirmDialog,
@@ -32,6 +33,14 @@ import { RestoreBadge } from "./RestoreBadge";
 
 type Row = { kind: "folder"; prefix: string } | { kind: "object"; object: ObjectSummary };
 
+/** A bucket another user shares with the viewer: only what the sharing grants is offered (the API decides each
+ * request the same way; this only spares the viewer buttons that would be refused). */
+export interface SharedRights {
+  owner: string;
+  write: boolean;
+  delete: boolean;
+}
+
 interface UploadState {
   name: string;
   loaded: number;
@@ -40,10 +49,18 @@ interface UploadState {
   done?: boolean;
 }
 
-/** One folder of a bucket: sub-folders and objects with selection, upload, download, delete, restore. */
+/** "read only", or what the viewer may do besides reading. */
+export function rightsText(rights: { write: boolean; delete: boolean }): string {
+  const more = [...(rights.write ? ["upload"] : []), ...(rights.delete ? ["delete"] : [])];
+  return more.length ? `you may read, ${more.join(" and ")}` : "read only";
+}
+
+/** One folder of a bucket: sub-folders and objects with selection, upload, download, delete, restore
+ * (of a bucket shared with the viewer, what the sharing grants). */
 export function FolderView({
   bucket,
   prefix,
+  shared,
   openFolder,
   openObject,
   onRestoreCreated,
@@ -51,11 +68,14 @@ export function FolderView({
 }: {
   bucket: string;
   prefix: string;
+  shared?: SharedRights;
   openFolder: (prefix: string) => void;
   openObject: (key: string) => void;
   onRestoreCreated: (batchId: number) => void;
   onBucketDeleted: () => void;
 }) {
+  const mayWrite = !shared || shared.write;
+  const mayDelete = !shared || shared.delete;
   const folder = useInfiniteQuery(folderQueryOptions(bucket, prefix));
   const [selectedKeys, setSelectedKeys] = useState<Set<string>>(new Set());
   const [selectedFolders, setSelectedFolders] = useState<Set<string>>(new Set());
@@ -229,13 +249,17 @@ export function FolderView({
             aria-label="Files to upload"
             onChange={(e) => startUploads(e.target.files)}
           />
-          <Button size="sm" variant="primary" onClick={() => fileInput.current?.click()}>
-            Upload files
-          </Button>
-          <Button size="sm" onClick={() => setCreatingFolder(true)}>
-            New folder
-          </Button>
-          {prefix === "" ? (
+          {mayWrite ? (
+            <>
+              <Button size="sm" variant="primary" onClick={() => fileInput.current?.click()}>
+                Upload files
+              </Button>
+              <Button size="sm" onClick={() => setCreatingFolder(true)}>
+                New folder
+              </Button>
+            </>
+          ) : null}
+          {prefix === "" && !shared ? (
             <Button
               size="sm"
               variant="ghost"
@@ -249,6 +273,12 @@ export function FolderView({
       }
     >
       <div className="stack">
+        {shared ? (
+          <p className="browser-shared-note">
+            <Badge tone="info">shared</Badge> Shared with you by <strong>{shared.owner}</strong>:{" "}
+            {rightsText(shared)}
+          </p>
+        ) : null}
         {uploads.length ? (
           <ul className="browser-uploads" aria-label="Uploads">
             {uploads.map((u) => (
@@ -300,21 +330,27 @@ export function FolderView({
               Download
             </a>
           ) : null}
-          <Button
-            size="sm"
-            disabled={!archivedSelected}
-            onClick={() => setRestoring({ bucket, keys: [...selectedKeys], prefixes: [...selectedFolders] })}
-          >
-            Restore…
-          </Button>
-          <Button
-            size="sm"
-            variant="danger"
-            disabled={selectedKeys.size === 0}
-            onClick={() => setConfirmDelete(true)}
-          >
-            Delete
-          </Button>
+          {shared ? null : (
+            <Button
+              size="sm"
+              disabled={!archivedSelected}
+              onClick={() =>
+                setRestoring({ bucket, keys: [...selectedKeys], prefixes: [...selectedFolders] })
+              }
+            >
+              Restore…
+            </Button>
+          )}
+          {mayDelete ? (
+            <Button
+              size="sm"
+              variant="danger"
+              disabled={selectedKeys.size === 0}
+              onClick={() => setConfirmDelete(true)}
+            >
+              Delete
+            </Button>
+          ) : null}
         </div>
         {folder.isPending ? <LoadingState label="Loading the folder…" /> : null}
         {folder.isError ? <ErrorBanner error={folder.error} onRetry={() => folder.refetch()} /> : null}
