@@ -197,3 +197,20 @@ def test_aws_cli_v2_multipart_with_crc32_parts_round_trips(gateway: Gateway, buc
                            str(tmp_path / "back.bin")], env=env, capture_output=True, timeout=120, text=True)
     assert back.returncode == 0, back.stderr
     assert (tmp_path / "back.bin").read_bytes() == b"".join(parts)
+
+
+def test_upload_part_copy_into_a_full_object_upload_gives_the_ranges_crc(s3: BaseClient, bucket: str) -> None:
+    source = os.urandom(6 * MIB)
+    s3.put_object(Bucket=bucket, Key="src", Body=source)
+    upload_id = s3.create_multipart_upload(Bucket=bucket, Key="copy", ChecksumAlgorithm="CRC64NVME")["UploadId"]
+    ranges = [(0, 5 * MIB - 1), (5 * MIB, 6 * MIB - 1)]
+    listed = []
+    for number, (first, last) in enumerate(ranges, start=1):
+        copied = s3.upload_part_copy(Bucket=bucket, Key="copy", UploadId=upload_id, PartNumber=number,
+                                     CopySource={"Bucket": bucket, "Key": "src"},
+                                     CopySourceRange=f"bytes={first}-{last}")["CopyPartResult"]
+        assert copied["ChecksumCRC64NVME"] == CRC["CRC64NVME"](source[first:last + 1])
+        listed.append({"ETag": copied["ETag"], "PartNumber": number})
+    done = s3.complete_multipart_upload(Bucket=bucket, Key="copy", UploadId=upload_id,
+                                        ChecksumCRC64NVME=CRC["CRC64NVME"](source), MultipartUpload={"Parts": listed})
+    assert (done["ChecksumCRC64NVME"], done["ChecksumType"]) == (CRC["CRC64NVME"](source), "FULL_OBJECT")

@@ -152,8 +152,10 @@ async def _upload_part_copy(req: Request, bucket: Bucket, upload: MultipartUploa
     else:
         start, end = 0, src.size - 1
     part, _result = await run(store.copy_part, bucket, upload, number, src, start, end)
-    body = xmlio.document("CopyPartResult", [xmlio.el("LastModified", xmlio.iso(part.last_modified)),
-                                             xmlio.el("ETag", etag(part.etag))])
+    children = [xmlio.el("LastModified", xmlio.iso(part.last_modified)), xmlio.el("ETag", etag(part.etag))]
+    if upload.checksum_algorithm and part.checksum_value:  # the copied range's, as the upload's algorithm
+        children.append(xmlio.el(f"Checksum{upload.checksum_algorithm}", part.checksum_value))
+    body = xmlio.document("CopyPartResult", children)
     await req.respond(200, body)
 
 
