@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import zlib
+from collections.abc import Callable
 from typing import Protocol
 
 import google_crc32c
@@ -24,49 +25,34 @@ class _Digest(Protocol):
     def digest(self) -> bytes: ...
 
 
-class _Crc32:
-    def __init__(self) -> None:
-        self._value = 0
+class _Crc:
+    """A running CRC, digested as S3 encodes CRCs: big-endian bytes of the CRC's width."""
+
+    __slots__ = ("_extend", "_size", "_value")
+
+    def __init__(self, extend: Callable[[bytes, int], int], size: int) -> None:
+        self._extend, self._size, self._value = extend, size, 0
 
     def update(self, data: bytes, /) -> None:
-        self._value = zlib.crc32(data, self._value)
+        self._value = self._extend(data, self._value)
 
     def digest(self) -> bytes:
-        return self._value.to_bytes(4, "big")
+        return self._value.to_bytes(self._size, "big")
 
 
-class _Crc32C:
-    def __init__(self) -> None:
-        self._value = 0
-
-    def update(self, data: bytes, /) -> None:
-        self._value = google_crc32c.extend(self._value, data)
-
-    def digest(self) -> bytes:
-        return self._value.to_bytes(4, "big")
-
-
-class _Crc64Nvme:
-    # awscrt's CRC64-NVME is the SIMD (carry-less multiply) one botocore uses: GB/s, where a table-driven
-    # Python CRC64 would run at a few MB/s
-    def __init__(self) -> None:
-        self._value = 0
-
-    def update(self, data: bytes, /) -> None:
-        self._value = crt.crc64nvme(data, self._value)
-
-    def digest(self) -> bytes:
-        return self._value.to_bytes(8, "big")
+# awscrt's CRC64-NVME is the carry-less-multiply one botocore uses (GB/s; a table-driven Python CRC64 would run
+# at a few MB/s); CRC32 stays zlib's, which is as fast here
+_EXTEND: dict[str, Callable[[bytes, int], int]] = {
+    "CRC32": zlib.crc32,
+    "CRC32C": lambda data, value: google_crc32c.extend(value, data),
+    "CRC64NVME": crt.crc64nvme,
+}
 
 
 def new_digest(algorithm: ChecksumAlgorithm) -> _Digest:
     """A fresh digest object for an S3 checksum algorithm (big-endian bytes, as S3 encodes CRCs)."""
-    if algorithm == "CRC32":
-        return _Crc32()
-    if algorithm == "CRC32C":
-        return _Crc32C()
-    if algorithm == "CRC64NVME":
-        return _Crc64Nvme()
+    if algorithm in _EXTEND:
+        return _Crc(_EXTEND[algorithm], CRC_SIZES[algorithm])
     if algorithm == "SHA1":
         return hashlib.sha1(usedforsecurity=False)
     if algorithm == "SHA256":
