@@ -64,12 +64,16 @@ DEMO_BUCKETS = (
 
 def seed_demo() -> bool:
     """On an empty database: demo admin, three tiers, sample buckets with objects. Returns True if seeded."""
+    from tierpilot.drivers import registry
+
     with transaction(write=True) as session:
         if tiers_repository.any_tier(session):
             return False
         user = auth_service.ensure_user(session, DEMO_USER[0], DEMO_USER[1], is_admin=True)
         tiers = demo_tiers()
         tiers_repository.add_tiers(session, tiers)
+        for tier in tiers:
+            registry.claim_location(tier)
         buckets = [
             Bucket(name=name, owner_id=user.id, tier_id=tiers[tier_index].id, region=get_settings().gateway_region)
             for name, tier_index, *_ in DEMO_BUCKETS

@@ -25,6 +25,11 @@ class BlobNotFound(TierError):
     pass
 
 
+class TierUnavailable(TierError):
+    """The tier's location is not there as the tier left it (volume unmounted, directory gone or replaced): its
+    writes are refused rather than sent elsewhere (S3: 503 ServiceUnavailable)."""
+
+
 class NotRestored(TierError):
     """An archive blob was read without a completed restore (S3: InvalidObjectState)."""
 

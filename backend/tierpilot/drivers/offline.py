@@ -76,8 +76,8 @@ class OfflinePosixDriver(PosixDriver):
 
     def __init__(self, root: str | os.PathLike[str], name: str = "archive",
                  restore_delays: Mapping[str, float] | None = None,
-                 clock: Callable[[], datetime] = utcnow) -> None:
-        super().__init__(root, name)
+                 clock: Callable[[], datetime] = utcnow, tier_id: int | None = None) -> None:
+        super().__init__(root, name, tier_id)
         delays = dict(DEFAULT_RESTORE_DELAYS)
         for speed, seconds in (restore_delays or {}).items():
             if speed in delays and seconds is not None:

@@ -7,6 +7,7 @@ Layout under the tier's root::
     tmp/     files being written; renamed into ``blobs/`` or ``parts/`` once complete and fsynced
     sessions/  one lock file per process writing here, flock-held while it lives: a temp file named after
              a session nobody holds was left by a crash and goes at the next start (``sweep_tmp``)
+    .tierpilot-tier  the id of the tier the directory belongs to (see ``PosixDriver``'s ``tier_id``)
 
 A blob completed from several multipart parts is a directory ``f_<seg>/`` holding its parts as
 ``00001``, ``00002``, … (hard links of the stored parts): completing an upload writes no data, as in
@@ -52,6 +53,7 @@ from tierpilot.drivers.base import (
     PutResult,
     TierDriver,
     TierError,
+    TierUnavailable,
 )
 from tierpilot.drivers.checksums import StreamDigest
 from tierpilot.kit.groupcommit import GroupCommit
@@ -72,6 +74,7 @@ _FLAT_DIR = "d_#"  # holds paths too long to map segment by segment; no encoded 
 _IO_POOL = ThreadPoolExecutor(max_workers=32, thread_name_prefix="tier-io")  # one write in flight per PUT
 GROUP_SYNC_MAX = 1 << 20  # blobs up to this size are made durable by a shared syncfs round (see ``put``)
 _SYNCFS = getattr(ctypes.CDLL(None, use_errno=True), "syncfs", None)  # Linux; elsewhere each blob fsyncs
+MARKER = ".tierpilot-tier"  # in a tier's root: the tier's id; a root without it is not written to
 
 
 def _quote(segment: str) -> str:
@@ -498,21 +501,107 @@ def _entry_size(path: Path) -> int:
         return 0
 
 
-class PosixDriver(TierDriver):
-    """A directory as a tier. Safe for many threads and processes writing and reading at once."""
+def _write_marker(root: Path, tier_id: int) -> None:
+    tmp = root / f"{MARKER}.{uuid.uuid4().hex}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    try:
+        os.write(fd, f"{tier_id}\n".encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.rename(tmp, root / MARKER)
+    _fsync_dir(root)
 
-    def __init__(self, root: str | os.PathLike[str], name: str = "posix") -> None:
+
+def _read_marker(root: Path) -> str | None:
+    try:
+        return (root / MARKER).read_text("utf-8").strip()
+    except FileNotFoundError:
+        return None
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of a directory, None when it is gone: an unmount or a re-created directory changes it."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def claim_root(root: str | os.PathLike[str], tier_id: int) -> None:
+    """Make ``root`` tier ``tier_id``'s directory (created if missing): the tier is being created or moved,
+    so an admin has just chosen this directory, empty or not."""
+    path = Path(root).resolve()
+    path.mkdir(parents=True, exist_ok=True)
+    if _read_marker(path) != str(tier_id):
+        _write_marker(path, tier_id)
+
+
+class PosixDriver(TierDriver):
+    """A directory as a tier. Safe for many threads and processes writing and reading at once.
+
+    With a ``tier_id`` (a configured tier) the root must already exist and carry the tier's ``MARKER``: a
+    volume that is not mounted leaves an empty mount point on the root file system, and writing there would
+    fill the wrong disk and hide the objects once the volume comes back. So the driver never creates the root,
+    and each write starts with one ``stat`` of it (``_check_root``): a different device or inode than when the
+    marker was read (unmounted, removed, replaced) means reading the marker again, and without it every write
+    fails with ``TierUnavailable``. A root without a marker is adopted (marker written) only when it already
+    holds this layout's ``blobs/``, as every directory an older version used does; an empty one is claimed only
+    by ``claim_root`` when the tier is created or moved. Without a ``tier_id`` (tests, benchmarks, a new tier's
+    connection check) the directory is created as needed and not marked.
+    """
+
+    def __init__(self, root: str | os.PathLike[str], name: str = "posix", tier_id: int | None = None) -> None:
         self.name = name
+        self.tier_id = tier_id
         self.root = Path(root).resolve()
         self.blobs = self.root / "blobs"
         self.parts = self.root / "parts"
         self.tmp = self.root / "tmp"
         self.sessions = self.root / "sessions"
-        for d in (self.blobs, self.parts, self.tmp, self.sessions):
-            d.mkdir(parents=True, exist_ok=True)
+        self._root_id: tuple[int, int] | None = None
+        if tier_id is None:
+            for d in (self.blobs, self.parts, self.tmp, self.sessions):
+                d.mkdir(parents=True, exist_ok=True)
+        else:
+            self._root_id = self._verify_root()
         # what crashed writers left, removed at start: a dead writer has no request in flight
         self.swept_at_start = self._leftovers(remove=True)
         self.rounds = _durability_rounds(self.root)
+
+    # the tier's root ----------------------------------------------------------------------------------
+
+    def _verify_root(self) -> tuple[int, int]:
+        """The root's identity once it shows this tier's marker (adopting an unmarked root that holds blobs/)."""
+        assert self.tier_id is not None
+        where = f"tier {self.name!r}: {self.root}"
+        identity = _identity(self.root)
+        if identity is None:
+            raise TierUnavailable(f"{where} is missing (volume not mounted, or the directory was removed)")
+        found = _read_marker(self.root)
+        if found is None:
+            if not self.blobs.is_dir():
+                raise TierUnavailable(f"{where} has no {MARKER} and no tier data: is its volume mounted? (an empty "
+                                      "directory becomes a tier's when the tier is created or moved there)")
+            _write_marker(self.root, self.tier_id)
+        elif found != str(self.tier_id):
+            raise TierUnavailable(f"{where} belongs to tier id {found}, not to this tier (id {self.tier_id})")
+        for d in (self.blobs, self.parts, self.tmp, self.sessions):
+            d.mkdir(exist_ok=True)
+        return identity
+
+    def _check_root(self) -> None:
+        """Refuse to write unless the root is still the marked directory (one stat while nothing changed)."""
+        if self._root_id is not None and _identity(self.root) != self._root_id:
+            self._root_id = self._verify_root()  # remounted or restored: fine if the marker is there again
+
+    def check(self) -> None:
+        """The tier's health probe: the root is this tier's and its directories are there to write in."""
+        self._check_root()
+        for d in (self.blobs, self.tmp):
+            if not os.access(d, os.W_OK | os.X_OK):
+                raise TierError(f"tier {self.name!r}: {d} is not writable")
 
     # paths ---------------------------------------------------------------------------------------------
 
@@ -551,6 +640,8 @@ class PosixDriver(TierDriver):
     # writes --------------------------------------------------------------------------------------------
 
     def _new_tmp(self) -> Path:
+        """Every write starts here: the root is checked first (see the class docstring)."""
+        self._check_root()
         return self.tmp / f"{_session(self.sessions)}-{uuid.uuid4().hex}.tmp"
 
     def _write_tmp(self, chunks: Iterator[bytes], digest: StreamDigest | None) -> Path:
@@ -649,6 +740,7 @@ class PosixDriver(TierDriver):
     # reads ---------------------------------------------------------------------------------------------
 
     def _missing(self, locator: str) -> Exception:
+        self._check_root()  # a vanished volume is not a missing object
         return BlobNotFound(locator)
 
     def _readable_path(self, locator: str) -> Path:

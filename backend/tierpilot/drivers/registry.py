@@ -96,8 +96,8 @@ def build_driver(tier: TierLike) -> TierDriver:
             from tierpilot.drivers.offline import OfflinePosixDriver
 
             return OfflinePosixDriver(config["path"], name=tier.name, restore_delays=dict(tier.restore_delays or {})
-                                      or None)
-        return PosixDriver(config["path"], name=tier.name)
+                                      or None, tier_id=tier.id or None)
+        return PosixDriver(config["path"], name=tier.name, tier_id=tier.id or None)
     if tier.driver == "s3":
         from tierpilot.drivers.s3 import S3Driver
 
@@ -113,6 +113,14 @@ def build_driver(tier: TierLike) -> TierDriver:
 
         return GCSDriver.from_config(tier.name, plain_secrets(config))
     raise ValueError(f"unknown tier driver {tier.driver!r}")
+
+
+def claim_location(tier: TierLike) -> None:
+    """Mark a new or moved tier's location as its own (posix: the root's marker; see ``PosixDriver``)."""
+    if tier.driver == "posix":
+        from tierpilot.drivers.posix import claim_root
+
+        claim_root(tier.config["path"], tier.id)
 
 
 def driver_for(tier: TierLike) -> TierDriver:

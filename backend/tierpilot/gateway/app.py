@@ -19,7 +19,7 @@ from urllib.parse import quote, unquote, unquote_to_bytes
 from tierpilot import wiring
 from tierpilot.catalog import store
 from tierpilot.catalog.errors import CatalogError
-from tierpilot.drivers.base import TierError
+from tierpilot.drivers.base import TierError, TierUnavailable
 from tierpilot.gateway import (  # noqa: F401  (importing the operation modules registers their routes)
     ops_buckets,
     ops_cors,
@@ -368,6 +368,9 @@ def _as_s3_error(exc: Exception, req: Request) -> S3Error:
         return S3Error(exc.s3_code, exc.message, exc.s3_status, **fields)
     if isinstance(exc, DomainError):
         return S3Error("InvalidRequest", exc.message, exc.status_code if exc.status_code < 500 else 400)
+    if isinstance(exc, TierUnavailable):  # the tier's volume is gone: clients retry later, as on S3's 503
+        log.error("tier unavailable in request %s: %s", req.request_id, exc)
+        return S3Error("ServiceUnavailable", "The storage tier is unavailable. Please try again later.", 503)
     if isinstance(exc, TierError):
         log.error("tier error in request %s: %s", req.request_id, exc, exc_info=True)
         return S3Error("InternalError", "The storage tier failed to complete the request. Please try again.", 500)

@@ -280,7 +280,15 @@ def create(session: Session, data: TierCreate) -> Tier:
     )
     session.add(tier)
     session.flush()
+    _claim(tier)
     return tier
+
+
+def _claim(tier: Tier) -> None:
+    try:
+        registry.claim_location(tier)
+    except OSError as exc:
+        raise Invalid(f"config.path: cannot mark {location(tier)} as the tier's: {exc.strerror}") from None
 
 
 def update(session: Session, tier_id: int, data: TierUpdate) -> Tier:
@@ -295,10 +303,12 @@ def update(session: Session, tier_id: int, data: TierUpdate) -> Tier:
             raise Conflict(f"tier {tier.name!r} is the default tier of new buckets (TIERPILOT_DEFAULT_TIER)")
         tier.name = data.name
     config = tier.config
+    moved = False
     if data.config is not None:
         merged = {**public_config(tier), **data.config}
         config = _normalized_config(session, tier.driver, merged, tier.config, tier.id)
-        if in_use and _location_key(tier.driver, config) != _location_key(tier.driver, tier.config):
+        moved = _location_key(tier.driver, config) != _location_key(tier.driver, tier.config)
+        if in_use and moved:
             raise Conflict("the tier holds objects or buckets: its location cannot change")
     offline = _offline_for(tier.driver, config, tier.offline if data.offline is None else data.offline)
     if in_use and offline != tier.offline:
@@ -316,6 +326,8 @@ def update(session: Session, tier_id: int, data: TierUpdate) -> Tier:
     if data.min_storage_days is not None:
         tier.min_storage_days = data.min_storage_days
     session.flush()
+    if moved:
+        _claim(tier)
     return tier
 
 
@@ -341,7 +353,11 @@ def check(session: Session, data: TierCheck) -> TierCheckOut:
     merged = {**(public_config(previous) if previous is not None else {}), **data.config}
     config = _normalized_config(session, data.driver, merged, previous.config if previous is not None else None,
                                 data.tier_id)
-    spec = registry.TierSpec(id=0, name=previous.name if previous is not None else "check", driver=data.driver,
+    # a saved tier checked at its own location is checked as that tier (a posix root must be its marked one)
+    same_place = previous is not None and _location_key(data.driver, config) == _location_key(
+        previous.driver, previous.config)
+    spec = registry.TierSpec(id=previous.id if previous is not None and same_place else 0,
+                             name=previous.name if previous is not None else "check", driver=data.driver,
                              config=config, offline=_offline_for(data.driver, config, False))
     try:
         _probe(registry.build_driver(spec))
