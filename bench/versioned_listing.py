@@ -14,12 +14,16 @@ Baseline, measured in the same run on the same database: the bare SQL of the sam
 answer needs, on a raw DBAPI connection, no Python beyond fetching), so gateway/SQL says what the gateway adds.
 Printed: p50/p99 ms of both, their ratio, the gateway process's CPU per page, and the load.
 
+``--baseline REV`` also runs a gateway on the backend of that git revision (``git archive``, first on PYTHONPATH)
+against the same catalog: both series are timed one after the other per shape, and every answer of the two is
+compared byte for byte.
+
 ``--keep NAME`` keeps the filled catalog (SQLite file under the temp dir, or a PostgreSQL database NAME) and
 reuses it in the next run: the fill of 1,000,000 rows takes minutes; migrations run on it at every start, so an
 index a new revision adds is built on the filled tables (its time is printed).
 
 Run: .venv/bin/python bench/versioned_listing.py [--rows 1000000] [--versions 1] [--pages 200] [--postgres]
-     [--keep NAME]
+     [--keep NAME] [--baseline REV]
 """
 
 from __future__ import annotations
@@ -290,6 +294,7 @@ def main() -> int:
             return [_key(folder + rng.randrange(max(1, span))) for _ in range(args.pages)]
 
         for gw in gateways.values():  # warm: imports, caches, the first pages
+            gw[1].close()
             for _api, _name, query, _sql in shapes:
                 for m in markers()[:5]:
                     request(gw, query(m))
@@ -298,6 +303,10 @@ def main() -> int:
             series: dict[str, tuple[list[float], float]] = {}
             answers: dict[str, list[bytes]] = {}
             for label, gw in gateways.items():
+                # a fresh connection, opened untimed: the server closed the one left idle while the other
+                # gateway was timed (keep-alive timeout)
+                gw[1].close()
+                request(gw, query(markers()[0]))
                 gw_ms, bodies = [], []
                 cpu0 = cpu_seconds(gw[0].pid)
                 for m in markers():
