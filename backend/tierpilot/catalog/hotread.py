@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, cast
 
 from sqlalchemy import Engine, Table, bindparam, select
@@ -89,6 +89,13 @@ def _as_object(values: Sequence[Any]) -> Object:
     """A transient ``Object`` holding the row's values (what the ORM's loader does, without its bookkeeping)."""
     obj = cast(Object, _MANAGER.new_instance())
     instance_dict(obj).update(zip((col.key for col in _COLUMNS), values, strict=True))
+    return obj
+
+
+def object_from(values: Mapping[str, Any]) -> Object:
+    """A transient ``Object`` of a row's columns by name (a write's answer, built without the ORM)."""
+    obj = cast(Object, _MANAGER.new_instance())
+    instance_dict(obj).update(values)
     return obj
 
 

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from tierpilot.catalog import repository, versions
+from tierpilot.catalog import hotread, repository, versions
 from tierpilot.catalog.errors import (
     AccessDenied,
     BucketAlreadyExists,
@@ -338,25 +338,27 @@ def record_object(
     names its own.
     """
     now = now or utcnow()
-    settings = repository.bucket_versioning(session, bucket_id)
+    settings = repository.bucket_versioning_row(session, bucket_id)
     state = settings[0] if settings is not None else None
     if settings is not None and lock_mode is None and lock_until is None:
         lock_mode, lock_until = versions.default_retention(settings, now)
-    old = repository.get_object(session, bucket_id, key, for_update=True)
-    if if_none_match is not None and old is not None and _etag_matches(old.etag, if_none_match):
-        raise PreconditionFailed("At least one of the pre-conditions you specified did not hold",
-                                 Condition="If-None-Match")
-    if if_match is not None and (old is None or not _etag_matches(old.etag, if_match)):
-        if old is None:
-            require_bucket(session, bucket_id)
-            raise NoSuchKey("The specified key does not exist.", Key=key)
-        raise PreconditionFailed("At least one of the pre-conditions you specified did not hold",
-                                 Condition="If-Match")
     version_id = versions.new_version_id() if state == "Enabled" else "null"
+    values: dict[str, Any] = dict(
+        size=size, etag=etag, tier_id=tier_id, storage_class=storage_class, locator=locator,
+        content_type=content_type or "binary/octet-stream", user_metadata=user_metadata or {},
+        headers=headers or {}, checksum_algorithm=checksum_algorithm, checksum_value=checksum_value,
+        parts_count=parts_count, tags=tags or {}, created_at=now, last_modified=now, last_access_at=None,
+        restore_state=None, restore_speed=None, restore_expiry=None, version_id=version_id, lock_mode=lock_mode,
+        lock_until=lock_until, legal_hold=legal_hold, part_sizes=part_sizes, part_checksums=part_checksums,
+    )
+    if state is None:  # no version history to keep: Core statements, no ORM object
+        return _record_unversioned(session, bucket_id, key, values, if_match, if_none_match, now)
+    old = repository.get_object(session, bucket_id, key, for_update=True)
+    _check_write_conditions(session, bucket_id, key, old, if_match, if_none_match)
     dropped: list[Blob] = []
     if state == "Suspended":
         dropped = versions.drop_null_version(session, bucket_id, key, now)
-    if old is not None and state is not None and not (old.version_id == "null" and version_id == "null"):
+    if old is not None and not (old.version_id == "null" and version_id == "null"):
         versions.archive(session, old, now)  # the replaced version stays, as a noncurrent one
         old_size = 0
         kept_old = True
@@ -366,22 +368,7 @@ def record_object(
         old_size = old.size if old is not None else 0
         kept_old = False
     delta = size - old_size
-    totals = repository.add_usage(session, bucket_id, 1 if old is None or kept_old else 0, delta)
-    if totals is None:
-        raise NoSuchBucket("The specified bucket does not exist")
-    _count, used, space_bytes, space_start, space_end = totals
-    if delta > 0 and space_open(space_bytes, space_start, space_end, now) and used > space_bytes:
-        raise QuotaExceeded(
-            f"The bucket's space reservation of {space_bytes} bytes would be exceeded ({used - delta} bytes "
-            f"used, {delta} bytes more asked)", SpaceBytes=str(space_bytes), UsedBytes=str(used - delta))
-    values: dict[str, Any] = dict(
-        size=size, etag=etag, tier_id=tier_id, storage_class=storage_class, locator=locator,
-        content_type=content_type or "binary/octet-stream", user_metadata=user_metadata or {},
-        headers=headers or {}, checksum_algorithm=checksum_algorithm, checksum_value=checksum_value,
-        parts_count=parts_count, tags=tags or {}, created_at=now, last_modified=now, last_access_at=None,
-        restore_state=None, restore_speed=None, restore_expiry=None, version_id=version_id, lock_mode=lock_mode,
-        lock_until=lock_until, legal_hold=legal_hold, part_sizes=part_sizes, part_checksums=part_checksums,
-    )
+    _check_space(repository.add_usage(session, bucket_id, 1 if old is None or kept_old else 0, delta), delta, now)
     if old is not None:
         replaced = None if kept_old else Blob(old.tier_id, old.locator)
         if dropped:
@@ -412,6 +399,59 @@ def record_object(
         session.flush()
         return raced, replaced
     return obj, dropped[0] if dropped else None
+
+
+def _record_unversioned(session: Session, bucket_id: int, key: str, values: dict[str, Any], if_match: str | None,
+                        if_none_match: str | None, now: datetime) -> tuple[Object, Blob | None]:
+    """``record_object`` in a bucket that never had versioning: the row inserted or overwritten in place; the
+    answer is a transient ``Object`` of the values written."""
+    row = repository.object_row_for_write(session, bucket_id, key)
+    old = hotread.object_from(row) if row is not None else None
+    _check_write_conditions(session, bucket_id, key, old, if_match, if_none_match)
+    if old is not None:
+        versions.refuse_locked(old, now)
+    delta = values["size"] - (old.size if old is not None else 0)
+    _check_space(repository.add_usage_row(session, bucket_id, 0 if old is not None else 1, delta), delta, now)
+    replaced = Blob(old.tier_id, old.locator) if old is not None else None
+    if old is None:
+        object_id = repository.insert_object_row(session, {"bucket_id": bucket_id, "key": key, **values})
+        if object_id is None:
+            # PostgreSQL: a concurrent writer inserted the key first; overwrite its row instead
+            raced = repository.object_row_for_write(session, bucket_id, key)
+            if raced is None:
+                raise RuntimeError(f"key {key!r} of bucket {bucket_id} both exists and does not")
+            repository.add_usage_row(session, bucket_id, -1, -int(raced["size"]))
+            object_id, replaced = int(raced["id"]), Blob(int(raced["tier_id"]), str(raced["locator"]))
+            repository.update_object_row(session, object_id, values)
+    else:
+        object_id = old.id
+        repository.update_object_row(session, object_id, values)
+    return hotread.object_from({"id": object_id, "bucket_id": bucket_id, "key": key, **values}), replaced
+
+
+def _check_write_conditions(session: Session, bucket_id: int, key: str, old: Object | None, if_match: str | None,
+                            if_none_match: str | None) -> None:
+    """If-None-Match / If-Match of a write against the key's current version (412; NoSuchKey if absent)."""
+    if if_none_match is not None and old is not None and _etag_matches(old.etag, if_none_match):
+        raise PreconditionFailed("At least one of the pre-conditions you specified did not hold",
+                                 Condition="If-None-Match")
+    if if_match is not None and (old is None or not _etag_matches(old.etag, if_match)):
+        if old is None:
+            require_bucket(session, bucket_id)
+            raise NoSuchKey("The specified key does not exist.", Key=key)
+        raise PreconditionFailed("At least one of the pre-conditions you specified did not hold",
+                                 Condition="If-Match")
+
+
+def _check_space(totals: Any | None, delta: int, now: datetime) -> None:
+    """NoSuchBucket when the totals' row is gone; QuotaExceeded when the write took an open reservation past it."""
+    if totals is None:
+        raise NoSuchBucket("The specified bucket does not exist")
+    _count, used, space_bytes, space_start, space_end = totals
+    if delta > 0 and space_open(space_bytes, space_start, space_end, now) and used > space_bytes:
+        raise QuotaExceeded(
+            f"The bucket's space reservation of {space_bytes} bytes would be exceeded ({used - delta} bytes "
+            f"used, {delta} bytes more asked)", SpaceBytes=str(space_bytes), UsedBytes=str(used - delta))
 
 
 def find_object(session: Session, bucket_id: int, key: str) -> Object:

@@ -117,8 +117,9 @@ def _apply(session: Session, row: _Row) -> tuple[Object, Blob | None]:
         legal_hold=spec.legal_hold, part_sizes=row.part_sizes, part_checksums=row.part_checksums,
     )
     # detached with the values written: a later row of the same round for the same key loads a row of its own
-    # instead of changing this one under the request that gets it
-    session.expunge(obj)
+    # instead of changing this one under the request that gets it (an unversioned write's is transient already)
+    if obj in session:
+        session.expunge(obj)
     return obj, replaced
 
 
