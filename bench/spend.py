@@ -6,10 +6,12 @@
 2. Pricing a month (``--buckets N --objects M``): a scratch SQLite (or ``--postgres``) database with N buckets
    of M objects created over the last 9 months, a tenth of them deleted (their spans in the catalog's
    history, written by its triggers), a restore per 100 objects and a month of metered usage; the time of
-   ``GET /api/spend``'s computation (six months, by bucket), median of ``--runs``.
+   ``GET /api/spend``'s computation (six months, by bucket), median of ``--runs``: with the finished days from
+   the daily roll-up (after beat's ``spend.roll_up`` backfilled it, timed too) against every day priced from
+   the catalog's rows (the baseline, ``rolled_up=False``), alternated in the same run, answers compared.
 
     .venv/bin/python bench/spend.py [--flows 50000] [--runs 5] [--buckets 20] [--objects 5000] [--spread-days 270]
-                                    [--postgres]
+                                    [--postgres] [--deleted-midlife]
 """
 
 from __future__ import annotations
@@ -67,7 +69,24 @@ def _hook_cost(requests: int) -> float:
     return elapsed / requests
 
 
-def _world(buckets: int, objects: int, now: datetime, spread_days: int) -> None:
+def _backdate_deletions(session: object, bucket_id: int, now: datetime) -> None:
+    """Move the bucket's deletions (stamped now by the triggers) to the middle of each object's life, as if they
+    had happened over the months before: the daily roll-up then holds them, not the live day."""
+    from sqlalchemy import Table, bindparam, select, update
+    from sqlalchemy.orm import Session
+
+    from tierpilot.spend.models import StorageHistory as H
+
+    assert isinstance(session, Session)
+    rows = session.execute(select(H.id, H.stored_from).where(H.bucket_id == bucket_id)).all()
+    table = H.__table__
+    assert isinstance(table, Table)
+    session.execute(update(table).where(table.c.id == bindparam("row_id")).values(ended_at=bindparam("at")),
+                    [{"row_id": i, "at": (start if start.tzinfo else start.replace(tzinfo=UTC)) + (now - (
+                        start if start.tzinfo else start.replace(tzinfo=UTC))) / 2} for i, start in rows])
+
+
+def _world(buckets: int, objects: int, now: datetime, spread_days: int, midlife: bool = False) -> None:
     """N buckets of M objects created over ``spread_days``, a tenth deleted, restores and a month of metering."""
     from tierpilot.auth import service as auth
     from tierpilot.catalog import repository as catalog_repository
@@ -95,6 +114,8 @@ def _world(buckets: int, objects: int, now: datetime, spread_days: int) -> None:
         with transaction(write=True) as s:
             gone = [o for o, b, *_ in catalog_repository.iter_tier_objects(s, tier.id) if b == bucket_id][::10]
             catalog_repository.delete_object_rows(s, gone)
+            if midlife:
+                _backdate_deletions(s, bucket_id, now)
             restores_repository.insert_items(s, [dict(
                 owner_id=admin.id, bucket=f"bench-{b:04d}", key=f"k{i:07d}", size=1 << 20, tier_id=tier.id,
                 locator=f"bench-{b}/{i}", speed=("bulk", "standard", "expedited")[i % 3], days=7, state="ready",
@@ -103,6 +124,17 @@ def _world(buckets: int, objects: int, now: datetime, spread_days: int) -> None:
             repository.add_usage(s, [((now - timedelta(days=d)).date().isoformat(), admin.id, bucket_id, kind,
                                       100, 1 << 30 if kind == "read" else 0)
                                      for d in range(28) for kind in ("read", "write", "head", "list")])
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal answers: the same keys, texts and counts; money and GiB-days to the millionth."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) and isinstance(b, float):
+        return abs(a - b) <= 1.5e-6
+    return a == b
 
 
 def _month(args: argparse.Namespace) -> None:
@@ -129,22 +161,44 @@ def _month(args: argparse.Namespace) -> None:
         wiring.install()
         now = datetime.now(UTC)
         started = time.perf_counter()
-        _world(args.buckets, args.objects, now, args.spread_days)
-        print(f"world: {args.buckets} buckets x {args.objects} objects over {args.spread_days} days, a tenth deleted, "
+        _world(args.buckets, args.objects, now, args.spread_days, args.deleted_midlife)
+        print(f"world: {args.buckets} buckets x {args.objects} objects over {args.spread_days} days, a tenth deleted "
+              f"{'in mid-life' if args.deleted_midlife else 'today'}, "
               f"{args.buckets * args.objects // 100} restores, built in {time.perf_counter() - started:.1f} s")
-        times = []
+        from tierpilot.spend import rollup
+
+        started = time.perf_counter()
+        stored = rollup.roll_up()
+        backfill = time.perf_counter() - started
+        started = time.perf_counter()
+        again = rollup.roll_up()
+        print(f"roll-up: first run (backfill) stored {stored} day rows in {backfill:.2f} s; a second run closed "
+              f"{again} in {time.perf_counter() - started:.3f} s")
+        times: dict[bool, list[float]] = {False: [], True: []}
+        answers: dict[bool, dict[str, object]] = {}
         for _ in range(args.runs):
-            with transaction() as s:
-                admin = auth_repository.get_user_by_name(s, "bench-admin")
-                assert admin is not None
-                started = time.perf_counter()
-                out = service.spend(s, admin, now.strftime("%Y-%m"), "bucket", now=now)
-                times.append(time.perf_counter() - started)
-        assert len(out["groups"]) == args.buckets and all(g["restore_requests"] for g in out["groups"])
+            for rolled_up in (False, True):  # alternated: both see the same load
+                with transaction() as s:
+                    admin = auth_repository.get_user_by_name(s, "bench-admin")
+                    assert admin is not None
+                    started = time.perf_counter()
+                    answers[rolled_up] = service.spend(s, admin, now.strftime("%Y-%m"), "bucket", now=now,
+                                                       rolled_up=rolled_up)
+                    times[rolled_up].append(time.perf_counter() - started)
+        out = answers[True]
+        groups = out["groups"]
+        assert isinstance(groups, list)
+        assert len(groups) == args.buckets and all(g["restore_requests"] for g in groups)
+        same = _same(answers[False], answers[True])
         db = "PostgreSQL" if args.postgres else "SQLite (WAL)"
-        print(f"{db}: a month (six months of history, by bucket) in median {statistics.median(times):.2f} s "
-              f"(min {min(times):.2f}, max {max(times):.2f}, {args.runs} runs); "
-              f"{statistics.median(times) / (args.buckets * args.objects) * 1e6:.1f} µs per stored object")
+        rows, rolled = statistics.median(times[False]), statistics.median(times[True])
+        for label, t in (("every day from the catalog's rows (baseline)", times[False]),
+                         ("closed days from the roll-up", times[True])):
+            print(f"{db}: a month (six months of history, by bucket), {label}: median {statistics.median(t):.3f} s "
+                  f"(min {min(t):.3f}, max {max(t):.3f}, {args.runs} runs); "
+                  f"{statistics.median(t) / (args.buckets * args.objects) * 1e6:.2f} µs per stored object")
+        print(f"roll-up / rows: {rolled / rows:.3f} (x{rows / rolled:.1f} faster); answers equal to the millionth: "
+              f"{same}")
     finally:
         if drop is not None:
             drop()
@@ -161,6 +215,8 @@ def main() -> None:
     parser.add_argument("--objects", type=int, default=5000, help="objects per bucket (0: skip the month)")
     parser.add_argument("--spread-days", type=int, default=270, help="objects created over this many days")
     parser.add_argument("--postgres", action="store_true", help="a throwaway PostgreSQL instead of SQLite")
+    parser.add_argument("--deleted-midlife", action="store_true",
+                        help="the deleted tenth left in the middle of its life (default: deleted today, the live day)")
     args = parser.parse_args()
     print(f"load average at start: {os.getloadavg()[0]:.1f} (1 min) on {os.cpu_count()} cores")
     bare, metered = [], []

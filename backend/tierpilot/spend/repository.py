@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, cast
+from typing import Any
+from typing import cast as typed
 
-from sqlalchemy import Table, delete, func, select, update
+from sqlalchemy import BigInteger, Table, cast, delete, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -20,7 +21,7 @@ def add_usage(session: Session, rows: Sequence[MeterRow]) -> None:
     """Add a batch of counters (one upsert statement for the batch)."""
     if not rows:
         return
-    table = cast(Table, UsageMeter.__table__)
+    table = typed(Table, UsageMeter.__table__)
     dialect = session.get_bind().dialect.name
     ins: Any = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)
     stmt = ins.on_conflict_do_update(index_elements=["day", "user_id", "bucket_id", "direction"],
@@ -56,6 +57,26 @@ def ended_spans(session: Session, bucket_ids: Sequence[int], since: datetime, un
          .execution_options(yield_per=10_000))
     for b, o, t, c, n, start, end, why in session.execute(q):
         yield int(b), (int(o) if o is not None else None), int(t), str(c), int(n), start, end, str(why)
+
+
+def _epoch_s(session: Session, column: Any) -> Any:
+    """A timestamp column as whole epoch seconds, computed by the database (no datetime per row in Python)."""
+    if session.get_bind().dialect.name == "postgresql":
+        return cast(func.floor(func.extract("epoch", column)), BigInteger)
+    return cast(func.strftime("%s", column), BigInteger)
+
+
+def ended_span_seconds(session: Session, bucket_ids: Sequence[int], since: datetime,
+                       until: datetime) -> Iterator[tuple[int, int, int, int, int]]:
+    """The spans of ``ended_spans`` as (bucket, tier, size, stored from, ended at), times in whole epoch seconds."""
+    if not bucket_ids:
+        return
+    h = StorageHistory
+    q = (select(h.bucket_id, h.tier_id, h.size, _epoch_s(session, h.stored_from), _epoch_s(session, h.ended_at))
+         .where(h.bucket_id.in_(list(bucket_ids)), h.ended_at >= since, h.ended_at < until)
+         .execution_options(yield_per=10_000))
+    for b, t, n, start, end in session.execute(q):
+        yield int(b), int(t), int(n), int(start), int(end)
 
 
 def last_moves(session: Session, bucket_ids: Sequence[int],

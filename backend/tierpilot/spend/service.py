@@ -28,6 +28,7 @@ from sqlalchemy.orm import Session
 from tierpilot.auth import repository as auth_repository
 from tierpilot.auth.models import User
 from tierpilot.catalog import repository as catalog_repository
+from tierpilot.catalog.models import Bucket
 from tierpilot.kit.errors import Invalid
 from tierpilot.lifecycle import repository as lifecycle_repository
 from tierpilot.pricing import service as pricing
@@ -207,16 +208,18 @@ def _months(session: Session, tier_ids: set[int], first: date, last: date) -> li
     return out
 
 
-def _compute(session: Session, user: User, first_month: date, last_month: date, group_by: GroupBy,
-             now: datetime, rolled_up: bool) -> list[MonthSpend]:
-    buckets = catalog_repository.buckets_named(session, None, None if user.is_admin else user.id)
+Usage = dict[int, dict[int, tuple[int, int]]]  # bucket id -> tier id -> (bytes, objects) stored now
+
+
+def _compute(session: Session, buckets: Sequence[Bucket], usage_now: Usage, first_month: date, last_month: date,
+             group_by: GroupBy, now: datetime, rolled_up: bool) -> list[MonthSpend]:
     bucket_ids = [b.id for b in buckets]
     owners = auth_repository.usernames(session, {b.owner_id for b in buckets})
     # metered requests and bytes name a bucket, not a tier: they are shared out by the bytes each tier holds now
     shares: dict[int, dict[int, Decimal]] = {}
     tier_ids: set[int] = set()
     for b in buckets:
-        usage = catalog_repository.usage_by_tier(session, b.id)
+        usage = usage_now[b.id]
         total = sum((n for n, _ in usage.values()), 0)
         shares[b.id] = ({t: Decimal(n) / total for t, (n, _) in usage.items()} if total
                         else {b.tier_id: Decimal(1)})
@@ -300,15 +303,14 @@ class _Book:
                  egress=egress, **counts)
 
 
-def _planned(session: Session, user: User, month: date, now: datetime) -> dict[int, Decimal]:
+def _planned(session: Session, buckets: Sequence[Bucket], usage_now: Usage, month: date) -> dict[int, Decimal]:
     """The planner's forecast per bucket for a month: its current volume stored on its tiers, no reads."""
-    buckets = catalog_repository.buckets_named(session, None, None if user.is_admin else user.id)
-    prices, _ = tier_prices(session, {t for b in buckets for t in catalog_repository.usage_by_tier(session, b.id)}
-                             | {b.tier_id for b in buckets}, month_end(month))
+    prices, _ = tier_prices(session, {t for b in buckets for t in usage_now[b.id]} | {b.tier_id for b in buckets},
+                            month_end(month))
     out: dict[int, Decimal] = {}
     for b in buckets:
         cost = ZERO
-        for tier_id, (nbytes, _) in catalog_repository.usage_by_tier(session, b.id).items():
+        for tier_id, (nbytes, _) in usage_now[b.id].items():
             p = prices.get(tier_id)
             if p is not None:
                 cost += band_cost(p.cls.storage, Decimal(nbytes) / GIB)
@@ -360,18 +362,20 @@ def spend(session: Session, user: User, month_text: str, group_by: str, divergen
     now = now or datetime.now(UTC)
     if month > now.date().replace(day=1):
         raise Invalid("month is in the future", field="month")
-    months = _compute(session, user, shift(month, -(HISTORY_MONTHS - 1)), month, cast(GroupBy, group_by), now,
-                      rolled_up)
+    buckets = catalog_repository.buckets_named(session, None, None if user.is_admin else user.id)
+    usage_now = {b.id: catalog_repository.usage_by_tier(session, b.id) for b in buckets}
+    months = _compute(session, buckets, usage_now, shift(month, -(HISTORY_MONTHS - 1)), month,
+                      cast(GroupBy, group_by), now, rolled_up)
     current = months[-1]
     total = sum((line.total for line in current.lines.values()), ZERO)
     full = Decimal(current.days_in_month)
     ongoing = ZERO < current.days < full
     factor = full / current.days if ongoing else Decimal(1)
     left = (full - current.days) / full if ongoing else ZERO
-    planned = _planned(session, user, month, now)
+    planned = _planned(session, buckets, usage_now, month)
     storage = sum((line.storage for line in current.lines.values()), ZERO)
     forecast, _ = _projected(total, storage, sum(planned.values(), ZERO), factor, left)
-    names = {b.id: b.name for b in catalog_repository.buckets_named(session, None, None if user.is_admin else user.id)}
+    names = {b.id: b.name for b in buckets}
     comparison = []
     for bucket_id, plan in sorted(planned.items(), key=lambda kv: names.get(kv[0], "")):
         line = current.by_bucket.get(bucket_id, Line(str(bucket_id)))

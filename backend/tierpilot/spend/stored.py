@@ -151,10 +151,9 @@ def pieces(session: Session, bucket_ids: Sequence[int], since: datetime, now: da
                 counted = max(int(_aware(created).timestamp()), floor)
                 yield Piece(bucket_id, tier_id, -size, -1, size, counted, int(_aware(moved[row_id]).timestamp()),
                             False)
-    for bucket_id, _obj, tier_id, _cls, size, stored_from, ended_at, _why in repository.ended_spans(
-            session, bucket_ids, since, now + timedelta(days=1)):
-        start, end = int(_aware(stored_from).timestamp()), min(int(_aware(ended_at).timestamp()), until)
-        yield Piece(bucket_id, tier_id, size, 1, size, start, end, True)
+    for bucket_id, tier_id, size, start, ended_at in repository.ended_span_seconds(session, bucket_ids, since,
+                                                                                    now + timedelta(days=1)):
+        yield Piece(bucket_id, tier_id, size, 1, size, start, min(ended_at, until), True)
 
 
 def exact_below(catalogs: Iterable[Catalog]) -> int:
