@@ -21,7 +21,7 @@ from tierpilot.catalog.models import Bucket, Object
 from tierpilot.cli import app
 from tierpilot.drivers import registry
 from tierpilot.kit.db import transaction, utcnow
-from tierpilot.tiers.adopt import CUTS, Progress, adopt, fast_pages
+from tierpilot.tiers.adopt import CUTS, AdoptionError, Gate, Progress, S3Lister, S3Source, adopt, list_parallel
 
 # keys at every edge of the listing's cuts: the prefix itself, cut characters, just past them, deep, unicode
 EDGE_KEYS = ["top.txt", "z", "d0/", "d0/0", "d0/1zzz", "d0/2", "d0/~", "d0/z", "d0/zz/deeper/x", "d1/é-ünï",
@@ -47,7 +47,8 @@ def remote(db: str, moto_far: tuple[str, NetemProxy]) -> Iterator[dict[str, Any]
             "secret_access_key": "secret"}))
     registry.tiers.invalidate()
     owner = make_user(f"owner-{tag}", "owner-password-1", is_admin=True)
-    yield {"client": client, "tier": f"cloud-{tag}", "bucket": f"old-{tag}", "owner": owner, "tag": tag}
+    yield {"client": client, "tier": f"cloud-{tag}", "bucket": f"old-{tag}", "owner": owner, "tag": tag,
+           "proxy_url": proxy.url}
 
 
 def _put_many(client: Any, bucket: str, keys: list[str]) -> dict[str, tuple[int, str]]:
@@ -72,13 +73,24 @@ def _owner_id(remote: dict[str, Any]) -> int:
         return int(s.scalar(select(User.id).where(User.username == f"owner-{remote['tag']}")) or 0)
 
 
-def test_adoption_lists_every_key_size_and_etag_in_parallel(remote: dict[str, Any]) -> None:
+def test_adoption_lists_every_key_size_and_etag_in_parallel(remote: dict[str, Any],
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     client, bucket = remote["client"], remote["bucket"]
     keys = EDGE_KEYS + [f"p{i % 3}/k{i:05d}" for i in range(500)]
     expected = _put_many(client, bucket, keys)
+    monkeypatch.setattr("tierpilot.tiers.adopt.BATCH", 100)
     progress = adopt(remote["tier"], bucket, owner_id=_owner_id(remote), workers=8, page_size=40)
     assert _catalog(bucket) == expected
     assert progress.objects == progress.added == len(keys)
+    # pages of at most 40 keys gathered into batches of 100 or more (one transaction each)
+    assert len(keys) // 140 <= progress.batches <= len(keys) // 100 + 1
+    assert progress.requests >= len(keys) // 40
+    # times round-trip as the remote gave them (the batch travels as text to the database)
+    listed = {c["Key"]: c["LastModified"] for c in client.list_objects_v2(Bucket=bucket, Prefix="d")["Contents"]}
+    with transaction() as s:
+        stored = dict(s.execute(select(Object.key, Object.last_modified).join(Bucket, Bucket.id == Object.bucket_id)
+                                .where(Bucket.name == bucket, Object.key.in_(list(listed)))).all())
+    assert stored == listed
     # prefixes of more than a page were cut into ranges listed at once
     assert progress.ranges_done == progress.ranges_total > 3 * 10
     with transaction() as s:
@@ -91,18 +103,46 @@ def test_adoption_lists_every_key_size_and_etag_in_parallel(remote: dict[str, An
     assert b"".join(store.open_object(obj)) == client.get_object(Bucket=bucket, Key="d1/é-ünï")["Body"].read()
 
 
-def test_the_fast_listing_parse_gives_what_boto3_parses(remote: dict[str, Any]) -> None:
+def test_the_lean_lister_gives_what_boto3_parses(remote: dict[str, Any]) -> None:
     client, bucket = remote["client"], remote["bucket"]
-    _put_many(client, bucket, EDGE_KEYS)
+    _put_many(client, bucket, EDGE_KEYS + ["d1/amp&<lt>\"q'", "d1/plus+sign"])
     client.put_object(Bucket=bucket, Key="d1/ia", Body=b"ia", StorageClass="STANDARD_IA")
-    for args in ({}, {"MaxKeys": 7}, {"Prefix": "d1/"}, {"Delimiter": "/"}):
+    lister = S3Lister(S3Source(remote["proxy_url"], access_key_id="AKIDTEST", secret_access_key="secret"))
+    for args, lean in (({}, {}), ({"MaxKeys": 7}, {"max_keys": 7}), ({"Prefix": "d1/"}, {"prefix": "d1/"}),
+                       ({"Delimiter": "/"}, {"delimiter": "/"}), ({"StartAfter": "d1/"}, {"start_after": "d1/"})):
         plain = client.list_objects_v2(Bucket=bucket, **args)
-        with fast_pages(client):
-            fast = client.list_objects_v2(Bucket=bucket, **args)
-        assert {k: v for k, v in fast.items() if k != "ResponseMetadata"} == \
-            {k: v for k, v in plain.items() if k != "ResponseMetadata"} | (
-                {"Contents": [{f: c[f] for f in ("Key", "LastModified", "ETag", "Size", "StorageClass")}
-                              for c in plain["Contents"]]} if "Contents" in plain else {})
+        page = lister.page(bucket, **lean)
+        assert [(e["key"], e["size"], e["etag"], e["storage_class"], e["modified"]) for e in page.contents] == \
+            [(c["Key"], c["Size"], c["ETag"].strip('"'), c["StorageClass"], c["LastModified"])
+             for c in plain.get("Contents", [])]
+        assert page.prefixes == [p["Prefix"] for p in plain.get("CommonPrefixes", [])]
+        assert (page.truncated, page.token) == (plain["IsTruncated"], plain.get("NextContinuationToken"))
+    with pytest.raises(AdoptionError, match="NoSuchBucket"):
+        lister.page(f"none-{remote['tag']}")
+
+
+def test_the_gate_grows_while_pages_come_and_halves_when_throttled() -> None:
+    gate = Gate(start=2, limit=5)
+    for _ in range(10):
+        with gate:
+            pass
+        gate.answered()
+    assert gate.allowed == 5
+    gate.throttle()
+    assert (gate.allowed, gate.throttled) == (2, 1)
+    gate.throttle()
+    gate.throttle()
+    assert gate.allowed == 1
+
+
+def test_listing_starts_few_requests_and_grows_while_the_remote_answers(remote: dict[str, Any]) -> None:
+    client, bucket = remote["client"], remote["bucket"]
+    _put_many(client, bucket, [f"q{i:02d}/k" for i in range(40)])
+    lister = S3Lister(S3Source(remote["proxy_url"], access_key_id="AKIDTEST", secret_access_key="secret"))
+    gate = Gate(start=2, limit=12)
+    pages = list(list_parallel(lister, bucket, workers=12, gate=gate))
+    assert sum(len(p) for p in pages) == 40
+    assert gate.allowed == 12 and 2 < gate.peak <= 12 and gate.throttled == 0
 
 
 def test_a_second_run_adds_only_new_keys_and_keeps_the_rows_it_has(remote: dict[str, Any]) -> None:

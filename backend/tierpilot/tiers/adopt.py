@@ -3,23 +3,24 @@ byte is copied.
 
 Listing a large bucket page by page costs one round trip per 1,000 keys, so it is parallel: a delimiter
 listing finds the top-level prefixes (and the keys beside them; a top level of more than a page has the
-rest cut into key ranges), ``workers`` threads list the prefixes at once, and a range whose first page is
-not its last has the rest of its keys cut into disjoint ranges at fixed characters, one position deeper
-each time, listed at once too (``StartAfter`` as the lower bound, the first key past the upper bound ends
-a range). Pages go through a queue to the calling thread, which inserts them in batches
-(``catalog.repository.adopt_objects``, one transaction per batch). Adopted objects keep their key in their
-bucket (``drivers.s3.adopted_locator``): reads go there through the tier's driver, so read-ahead,
-reservations and restores apply as to any object of the tier.
+rest cut into key ranges), threads list the prefixes at once, and a range whose first page is not its last
+has the rest of its keys cut into disjoint ranges at fixed characters, one position deeper each time, listed
+at once too (``StartAfter`` as the lower bound, the first key past the upper bound ends a range). How many
+requests are in flight adapts to the remote (``Gate``): a few at first, one more for every page answered up
+to ``workers``, halved when it throttles. S3 pages are fetched and parsed by ``S3Lister`` (botocore's signer
+and HTTP session, regular expressions over the body): boto3's own pipeline cost ~25 ms of CPU per 1,000-key
+page here, as much as the remote took to answer, serialised by the GIL across the listing's threads.
 
-Pages are parsed by ``_fast_contents`` (ElementTree, hooked into boto3 before its own parser, for the listing's
-threads only): boto3's generic parser took ~120 ms per 1,000-key page here, as long as the remote took to answer
-it, and the GIL serialises it across the listing threads.
+Pages go through a queue to the calling thread, which hands batches of ``BATCH`` rows to a writer thread
+(``_Writer``): one INSERT per batch (``catalog.repository.adopt_objects``), committed while the listing goes
+on. Adopted objects keep their key in their bucket (``drivers.s3.adopted_locator``): reads go there through
+the tier's driver, so read-ahead, reservations and restores apply as to any object of the tier.
 
 Azure and GCS list with their SDKs: a delimiter listing of the top level, then one lister per top-level
-prefix, ``workers`` at a time (Azure's listing has no start-after bound to cut ranges at; prefixes are the
-parallelism both services allow). Their adopted objects take the same locator, ``%a/<container>/<name>``,
-which their drivers read, restore and delete in place. The catalog's ETag is the service's MD5 (hex) when it
-has one (Azure's Content-MD5, GCS's md5Hash), else the service's own ETag.
+prefix, ``workers`` at a time (at most 16; Azure's listing has no start-after bound to cut ranges at; prefixes
+are the parallelism both services allow). Their adopted objects take the same locator,
+``%a/<container>/<name>``, which their drivers read, restore and delete in place. The catalog's ETag is the
+service's MD5 (hex) when it has one (Azure's Content-MD5, GCS's md5Hash), else the service's own ETag.
 
 Every scan is remembered (``tiers.adoptions``: tier, remote bucket, progress) and re-run by beat every
 ``TIERPILOT_ADOPT_RESCAN_S``: it adds the keys that appeared since and deletes from the catalog the adopted
@@ -31,27 +32,34 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import html
 import logging
 import os
 import queue
 import re
 import threading
 import time
-import xml.etree.ElementTree as ET
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+from urllib.parse import quote, unquote_plus, urlencode
 
 from azure.storage.blob import BlobPrefix
+from botocore.auth import S3SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
+from botocore.exceptions import ConnectionError as BotoConnectionError
+from botocore.exceptions import HTTPClientError
+from botocore.httpsession import URLLib3Session
+from botocore.utils import get_environ_proxies
 from sqlalchemy.orm import Session
 
 from tierpilot.catalog import repository as catalog_repository
 from tierpilot.catalog import service as catalog_service
 from tierpilot.drivers import registry
 from tierpilot.drivers.azure import CLASS_OF_TIER, AzureBlobDriver
-from tierpilot.drivers.base import TierDriver
 from tierpilot.drivers.gcs import GCSDriver
 from tierpilot.drivers.s3 import S3Driver, adopted_locator
 from tierpilot.kit.db import after_commit, transaction
@@ -62,11 +70,12 @@ from tierpilot.tiers.adoption_schemas import AdoptionOut
 # characters a range is cut at (S3 lists in code point order)
 CUTS = ("", "0", "2", "4", "6", "8", "B", "F", "J", "N", "R", "V", "Z", "b", "d", "f", "h", "j", "l", "n", "p",
         "r", "t", "v", "x", "z")
-BATCH = 5000  # rows per insert transaction
+BATCH = 2000  # rows per insert transaction: short enough that SQLite's other writers barely wait
+PRUNE_PAGE = 10_000  # catalog rows a re-scan compares with the listing per query
 log = logging.getLogger(__name__)
-_S3_NS = "{http://s3.amazonaws.com/doc/2006-03-01/}"
-_CONTENTS = re.compile(rb"<Contents>.*?</Contents>", re.S)  # keys are escaped: no "</Contents>" inside one
-_fast = threading.local()  # ``on`` in the listing's threads: only their ListObjectsV2 pages take the fast parse
+
+Entry = dict[str, Any]  # key, size, etag, storage_class, modified, created
+Level = Iterator[tuple[list[Entry], list[str]]]  # pages of a top level: (objects, prefixes found)
 
 
 class AdoptionError(DomainError):
@@ -82,6 +91,7 @@ class Progress:
     bytes_added: int = 0
     removed: int = 0
     requests: int = 0
+    batches: int = 0  # insert transactions committed
 
 
 @dataclass(frozen=True)
@@ -114,84 +124,229 @@ def split_after(prefix: str, last: str, upto: str | None) -> list[KeyRange]:
     return [KeyRange(prefix, last, upto)]
 
 
-def _fast_contents(response_dict: dict[str, Any], customized_response_dict: dict[str, Any], **_: Any) -> None:
-    """boto3's ``before-parse`` hook for ListObjectsV2: a page's ``Contents`` (Key, Size, ETag, StorageClass,
-    LastModified) parsed here and cut from the body boto3 parses (the rest: truncation, token, prefixes)."""
-    if not getattr(_fast, "on", False) or response_dict["status_code"] != 200:
-        return
-    body = response_dict["body"]
-    contents = []
-    for item in ET.fromstring(body).iter(f"{_S3_NS}Contents"):
-        fields = {child.tag[len(_S3_NS):]: child.text or "" for child in item}
-        contents.append({"Key": fields["Key"], "Size": int(fields["Size"]), "ETag": fields.get("ETag", ""),
-                         "StorageClass": fields.get("StorageClass") or "STANDARD",
-                         "LastModified": datetime.fromisoformat(fields["LastModified"])})
-    if contents:  # keys stay as sent (url-encoded): boto3's own after-call handler decodes Contents' keys
-        customized_response_dict["Contents"] = contents
-        response_dict["body"] = _CONTENTS.sub(b"", body)
+class Throttled(Exception):
+    """The remote asked us to slow down (503 SlowDown, 429) or failed in passing (5xx, a dropped connection)."""
 
 
-@contextlib.contextmanager
-def fast_pages(client: Any) -> Iterator[None]:
-    """This thread's listing pages of ``client`` parsed by ``_fast_contents``."""
-    client.meta.events.register("before-parse.s3.ListObjectsV2", _fast_contents, unique_id="tierpilot-adopt")
-    _fast.on = True
-    try:
-        yield
-    finally:
-        _fast.on = False
+@dataclass(frozen=True)
+class Page:
+    """One ListObjectsV2 answer: its objects (``Entry`` dicts), common prefixes, and where the next page starts."""
+
+    contents: list[Entry]
+    prefixes: list[str]
+    truncated: bool
+    token: str | None
 
 
-def _list_range(client: Any, bucket: str, rng: KeyRange, out: queue.Queue[Any], progress: Progress,
-                lock: threading.Lock, spawn: Callable[[list[KeyRange]], None], page_size: int) -> None:
+_ENTRY_FIELD = re.compile(r"<(Key|LastModified|ETag|Size|StorageClass)>([^<]*)</")
+_PREFIX = re.compile(r"<CommonPrefixes><Prefix>([^<]*)</Prefix>")
+_TRUNCATED = re.compile(r"<IsTruncated>true</IsTruncated>")
+_TOKEN = re.compile(r"<NextContinuationToken>([^<]*)</NextContinuationToken>")
+_ERROR = re.compile(r"<Code>([^<]*)</Code>(?:.*?<Message>([^<]*)</Message>)?", re.S)
+
+
+def _text(raw: str) -> str:
+    return html.unescape(raw) if "&" in raw else raw
+
+
+def parse_page(body: bytes) -> Page:
+    """A ListObjectsV2 body asked with ``encoding-type=url``. Regular expressions over the text: a general XML
+    parser took as long per 1,000-key page as the remote took to answer it, and the GIL serialises the parse
+    across the listing's threads. Only ``Contents`` has the matched fields; keys start a new object."""
+    text = body.decode()
+    contents: list[Entry] = []
+    entry: Entry = {}
+    for tag, raw in _ENTRY_FIELD.findall(text):
+        if tag == "Key":
+            key = _text(raw)
+            entry = {"key": unquote_plus(key) if "%" in key or "+" in key else key, "size": 0, "etag": "",
+                     "storage_class": "STANDARD"}
+            contents.append(entry)
+        elif tag == "Size":
+            entry["size"] = int(raw)
+        elif tag == "ETag":
+            entry["etag"] = _text(raw).strip('"')
+        elif tag == "LastModified":
+            entry["modified"] = entry["created"] = datetime.fromisoformat(raw)
+        elif raw:
+            entry["storage_class"] = raw
+    token = _TOKEN.search(text)
+    return Page(contents, [unquote_plus(_text(p)) for p in _PREFIX.findall(text)],
+                _TRUNCATED.search(text) is not None, _text(token.group(1)) if token else None)
+
+
+@dataclass(frozen=True)
+class S3Source:
+    """Where an S3 bucket is listed: a tier's endpoint, region, addressing and key pair."""
+
+    endpoint_url: str | None
+    region: str = "us-east-1"
+    access_key_id: str | None = None
+    secret_access_key: str | None = None
+    addressing_style: str = "path"
+
+    @classmethod
+    def of_tier(cls, config: Mapping[str, Any]) -> S3Source:
+        return cls(config.get("endpoint_url"), config.get("region") or "us-east-1", config.get("access_key_id"),
+                   registry.secret_of(config), config.get("addressing_style") or "path")
+
+
+class S3Lister:
+    """ListObjectsV2 pages without boto3's request and parse pipeline, which cost ~25 ms of CPU per page here
+    (its handlers parse each body twice before its own parse): requests signed by botocore's SigV4, sent over
+    botocore's HTTP session (its CA bundle and proxies), answers parsed by ``parse_page``. Thread-safe."""
+
+    def __init__(self, source: S3Source, pool: int = 64) -> None:
+        url = (source.endpoint_url or f"https://s3.{source.region}.amazonaws.com").rstrip("/")
+        self.source = source
+        self._url = url
+        self._credentials = Credentials(source.access_key_id, source.secret_access_key) \
+            if source.access_key_id and source.secret_access_key else None
+        self._http = URLLib3Session(verify=os.environ.get("AWS_CA_BUNDLE") or True,
+                                    proxies=get_environ_proxies(url), timeout=(10, 120), max_pool_connections=pool)
+
+    def _bucket_url(self, bucket: str) -> str:
+        if self.source.addressing_style == "virtual":
+            scheme, host = self._url.split("://", 1)
+            return f"{scheme}://{bucket}.{host}/"
+        return f"{self._url}/{quote(bucket)}"
+
+    def page(self, bucket: str, *, prefix: str = "", start_after: str | None = None, token: str | None = None,
+             delimiter: str | None = None, max_keys: int = 1000) -> Page:
+        """One page; ``Throttled`` when the remote asks to slow down or fails in passing, ``AdoptionError``
+        for any other refusal (no such bucket, access denied)."""
+        query = {"list-type": "2", "encoding-type": "url", "max-keys": str(max_keys), "prefix": prefix}
+        if start_after is not None:
+            query["start-after"] = start_after
+        if token is not None:
+            query["continuation-token"] = token
+        if delimiter is not None:
+            query["delimiter"] = delimiter
+        request = AWSRequest("GET", f"{self._bucket_url(bucket)}?{urlencode(sorted(query.items()), quote_via=quote)}")
+        if self._credentials is not None:
+            S3SigV4Auth(self._credentials, "s3", self.source.region).add_auth(request)
+        try:
+            answer = self._http.send(request.prepare())
+        except (HTTPClientError, BotoConnectionError) as exc:  # dropped or refused: tried again, then failed
+            raise Throttled(str(exc)) from exc
+        body = answer.content
+        if answer.status_code == 200:
+            return parse_page(body)
+        found = _ERROR.search(body.decode(errors="replace"))
+        code, message = (found.group(1), found.group(2) or "") if found else (str(answer.status_code), "")
+        if answer.status_code in (429, 500, 502, 503, 504) or code in ("SlowDown", "InternalError"):
+            raise Throttled(f"{code} {message}".strip())
+        raise AdoptionError(f"listing {bucket!r} failed: {answer.status_code} {code} {message}".strip(),
+                            field="bucket")
+
+
+class Gate:
+    """How many list requests may be in flight: starts at ``start``, one more for every page answered (up to
+    ``limit``) while the remote keeps answering, halved when it throttles (additive increase, multiplicative
+    decrease, as TCP's window). Waiters block; ``peak`` is the most seen in flight."""
+
+    def __init__(self, start: int, limit: int) -> None:
+        self.limit = limit
+        self.allowed = max(1, min(start, limit))
+        self.in_flight = 0
+        self.peak = 0
+        self.throttled = 0
+        self._cond = threading.Condition()
+
+    def __enter__(self) -> Gate:
+        with self._cond:
+            while self.in_flight >= self.allowed:
+                self._cond.wait()
+            self.in_flight += 1
+            self.peak = max(self.peak, self.in_flight)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        with self._cond:
+            self.in_flight -= 1
+            self._cond.notify()
+
+    def answered(self) -> None:
+        with self._cond:
+            if self.allowed < self.limit:
+                self.allowed += 1
+                self._cond.notify()
+
+    def throttle(self) -> None:
+        with self._cond:
+            self.throttled += 1
+            self.allowed = max(1, self.allowed // 2)
+
+
+RETRIES = 6  # attempts of one page after throttling or a dropped connection, with exponential back-off
+
+
+def _fetch(lister: S3Lister, gate: Gate, bucket: str, **kwargs: Any) -> Page:
+    """One page through the gate, retried after throttling."""
+    for attempt in range(RETRIES):
+        try:
+            with gate:
+                page = lister.page(bucket, **kwargs)
+            gate.answered()
+            return page
+        except Throttled:
+            gate.throttle()
+            if attempt == RETRIES - 1:
+                raise
+            time.sleep(min(5.0, 0.05 * 2 ** attempt))
+    raise AssertionError("unreachable")
+
+
+def _list_range(lister: S3Lister, gate: Gate, bucket: str, rng: KeyRange, out: queue.Queue[Any],
+                progress: Progress, lock: threading.Lock, spawn: Callable[[list[KeyRange]], None],
+                page_size: int) -> None:
     """List one range; when it has more than a page, the rest of its keys go to ``spawn`` as cut ranges,
     which other threads list at once."""
-    args: dict[str, Any] = {"Bucket": bucket, "Prefix": rng.prefix, "MaxKeys": page_size}
-    if rng.lower() is not None:
-        args["StartAfter"] = rng.lower()
     upper = rng.upper()
+    token: str | None = None
     while True:
-        with fast_pages(client):
-            page = client.list_objects_v2(**args)
+        page = _fetch(lister, gate, bucket, prefix=rng.prefix, start_after=rng.lower(), token=token,
+                      max_keys=page_size)
         with lock:
             progress.requests += 1
-        contents = page.get("Contents", [])
+        contents = page.contents
         done = False
-        if upper is not None and contents and contents[-1]["Key"] > upper:
-            contents = [c for c in contents if c["Key"] <= upper]
+        if upper is not None and contents and contents[-1]["key"] > upper:
+            contents = [c for c in contents if c["key"] <= upper]
             done = True
         if contents:
             out.put(contents)
-        if done or not page.get("IsTruncated"):
+        if done or not page.truncated:
             return
         if contents:  # more than a page: the rest is cut into ranges listed at once
-            rest = split_after(rng.prefix, contents[-1]["Key"][len(rng.prefix):], rng.upto)
+            rest = split_after(rng.prefix, contents[-1]["key"][len(rng.prefix):], rng.upto)
             if len(rest) > 1:
                 spawn(rest)
                 return
-        args["ContinuationToken"] = page["NextContinuationToken"]
+        token = page.token
 
 
-def discover(client: Any, bucket: str, page_size: int = 1000) -> tuple[list[dict[str, Any]], list[str], str | None]:
+def discover(lister: S3Lister, gate: Gate, bucket: str, page_size: int = 1000) -> tuple[list[Entry], list[str],
+                                                                                          str | None]:
     """One delimiter listing of the bucket's top level: (objects, prefixes, and when the level has more
     than a page, the key after which the rest of the bucket lies)."""
-    with fast_pages(client):
-        page = client.list_objects_v2(Bucket=bucket, Delimiter="/", MaxKeys=page_size)
-    objects = page.get("Contents", [])
-    prefixes = [p["Prefix"] for p in page.get("CommonPrefixes", [])]
-    if not page.get("IsTruncated"):
-        return objects, prefixes, None
+    page = _fetch(lister, gate, bucket, delimiter="/", max_keys=page_size)
+    if not page.truncated:
+        return page.contents, page.prefixes, None
     # past the page: everything after its last object and after every key under its last prefix
-    last = max([o["Key"] for o in objects] + [p + "\U0010ffff" for p in prefixes])
-    return objects, prefixes, last
+    last = max([o["key"] for o in page.contents] + [p + "\U0010ffff" for p in page.prefixes])
+    return page.contents, page.prefixes, last
 
 
-def list_parallel(client: Any, bucket: str, *, workers: int = 16, progress: Progress | None = None,
-                  page_size: int = 1000) -> Iterator[list[dict[str, Any]]]:
-    """Every object of ``bucket`` as pages of ListObjectsV2 ``Contents``, listed ``workers`` ranges at a time."""
+def list_parallel(lister: S3Lister, bucket: str, *, workers: int = 64, start: int = 8,
+                  progress: Progress | None = None, page_size: int = 1000,
+                  gate: Gate | None = None) -> Iterator[list[Entry]]:
+    """Every object of ``bucket`` as pages of entries, listed by up to ``workers`` threads: ``start`` requests
+    in flight at first, more while pages keep coming (``Gate``)."""
     progress = progress if progress is not None else Progress()
+    gate = gate if gate is not None else Gate(start, workers)
     lock = threading.Lock()
-    top, prefixes, rest = discover(client, bucket, page_size)
+    top, prefixes, rest = discover(lister, gate, bucket, page_size)
     progress.requests += 1
     if top:
         yield top
@@ -212,7 +367,7 @@ def list_parallel(client: Any, bucket: str, *, workers: int = 16, progress: Prog
 
     def run(rng: KeyRange) -> None:
         try:
-            _list_range(client, bucket, rng, pages, progress, lock, spawn, page_size)
+            _list_range(lister, gate, bucket, rng, pages, progress, lock, spawn, page_size)
         except BaseException as exc:  # handed to the consumer, which stops the listing
             pages.put(exc)
         finally:
@@ -242,12 +397,7 @@ def list_parallel(client: Any, bucket: str, *, workers: int = 16, progress: Prog
         pool.shutdown(wait=True)
 
 
-
 # Azure and GCS ----------------------------------------------------------------------------------------------
-
-Entry = dict[str, Any]  # key, size, etag, storage_class, modified, created
-Level = Iterator[tuple[list[Entry], list[str]]]  # pages of a top level: (objects, prefixes found)
-
 
 def _fan_out(top: Level, list_prefix: Callable[[str], Iterator[list[Entry]]], workers: int,
              progress: Progress) -> Iterator[list[Entry]]:
@@ -350,24 +500,18 @@ def _list_gcs(driver: GCSDriver, bucket: str, workers: int, progress: Progress,
     return _fan_out(top(), under, workers, progress)
 
 
-def _list_s3(driver: S3Driver, bucket: str, workers: int, progress: Progress,
-             page_size: int) -> Iterator[list[Entry]]:
-    for page in list_parallel(driver.client, bucket, workers=workers, progress=progress, page_size=page_size):
-        yield [{"key": i["Key"], "size": int(i["Size"]), "etag": str(i.get("ETag", "")).strip('"'),
-                "storage_class": i.get("StorageClass") or "STANDARD", "modified": i["LastModified"],
-                "created": i["LastModified"]} for i in page]
-
-
-def listing(driver: TierDriver, bucket: str, *, workers: int = 16, progress: Progress | None = None,
+def listing(tier_id: int, bucket: str, *, workers: int = 64, progress: Progress | None = None,
             page_size: int = 1000) -> Iterator[list[Entry]]:
-    """Every object of the remote ``bucket`` (container) on ``driver``'s endpoint, in pages."""
+    """Every object of the remote ``bucket`` (container) on the endpoint of tier ``tier_id``, in pages."""
     progress = progress if progress is not None else Progress()
+    driver = registry.tiers.driver(tier_id)
     if isinstance(driver, S3Driver):
-        return _list_s3(driver, bucket, workers, progress, page_size)
+        lister = S3Lister(S3Source.of_tier(registry.tiers.get(tier_id).config), pool=workers)
+        return list_parallel(lister, bucket, workers=workers, progress=progress, page_size=page_size)
     if isinstance(driver, AzureBlobDriver):
-        return _list_azure(driver, bucket, workers, progress, min(page_size, 5000))
+        return _list_azure(driver, bucket, min(workers, 16), progress, min(page_size, 5000))
     if isinstance(driver, GCSDriver):
-        return _list_gcs(driver, bucket, workers, progress, page_size)
+        return _list_gcs(driver, bucket, min(workers, 16), progress, page_size)
     raise AdoptionError("only buckets of s3, azure and gcs tiers are adopted", field="tier")
 
 
@@ -377,8 +521,7 @@ def listing(driver: TierDriver, bucket: str, *, workers: int = 16, progress: Pro
 def _row(entry: Entry, bucket: str, tier_id: int) -> dict[str, Any]:
     return {"key": entry["key"], "size": entry["size"], "etag": entry["etag"][:80], "tier_id": tier_id,
             "storage_class": entry["storage_class"], "locator": adopted_locator(bucket, entry["key"]),
-            "created_at": entry["created"], "last_modified": entry["modified"], "user_metadata": {}, "headers": {},
-            "tags": {}}
+            "created_at": entry["created"], "last_modified": entry["modified"]}
 
 
 def prepare(session: Session, tier_id: int, remote_bucket: str, *, into: str | None, owner_id: int,
@@ -411,7 +554,7 @@ def prepare(session: Session, tier_id: int, remote_bucket: str, *, into: str | N
     return adoptions.register(session, bucket.id, spec.id, remote_bucket, state)
 
 
-def scan(adoption_id: int, *, workers: int = 16, page_size: int = 1000, prune: bool = True,
+def scan(adoption_id: int, *, workers: int = 64, page_size: int = 1000, prune: bool = True,
          on_progress: Callable[[Progress], None] | None = None, report_every: float = 1.0) -> Progress:
     """List the remote bucket of a running adoption into its local bucket; with ``prune``, delete from the
     catalog the adopted objects whose keys the listing no longer has. Progress goes to the adoption's row."""
@@ -420,6 +563,9 @@ def scan(adoption_id: int, *, workers: int = 16, page_size: int = 1000, prune: b
         if row is None:
             raise AdoptionError(f"no adoption {adoption_id}", field="id")
         bucket_id, tier_id, remote = row.bucket_id, row.tier_id, row.remote_bucket
+        # only keys adopted before this scan can have left the remote (one scan of a bucket runs at a time)
+        prune = prune and bool(catalog_repository.adopted_rows(session, bucket_id, adopted_locator(remote, ""),
+                                                               None, 1))
     progress = Progress()
     last_report = 0.0
 
@@ -434,35 +580,69 @@ def scan(adoption_id: int, *, workers: int = 16, page_size: int = 1000, prune: b
                 adoptions.report(session, adoption_id, listed=progress.objects, added=progress.added,
                                  removed=progress.removed, requests=progress.requests, state=state, error=error)
 
+    writer = _Writer(bucket_id, remote, tier_id, progress)
     try:
-        driver = registry.tiers.driver(tier_id)
         seen: set[str] = set()
-        batch: list[dict[str, Any]] = []
-
-        def flush() -> None:
-            with transaction(write=True) as session:
-                added, nbytes = catalog_repository.adopt_objects(session, bucket_id, batch)
-            progress.added += added
-            progress.bytes_added += nbytes
-            batch.clear()
-
-        for page in listing(driver, remote, workers=workers, progress=progress, page_size=page_size):
-            batch += [_row(entry, remote, tier_id) for entry in page]
+        batch: list[Entry] = []
+        for page in listing(tier_id, remote, workers=workers, progress=progress, page_size=page_size):
+            batch += page
             if prune:
                 seen.update(entry["key"] for entry in page)
             progress.objects += len(page)
             if len(batch) >= BATCH:
-                flush()
+                writer.put(batch)
+                batch = []
             tell()
         if batch:
-            flush()
+            writer.put(batch)
+        writer.close()
         if prune:
             _prune(bucket_id, remote, seen, progress)
     except BaseException as exc:
+        writer.close(wait_only=True)
         tell(force=True, state="failed", error=str(exc)[:2000] or type(exc).__name__)
         raise
     tell(force=True, state="done")
     return progress
+
+
+class _Writer:
+    """Inserts batches of listed objects on a thread of its own, one transaction each, so the listing goes on
+    while the database works (SQLite runs a statement without the GIL); at most ``depth`` batches wait."""
+
+    def __init__(self, bucket_id: int, remote: str, tier_id: int, progress: Progress, depth: int = 4) -> None:
+        self._bucket_id, self._remote, self._tier_id, self._progress = bucket_id, remote, tier_id, progress
+        self._queue: queue.Queue[list[Entry] | None] = queue.Queue(maxsize=depth)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="adopt-writer", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while (batch := self._queue.get()) is not None:
+            if self._error is not None:
+                continue  # drained so that put() never blocks on a dead writer
+            try:
+                rows = [_row(entry, self._remote, self._tier_id) for entry in batch]
+                with transaction(write=True) as session:
+                    added, nbytes = catalog_repository.adopt_objects(session, self._bucket_id, rows)
+                self._progress.added += added  # only this thread writes these three
+                self._progress.bytes_added += nbytes
+                self._progress.batches += 1
+            except BaseException as exc:  # noqa: BLE001 - handed to the listing's thread by put() and close()
+                self._error = exc
+
+    def put(self, batch: list[Entry]) -> None:
+        if self._error is not None:
+            raise self._error
+        self._queue.put(batch)
+
+    def close(self, wait_only: bool = False) -> None:
+        """Wait for the batches handed over; raise what failed (unless ``wait_only``)."""
+        if self._thread.is_alive():
+            self._queue.put(None)
+            self._thread.join()
+        if self._error is not None and not wait_only:
+            raise self._error
 
 
 def _prune(bucket_id: int, remote: str, seen: set[str], progress: Progress) -> None:
@@ -471,18 +651,18 @@ def _prune(bucket_id: int, remote: str, seen: set[str], progress: Progress) -> N
     prefix = adopted_locator(remote, "")
     while True:
         with transaction() as session:
-            rows = catalog_repository.adopted_rows(session, bucket_id, prefix, after, BATCH)
+            rows = catalog_repository.adopted_rows(session, bucket_id, prefix, after, PRUNE_PAGE)
         if not rows:
             return
         after = rows[-1][1]
-        gone = [(i, loc, size) for i, key, loc, size in rows if key not in seen and loc == adopted_locator(remote, key)]
+        gone = [(i, prefix + key, size) for i, key, size in rows if key not in seen]
         if gone:
             with transaction(write=True) as session:
                 removed, _ = catalog_repository.forget_adopted(session, bucket_id, gone)
             progress.removed += removed
 
 
-def run_queued(adoption_id: int, *, workers: int = 16, page_size: int = 1000) -> Progress | None:
+def run_queued(adoption_id: int, *, workers: int = 64, page_size: int = 1000) -> Progress | None:
     """Claim a queued adoption and scan it (the worker's ``tiers.adopt``); None when it was not queued."""
     with transaction(write=True) as session:
         if not adoptions.claim(session, adoption_id):
@@ -490,7 +670,7 @@ def run_queued(adoption_id: int, *, workers: int = 16, page_size: int = 1000) ->
     return scan(adoption_id, workers=workers, page_size=page_size)
 
 
-def adopt(tier_name: str, remote_bucket: str, *, into: str | None = None, owner_id: int, workers: int = 16,
+def adopt(tier_name: str, remote_bucket: str, *, into: str | None = None, owner_id: int, workers: int = 64,
           on_progress: Callable[[Progress], None] | None = None, page_size: int = 1000,
           prune: bool = True) -> Progress:
     """List ``remote_bucket`` on the remote tier ``tier_name`` into the local bucket ``into`` (default: the same

@@ -16,7 +16,8 @@ def adopt(
     bucket: str = typer.Option(..., "--bucket", help="the remote bucket (Azure: container) to adopt"),
     into: str | None = typer.Option(None, "--into", help="local bucket (default: the remote bucket's name)"),
     owner: str | None = typer.Option(None, "--owner", help="owner of a new local bucket (default: first admin)"),
-    workers: int = typer.Option(16, "--workers", min=1, max=256, help="key ranges listed at once"),
+    workers: int = typer.Option(64, "--workers", min=1, max=256, help="most list requests in flight (8 at "
+                                 "first, one more per page answered, halved when the remote throttles)"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress line"),
 ) -> None:
     """Import the listing of a remote bucket into the catalog without copying data (run again to re-scan: new keys
