@@ -1,6 +1,9 @@
 """The Browser's API on a bucket shared with the caller: exactly the rights the sharing grants, decided by the
 sharing domain as the gateway decides them (a grant to read lists and downloads; read-write also uploads and
-deletes), and nothing for a user the bucket is not shared with."""
+deletes), and nothing for a user the bucket is not shared with.
+
+(Named to run before the gateway tests of this package: their package-scoped gateways keep their tiers until
+the package ends, and the catalog's ``tiers`` fixture makes tiers of the same names.)"""
 
 from __future__ import annotations
 
