@@ -202,3 +202,17 @@ def test_256_mib_parallel_multipart_upload_and_parallel_ranged_download(s3: Base
     assert bytes(out) == data
     s3.delete_object(Bucket=bucket, Key="big/256")
     assert not [p for p in blob_files(gateway.tier_dirs["hot-disk"]) if p.startswith(f"d_{bucket}/")]
+
+
+def test_a_part_number_listed_twice_in_a_row_counts_its_later_entry(s3: BaseClient, bucket: str) -> None:
+    """ceph/s3-tests' resend-first-finishes-last: both answers of a re-sent part are listed, the stored one last."""
+    upload = s3.create_multipart_upload(Bucket=bucket, Key="k")["UploadId"]
+    first = s3.upload_part(Bucket=bucket, Key="k", UploadId=upload, PartNumber=1, Body=b"B" * 8)["ETag"]
+    second = s3.upload_part(Bucket=bucket, Key="k", UploadId=upload, PartNumber=1, Body=b"A" * 8)["ETag"]
+    with pytest.raises(ClientError) as e:  # the later entry names the replaced upload: not stored
+        s3.complete_multipart_upload(Bucket=bucket, Key="k", UploadId=upload, MultipartUpload={"Parts": [
+            {"ETag": second, "PartNumber": 1}, {"ETag": first, "PartNumber": 1}]})
+    assert e.value.response["Error"]["Code"] == "InvalidPart"
+    s3.complete_multipart_upload(Bucket=bucket, Key="k", UploadId=upload, MultipartUpload={"Parts": [
+        {"ETag": first, "PartNumber": 1}, {"ETag": second, "PartNumber": 1}]})
+    assert s3.get_object(Bucket=bucket, Key="k")["Body"].read() == b"A" * 8

@@ -169,7 +169,13 @@ def _requested_parts(body: bytes, algorithm: str | None) -> list[catalog.Request
         if not (number.isascii() and number.isdigit()) or tag_value is None:
             raise malformed_xml()
         checksum = xmlio.child_text(node, tag) if tag else None
-        parts.append(catalog.RequestedPart(int(number), tag_value, checksum.strip() if checksum else None))
+        part = catalog.RequestedPart(int(number), tag_value, checksum.strip() if checksum else None)
+        if parts and parts[-1].part_number == part.part_number:
+            # a number listed twice in a row (a part re-sent while its first upload ran, both answers listed):
+            # the later entry counts, as RGW reads it; out of order is still InvalidPartOrder
+            parts[-1] = part
+        else:
+            parts.append(part)
     return parts
 
 
