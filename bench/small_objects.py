@@ -427,11 +427,13 @@ def bulk_upload(inst: Installation, files: int, rounds: int) -> str:
                                                    "--endpoint-url", url, str(src), dst],
     }
     times: dict[tuple[str, str], list[float]] = {}
-    for r in range(rounds):
+    uploads = 0
+    for _round in range(rounds):
         for client, cmd in clients.items():
             for which in ("bare", "gateway"):
                 t0 = time.perf_counter()
-                done = subprocess.run(cmd(inst.urls[which], f"s3://bench/bulk-{r}-{len(times)}/"), env=env,
+                uploads += 1  # each upload its own prefix: new keys every time, never overwrites
+                done = subprocess.run(cmd(inst.urls[which], f"s3://bench/bulk-{uploads}/"), env=env,
                                       cwd=ROOT, capture_output=True, text=True)
                 took = time.perf_counter() - t0
                 if done.returncode != 0:
