@@ -130,3 +130,12 @@ def test_history_is_pruned_only_before_the_closed_days_and_the_retention_period(
     old = (now - timedelta(days=500)).date()  # the roll-up stopped long ago: rows after its mark stay
     assert rollup.prune_before(now, old.isoformat()) == datetime(old.year, old.month, old.day, tzinfo=UTC)
     assert rollup.prune_before(now, now.date().isoformat()) == now - timedelta(days=400)
+
+
+def test_beat_runs_the_roll_up_hourly_on_the_worker() -> None:
+    from tierpilot.kit.jobs import celery_app
+    from tierpilot.spend import tasks  # noqa: F401  (registers the task)
+    from worker.app import BEAT_SCHEDULE, TASK_MODULES
+
+    assert "tierpilot.spend.tasks" in TASK_MODULES
+    assert BEAT_SCHEDULE["spend.roll_up"]["task"] == "spend.roll_up" and "spend.roll_up" in celery_app.tasks
