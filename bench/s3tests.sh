@@ -37,11 +37,15 @@ users=$("$root/.venv/bin/python" - <<'EOF'
 import json
 from tierpilot.auth import service as auth
 from tierpilot.bootstrap import demo_tiers
+from tierpilot.drivers import registry
 from tierpilot.kit.db import transaction
 
 with transaction(write=True) as s:
-    s.add_all(demo_tiers())
+    tiers = demo_tiers()
+    s.add_all(tiers)
     s.flush()
+    for tier in tiers:  # a posix tier writes only to a root carrying its marker
+        registry.claim_location(tier)
     out = {}
     for name in ("main", "alt", "tenant"):
         user, key = auth.create_user(s, f"s3tests-{name}", f"{name}-password-123")
