@@ -8,6 +8,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -15,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[1]
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -22,15 +24,50 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_port(port: int, timeout: float = 30.0) -> None:
+def wait_port(port: int, timeout: float = 30.0, proc: subprocess.Popen[bytes] | None = None) -> None:
+    """Wait until something listens on the port; with ``proc`` (the process that will listen), fail as soon as it
+    exits instead of at the deadline."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
                 return
         except OSError:
-            time.sleep(0.1)
+            if proc is not None and proc.poll() is not None:
+                raise RuntimeError(f"the process meant to listen on 127.0.0.1:{port} exited ({proc.returncode})"
+                                   ) from None
+            time.sleep(0.05)
     raise RuntimeError(f"nothing listens on 127.0.0.1:{port} after {timeout}s")
+
+
+# a gateway still importing on a machine at load 20 can take 30 s and more to listen; one that died fails at once
+GATEWAY_START_S = 180.0
+
+
+def start_gateway(db_url: str, log: Path, extra_env: dict[str, str] | None = None
+                  ) -> tuple[str, subprocess.Popen[bytes]]:
+    """A ``tierpilot gateway`` process on a free port against ``db_url`` (default tier hot-disk): (URL, process)."""
+    port = free_port()
+    env = dict(os.environ, TIERPILOT_DATABASE_URL=db_url, TIERPILOT_DEFAULT_TIER="hot-disk", **(extra_env or {}))
+    with open(log, "ab") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "tierpilot.cli", "gateway", "--port", str(port),
+                                 "--log-level", "warning"], env=env, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
+    try:
+        wait_port(port, timeout=GATEWAY_START_S, proc=proc)
+    except RuntimeError:
+        proc.kill()
+        raise RuntimeError(f"gateway did not start:\n{log.read_text()[-3000:]}") from None
+    return f"http://127.0.0.1:{port}", proc
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """Terminate a process started here, killing it when it does not end within 15 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 @dataclass
@@ -113,5 +150,5 @@ def start_redis() -> Server:
     port = free_port()
     proc = subprocess.Popen([binary, "--bind", "127.0.0.1", "--port", str(port), "--save", "",
                              "--appendonly", "no", "--dir", tmp], stdout=subprocess.DEVNULL)
-    wait_port(port)
+    wait_port(port, timeout=60, proc=proc)
     return Server(url=f"redis://127.0.0.1:{port}/0", procs=[proc], tmpdir=tmp)

@@ -3,9 +3,7 @@ database, with three posix tiers (hot, infrequent, offline archive) and three us
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -18,8 +16,8 @@ import pytest
 from botocore.client import BaseClient
 from botocore.config import Config
 
-from tests.conftest import ROOT, _truncate_all
-from tests.servers import free_port, wait_port
+from tests.conftest import _truncate_all
+from tests.servers import start_gateway, stop  # noqa: F401  (imported from here by other test packages)
 
 
 @dataclass
@@ -67,30 +65,6 @@ def _setup_data(tag: str) -> tuple[dict[str, User], dict[str, Path]]:
                 restore_delays=RestoreDelays(expedited=1, standard=2, bulk=3) if offline else None))
             dirs[name] = Path(tier.config["path"])
     return users, dirs
-
-
-def start_gateway(db_url: str, log: Path, extra_env: dict[str, str] | None = None
-                  ) -> tuple[str, subprocess.Popen[bytes]]:
-    port = free_port()
-    env = dict(os.environ, TIERPILOT_DATABASE_URL=db_url, TIERPILOT_DEFAULT_TIER="hot-disk", **(extra_env or {}))
-    out = open(log, "ab")  # noqa: SIM115
-    proc = subprocess.Popen([sys.executable, "-m", "tierpilot.cli", "gateway", "--port", str(port),
-                             "--log-level", "warning"], env=env, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
-    try:
-        wait_port(port, timeout=30)
-    except RuntimeError:
-        proc.kill()
-        raise RuntimeError(f"gateway did not start:\n{log.read_text()[-3000:]}") from None
-    return f"http://127.0.0.1:{port}", proc
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 @pytest.fixture(scope="package")
