@@ -15,15 +15,16 @@ answer needs, on a raw DBAPI connection, no Python beyond fetching), so gateway/
 Printed: p50/p99 ms of both, their ratio, the gateway process's CPU per page, and the load.
 
 ``--baseline REV`` also runs a gateway on the backend of that git revision (``git archive``, first on PYTHONPATH)
-against the same catalog: both series are timed one after the other per shape, and every answer of the two is
-compared byte for byte.
+against the same catalog. Pages are timed interleaved, marker by marker (each gateway, then the bare SQL), so the
+series share the machine's load as it moves; every answer of the two gateways is compared byte for byte. A series
+stops after ``--budget`` seconds (a slow baseline's), its page count printed.
 
 ``--keep NAME`` keeps the filled catalog (SQLite file under the temp dir, or a PostgreSQL database NAME) and
 reuses it in the next run: the fill of 1,000,000 rows takes minutes; migrations run on it at every start, so an
 index a new revision adds is built on the filled tables (its time is printed).
 
 Run: .venv/bin/python bench/versioned_listing.py [--rows 1000000] [--versions 1] [--pages 200] [--postgres]
-     [--keep NAME] [--baseline REV]
+     [--keep NAME] [--baseline REV] [--budget 60]
 """
 
 from __future__ import annotations
@@ -148,6 +149,7 @@ def main() -> int:
                         "throwaway cluster) instead of SQLite")
     parser.add_argument("--baseline", metavar="REV", help="also time a gateway running the backend of this git "
                         "revision on the same catalog (answers compared byte for byte)")
+    parser.add_argument("--budget", type=float, default=60, help="seconds a series may take before it stops")
     parser.add_argument("--keep", metavar="NAME", help="keep the filled catalog under this name and reuse it")
     args = parser.parse_args()
 
@@ -300,31 +302,37 @@ def main() -> int:
                     request(gw, query(m))
         rows_out = []
         for api, name, query, sql in shapes:
-            series: dict[str, tuple[list[float], float]] = {}
-            answers: dict[str, list[bytes]] = {}
-            for label, gw in gateways.items():
-                # a fresh connection, opened untimed: the server closed the one left idle while the other
-                # gateway was timed (keep-alive timeout)
+            for gw in gateways.values():
+                # a fresh connection, opened untimed: the server closed the one left idle meanwhile
                 gw[1].close()
                 request(gw, query(markers()[0]))
-                gw_ms, bodies = [], []
-                cpu0 = cpu_seconds(gw[0].pid)
-                for m in markers():
-                    t = time.perf_counter()
-                    bodies.append(request(gw, query(m)))
-                    gw_ms.append((time.perf_counter() - t) * 1000)
-                series[label] = (gw_ms, (cpu_seconds(gw[0].pid) - cpu0) * 1000 / args.pages)
-                answers[label] = bodies
-            assert len({tuple(b) for b in answers.values()}) == 1, f"the gateways answered {name} differently"
-            sql_ms = []
+            # interleaved, marker by marker (each gateway, then the bare SQL): the machine's load moves by the
+            # minute, so series timed one after the other would compare two different loads
+            times: dict[str, list[float]] = {label: [] for label in gateways}
+            cpu: dict[str, float] = {label: 0.0 for label in gateways}
+            answers: dict[str, list[bytes]] = {label: [] for label in gateways}
+            sql_ms: list[float] = []
             for m in markers():
+                for label, gw in gateways.items():
+                    if sum(times[label]) > args.budget * 1000:
+                        continue  # a slow series (a baseline's) stops early: its page count is printed
+                    c0, t = cpu_seconds(gw[0].pid), time.perf_counter()
+                    answers[label].append(request(gw, query(m)))
+                    times[label].append((time.perf_counter() - t) * 1000)
+                    cpu[label] += cpu_seconds(gw[0].pid) - c0
                 t = time.perf_counter()
                 n = sql(m)
                 sql_ms.append((time.perf_counter() - t) * 1000)
                 assert n > 0
+            common = min(len(b) for b in answers.values())
+            assert len({tuple(b[:common]) for b in answers.values()}) == 1, f"the gateways answered {name} differently"
+            series = {label: (times[label], cpu[label] * 1000 / len(times[label])) for label in gateways}
             raw.rollback()
             for label, (gw_ms, cpu) in series.items():
-                rows_out.append((f"{api}, {name}" + (f" — {label}" if args.baseline else ""), gw_ms, sql_ms, cpu))
+                pages = f" ({len(gw_ms)} pages)" if len(gw_ms) < args.pages else ""
+                rows_out.append((f"{api}, {name}" + (f" — {label}" if args.baseline else "") + pages, gw_ms, sql_ms,
+                                 cpu))
+                print(f"  {rows_out[-1][0]}: p50 {statistics.median(gw_ms):.2f} ms", file=sys.stderr, flush=True)
         db = "PostgreSQL" if pg else "SQLite (WAL)"
         print(f"{db}: one versioned bucket of {args.rows:,} objects, {args.versions} noncurrent version(s) each + "
               f"a delete marker per 50 keys; {args.pages} pages per shape at random markers in one run folder; "
