@@ -825,7 +825,8 @@ def _versions_statement(lower: str, within: bool, has_upper: bool) -> Select[Any
             q = q.where(t.c.key > bindparam("lower"))
         if has_upper:
             q = q.where(t.c.key < bindparam("upper"))
-        return q.order_by(t.c.key, t.c.id.desc()).limit(bindparam("limit")).subquery()
+        # objects hold one row per key: ordering them by id as well made PostgreSQL sort each page's rows
+        return q.order_by(*((t.c.key,) if t is o else (t.c.key, t.c.id.desc()))).limit(bindparam("limit")).subquery()
 
     both = union_all(select(side(o, true(), false())), select(side(v, false(), v.c.delete_marker))).subquery()
     return select(both).order_by(both.c.key, both.c.current.desc(), both.c.row_id.desc()).limit(bindparam("limit"))
