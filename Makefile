@@ -65,13 +65,17 @@ test: setup
 test-imports:
 	$(VENV)/bin/lint-imports --no-cache
 
-test-backend: test-sqlite test-postgresql
+# the two backend suites side by side: each has its own data dir, databases and Redis server (the PostgreSQL
+# suite starts a throwaway redis-server, as tests use fixed database numbers of their suite's server); each
+# suite's output is printed in one piece when it ends, and either failing fails this (pytest's 5 included)
+test-backend:
+	@$(MAKE) --no-print-directory -j2 --output-sync=target test-sqlite test-postgresql
 
 test-sqlite:
 	TIERPILOT_TEST_DB=sqlite $(VENV)/bin/pytest -m "not e2e" -q -p no:cacheprovider
 
 test-postgresql:
-	TIERPILOT_TEST_DB=postgresql $(VENV)/bin/pytest -m "not e2e" -q -p no:cacheprovider
+	TIERPILOT_TEST_DB=postgresql TIERPILOT_TEST_REDIS_URL= $(VENV)/bin/pytest -m "not e2e" -q -p no:cacheprovider
 
 test-frontend:
 	cd frontend && npm test --silent
