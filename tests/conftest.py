@@ -142,6 +142,22 @@ def _wired() -> None:
     wiring.install()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _cheap_password_hashes() -> Iterator[None]:
+    """Argon2id at its smallest cost for the suite's passwords: the default (64 MiB, 3 passes, 4 lanes) costs 0.1 s
+    (quiet) to 0.9 s (load 6) per hash or sign-in on 2 cores, and a test signing in an admin and a member pays four.
+    The hashes stay argon2id and any process verifies them (the cost is written in the hash)."""
+    from argon2 import PasswordHasher
+
+    from tierpilot.auth import service
+
+    cheap = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
+    saved = service._hasher, service._DUMMY_HASH
+    service._hasher, service._DUMMY_HASH = cheap, cheap.hash("tierpilot-dummy-password")
+    yield
+    service._hasher, service._DUMMY_HASH = saved
+
+
 @pytest.fixture(autouse=True)
 def _fresh_login_limiter() -> None:
     """The login limiter is built again from the test's settings (its counts live in the database or Redis)."""
