@@ -345,9 +345,11 @@ def main() -> int:  # noqa: PLR0915 - one linear script
         cloud_pids = process_tree(cloud_proc.pid)
         sample = args.pager_pages * 1000 if args.pager_pages else None
 
+        pager_cpu: list[float] = []
+
         def pager_run() -> tuple[float, int]:
             """Seconds per 1,000-key page of boto3's paginator (the whole bucket, or its first pages)."""
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             pages = listed = 0
             config = {"PageSize": 1000} | ({"MaxItems": sample} if sample else {})
             for p in far_client.get_paginator("list_objects_v2").paginate(Bucket="legacy",
@@ -355,6 +357,7 @@ def main() -> int:  # noqa: PLR0915 - one linear script
                 pages += 1
                 listed += len(p.get("Contents", []))
             assert listed == (sample or len(keys))
+            pager_cpu.append((time.process_time() - c0) / pages)
             return (time.perf_counter() - t0) / pages, pages
 
         per_page_before, _ = pager_run()
@@ -383,7 +386,8 @@ def main() -> int:  # noqa: PLR0915 - one linear script
                      f"{per_page * 1000:.0f} ms per page, mean of one run before and one after, {how}); "
                      f"{done.requests} list requests; the parallel listing alone (no inserts) {parallel:.1f} s, "
                      f"{pager / parallel:.1f}x; CPU per 1,000-key page during the adoption: ours "
-                     f"{ours / whole * 1000:.1f} ms, the cloud's {cloud_cpu / whole * 1000:.1f} ms"))
+                     f"{ours / whole * 1000:.1f} ms, the cloud's {cloud_cpu / whole * 1000:.1f} ms; the pager's "
+                     f"own {statistics.mean(pager_cpu) * 1000:.1f} ms"))
 
         if args.only != "adoption":
             # mount -----------------------------------------------------------------------------------------

@@ -876,6 +876,7 @@ def set_bucket_settings(session: Session, bucket_id: int, **values: Any) -> None
 # the columns an adoption may give (in this order in each row of the batch); the rest keep their defaults
 _ADOPTED = ("key", "size", "etag", "tier_id", "storage_class", "locator", "created_at", "last_modified",
             "content_type", "user_metadata", "headers", "tags")
+_ADOPTED_SET = frozenset(_ADOPTED)
 _ADOPT_INTO = ("INSERT INTO objects (bucket_id, key, size, etag, tier_id, storage_class, locator, created_at, "
                "last_modified, content_type, user_metadata, headers, tags, version_id, legal_hold) ")
 # One statement per batch: the rows travel as one JSON array that the database unpacks (no per-row bind
@@ -915,11 +916,11 @@ def adopt_objects(session: Session, bucket_id: int, rows: Sequence[dict[str, Any
         return 0, 0
     dialect = session.get_bind().dialect.name
     sqlite = dialect == "sqlite"
-    unknown = set().union(*(row.keys() for row in rows)) - set(_ADOPTED)
-    if unknown:
-        raise ValueError(f"adopt_objects takes only {', '.join(_ADOPTED)}; not {', '.join(sorted(unknown))}")
     payload = []
     for row in rows:
+        if not row.keys() <= _ADOPTED_SET:
+            unknown = ", ".join(sorted(row.keys() - _ADOPTED_SET))
+            raise ValueError(f"adopt_objects takes only {', '.join(_ADOPTED)}; not {unknown}")
         created, modified = row["created_at"], row["last_modified"]
         created_text = _adopted_time(created, sqlite)
         # a listing knows one time per object: the same value, formatted once
