@@ -1,5 +1,7 @@
 """PutObject's catalog row in a bucket without versioning, written by Core statements (issue 18): the totals and
-the blobs stay exact when many writers race for one new key (on PostgreSQL their inserts really collide)."""
+the blobs stay exact when many writers race for one new key (on PostgreSQL their inserts really collide, and
+a writer that lost the insert once deadlocked with the winner's next writer); in a versioned bucket every
+racing write stays, as the current version or a noncurrent one."""
 
 from __future__ import annotations
 
@@ -30,8 +32,8 @@ def bucket(tiers: dict[str, Tier]) -> Bucket:
     return b
 
 
-def test_writers_racing_for_a_new_key_leave_one_row_exact_totals_and_one_blob(bucket: Bucket,
-                                                                              tiers: dict[str, Tier]) -> None:
+def _race(bucket: Bucket, tiers: dict[str, Tier]) -> list[str]:
+    """WRITERS threads put the same new key at once; their ETags (every write must succeed)."""
     spec = store.NewObject(tier=spec_of(tiers["hot-disk"]), storage_class="STANDARD")
     start = threading.Barrier(WRITERS)
     answers: list[str] = []
@@ -51,9 +53,30 @@ def test_writers_racing_for_a_new_key_leave_one_row_exact_totals_and_one_blob(bu
     for t in threads:
         t.join()
     assert errors == [] and len(answers) == WRITERS
+    return answers
+
+
+def test_writers_racing_for_a_new_key_leave_one_row_exact_totals_and_one_blob(bucket: Bucket,
+                                                                              tiers: dict[str, Tier]) -> None:
+    _race(bucket, tiers)
     with transaction() as s:
         obj = repository.get_object(s, bucket.id, "k")
         assert obj is not None
         assert repository.usage(s, bucket.id) == (1, obj.size)
     assert [b.locator for b in driver_for(tiers["hot-disk"]).list()] == [obj.locator]
     assert b"".join(store.open_object(obj)) == bytes([obj.size - 100]) * obj.size
+
+
+def test_writers_racing_in_a_versioned_bucket_each_leave_a_version(bucket: Bucket, tiers: dict[str, Tier]) -> None:
+    from tierpilot.catalog import versions
+
+    with transaction(write=True) as s:
+        versions.set_versioning(s, bucket.id, "Enabled")
+    _race(bucket, tiers)
+    with transaction() as s:
+        current = repository.get_object(s, bucket.id, "k")
+        older = repository.versions_of_key(s, bucket.id, "k")
+        assert current is not None and len(older) == WRITERS - 1
+        assert len({current.version_id, *(v.version_id for v in older)}) == WRITERS
+        assert repository.usage(s, bucket.id) == (WRITERS, current.size + sum(v.size for v in older))
+    assert len(list(driver_for(tiers["hot-disk"]).list())) == WRITERS

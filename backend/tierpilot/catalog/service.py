@@ -339,8 +339,10 @@ def record_object(
     """
     now = now or utcnow()
     settings = repository.bucket_versioning_row(session, bucket_id)
-    state = settings[0] if settings is not None else None
-    if settings is not None and lock_mode is None and lock_until is None:
+    if settings is None:
+        raise NoSuchBucket("The specified bucket does not exist")
+    state = settings[0]
+    if lock_mode is None and lock_until is None:
         lock_mode, lock_until = versions.default_retention(settings, now)
     version_id = versions.new_version_id() if state == "Enabled" else "null"
     values: dict[str, Any] = dict(
@@ -367,8 +369,9 @@ def record_object(
             versions.refuse_locked(old, now)
         old_size = old.size if old is not None else 0
         kept_old = False
-    delta = size - old_size
-    _check_space(repository.add_usage(session, bucket_id, 1 if old is None or kept_old else 0, delta), delta, now)
+    # the bucket's totals last: every write locks the object's row before them (see _record_unversioned)
+    added, delta = (1 if old is None or kept_old else 0), size - old_size
+    result: tuple[Object, Blob | None]
     if old is not None:
         replaced = None if kept_old else Blob(old.tier_id, old.locator)
         if dropped:
@@ -376,56 +379,69 @@ def record_object(
         for name, value in values.items():
             setattr(old, name, value)
         session.flush()
-        return old, replaced
-    obj = Object(bucket_id=bucket_id, key=key, **values)
-    if session.get_bind().dialect.name == "sqlite":
-        # the write transaction holds SQLite's one write lock: no concurrent insert can race this one
-        session.add(obj)
-        session.flush()
-        return obj, dropped[0] if dropped else None
-    try:
-        with session.begin_nested():
-            session.add(obj)
+        result = old, replaced
+    else:
+        obj = Object(bucket_id=bucket_id, key=key, **values)
+        result = obj, dropped[0] if dropped else None
+        try:
+            if session.get_bind().dialect.name == "sqlite":  # its one write lock admits no concurrent insert
+                session.add(obj)
+                session.flush()
+            else:
+                with session.begin_nested():
+                    session.add(obj)
+                    session.flush()
+        except IntegrityError:  # PostgreSQL: a concurrent writer inserted the key first
+            raced = repository.get_object(session, bucket_id, key, for_update=True)
+            if raced is None:
+                raise
+            _check_write_conditions(session, bucket_id, key, raced, if_match, if_none_match)
+            if version_id != "null" or raced.version_id != "null":
+                versions.archive(session, raced, now)  # the winner's version stays, as a noncurrent one
+                replaced = None
+            else:
+                versions.refuse_locked(raced, now)
+                added, delta, replaced = 0, size - raced.size, Blob(raced.tier_id, raced.locator)
+            for name, value in values.items():
+                setattr(raced, name, value)
             session.flush()
-    except IntegrityError:
-        # PostgreSQL: a concurrent writer inserted the key first; overwrite its row instead
-        raced = repository.get_object(session, bucket_id, key, for_update=True)
-        if raced is None:
-            raise
-        repository.add_usage(session, bucket_id, -1, -raced.size)
-        replaced = Blob(raced.tier_id, raced.locator)
-        for name, value in values.items():
-            setattr(raced, name, value)
-        session.flush()
-        return raced, replaced
-    return obj, dropped[0] if dropped else None
+            result = raced, replaced
+    _check_space(repository.add_usage(session, bucket_id, added, delta), delta, now)
+    return result
 
 
 def _record_unversioned(session: Session, bucket_id: int, key: str, values: dict[str, Any], if_match: str | None,
                         if_none_match: str | None, now: datetime) -> tuple[Object, Blob | None]:
     """``record_object`` in a bucket that never had versioning: the row inserted or overwritten in place; the
     answer is a transient ``Object`` of the values written."""
+    # Locks in one order, the object's row before the bucket's totals (every write path does): taking the totals
+    # first let a writer that lost an insert race wait for the winner's row while holding the totals the
+    # winner's next writer waits for (PostgreSQL's deadlock detector then failed one of them).
     row = repository.object_row_for_write(session, bucket_id, key)
     old = hotread.object_from(row) if row is not None else None
     _check_write_conditions(session, bucket_id, key, old, if_match, if_none_match)
     if old is not None:
         versions.refuse_locked(old, now)
-    delta = values["size"] - (old.size if old is not None else 0)
-    _check_space(repository.add_usage_row(session, bucket_id, 0 if old is not None else 1, delta), delta, now)
-    replaced = Blob(old.tier_id, old.locator) if old is not None else None
+    added = 0
     if old is None:
         object_id = repository.insert_object_row(session, {"bucket_id": bucket_id, "key": key, **values})
+        added = 1
         if object_id is None:
-            # PostgreSQL: a concurrent writer inserted the key first; overwrite its row instead
+            # PostgreSQL: a concurrent writer inserted the key first; this write overwrites its row
             raced = repository.object_row_for_write(session, bucket_id, key)
             if raced is None:
                 raise RuntimeError(f"key {key!r} of bucket {bucket_id} both exists and does not")
-            repository.add_usage_row(session, bucket_id, -1, -int(raced["size"]))
-            object_id, replaced = int(raced["id"]), Blob(int(raced["tier_id"]), str(raced["locator"]))
+            old = hotread.object_from(raced)
+            _check_write_conditions(session, bucket_id, key, old, if_match, if_none_match)
+            versions.refuse_locked(old, now)
+            object_id, added = old.id, 0
             repository.update_object_row(session, object_id, values)
     else:
         object_id = old.id
         repository.update_object_row(session, object_id, values)
+    delta = values["size"] - (old.size if old is not None else 0)
+    _check_space(repository.add_usage_row(session, bucket_id, added, delta), delta, now)
+    replaced = Blob(old.tier_id, old.locator) if old is not None else None
     return hotread.object_from({"id": object_id, "bucket_id": bucket_id, "key": key, **values}), replaced
 
 
