@@ -24,7 +24,9 @@ for _var in ("TIERPILOT_DATABASE_URL", "TIERPILOT_REDIS_URL", "TIERPILOT_BOOTSTR
     os.environ.pop(_var, None)
 
 from fastapi.testclient import TestClient  # noqa: E402
+from sqlalchemy import text  # noqa: E402
 from sqlalchemy.engine import make_url  # noqa: E402
+from sqlalchemy.exc import OperationalError  # noqa: E402
 from sqlalchemy.orm import Session  # noqa: E402
 
 from tests.servers import Server, create_database, start_postgres, start_redis  # noqa: E402
@@ -123,13 +125,26 @@ def db_url(request: pytest.FixtureRequest) -> Iterator[str]:
     next(gen, None)
 
 
+def _other_sessions() -> list[tuple[object, ...]]:
+    """The test database's other PostgreSQL sessions: who holds what a teardown waits on."""
+    with kitdb.get_engine().connect() as conn:
+        return [tuple(r) for r in conn.execute(text(
+            "SELECT pid, application_name, client_port, state, xact_start, left(query, 200) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"))]
+
+
 def _truncate_all() -> None:
     from tierpilot.drivers import registry
 
     engine = kitdb.get_engine()
     with engine.begin() as conn:
-        for table in reversed(Base.metadata.sorted_tables):
-            conn.execute(table.delete())
+        if conn.dialect.name == "postgresql":  # a leaked transaction fails the teardown at once, naming itself
+            conn.exec_driver_sql("SET LOCAL lock_timeout = '30s'")
+        try:
+            for table in reversed(Base.metadata.sorted_tables):
+                conn.execute(table.delete())
+        except OperationalError as e:
+            raise RuntimeError(f"emptying the tables waited on: {_other_sessions()}") from e
     registry.tiers.invalidate()
     registry.clear()
 
