@@ -6,8 +6,8 @@ keeps its parts' checksums for GET ?partNumber= and GetObjectAttributes' ObjectP
 for every object written before). Plain nullable ADD COLUMNs: existing rows stay as they are, and SQLite keeps
 the tables, their AUTOINCREMENT and the storage_history triggers of 0011.
 
-Revision ID: 0017
-Revises: 0016
+Revision ID: 0014
+Revises: 0013
 Create Date: 2026-11-27 00:00:00
 """
 
@@ -18,8 +18,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0017"
-down_revision: str | None = "0016"
+revision: str = "0014"
+down_revision: str | None = "0013"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
