@@ -28,6 +28,7 @@ from typing import Any, Generic, TypeVar
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
+from tierpilot.kit import redisclient
 from tierpilot.kit.cache import TTLCache
 from tierpilot.kit.db import after_commit
 from tierpilot.kit.errors import DomainError
@@ -37,8 +38,6 @@ log = logging.getLogger("tierpilot.generations")
 
 PREFIX = "tierpilot:generation:"
 RETRY_S = 1.0  # after a Redis error a reader answers None at once for this long instead of waiting again
-_clients: dict[str, Any] = {}
-_lock = threading.Lock()
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -68,16 +67,6 @@ def _file_generation(path: Path) -> int:
     return hash((st.st_size, st.st_ino, st.st_mtime_ns))
 
 
-def _redis(url: str) -> Any:
-    import redis
-
-    with _lock:
-        client = _clients.get(url)
-        if client is None:
-            client = _clients[url] = redis.Redis.from_url(url, socket_timeout=1.0, socket_connect_timeout=1.0)
-    return client
-
-
 def _move(url: str, name: str) -> int | None:
     """Move the counter: its new value, None when there is no counter (PostgreSQL without Redis: nothing is
     cached), or the error (OSError, a Redis error) when it cannot be moved."""
@@ -93,7 +82,7 @@ def _move(url: str, name: str) -> int | None:
             os.close(fd)
         return _file_generation(path)
     value = secrets.randbits(62) + 1
-    _redis(url).set(PREFIX + name, value)
+    redisclient.shared(url).set(PREFIX + name, value)
     return value
 
 

@@ -11,26 +11,14 @@ import logging
 import os
 import threading
 from datetime import UTC, datetime
-from typing import Any
 
+from tierpilot.kit import redisclient
 from tierpilot.kit.settings import get_settings
 
 log = logging.getLogger(__name__)
 
 KEY = "tierpilot:lifecycle:sweep:last_run_at"
 FILE = "lifecycle-sweep-last-run"
-_clients: dict[str, Any] = {}
-_lock = threading.Lock()
-
-
-def _redis(url: str) -> Any:
-    import redis
-
-    with _lock:
-        client = _clients.get(url)
-        if client is None:
-            client = _clients[url] = redis.Redis.from_url(url, socket_timeout=1.0, socket_connect_timeout=1.0)
-    return client
 
 
 def record_start(at: datetime) -> None:
@@ -39,7 +27,7 @@ def record_start(at: datetime) -> None:
     value = at.astimezone(UTC).isoformat()
     try:
         if settings.redis_url:
-            _redis(settings.redis_url).set(KEY, value)
+            redisclient.shared(settings.redis_url).set(KEY, value)
             return
         path = settings.data_dir / FILE
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -55,7 +43,7 @@ def last_start() -> datetime | None:
     settings = get_settings()
     try:
         if settings.redis_url:
-            raw = _redis(settings.redis_url).get(KEY)
+            raw = redisclient.shared(settings.redis_url).get(KEY)
             text = raw.decode() if isinstance(raw, bytes) else raw
         else:
             path = settings.data_dir / FILE
