@@ -29,6 +29,8 @@ class SpendLineOut(BaseModel):
     restored_bytes: int
     transitions: int = Field(description="objects moved by lifecycle transitions")
     catalogs: list[str] = Field(description="the price catalogs (of the month) the line was priced with")
+    egress_explained: str = Field(description="where the read bytes left their provider, as each tier's price_ref "
+                                              "says (e.g. '2.00 GiB read over the research network')")
 
 
 class SpendMonthOut(BaseModel):

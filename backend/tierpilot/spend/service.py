@@ -7,8 +7,9 @@ Storage is billed per bucket and tier: every version the catalog holds, from whe
 duration owes the rest, in the month it left. Objects bill at least the class's minimum billable size.
 Requests come from the gateway's meter (data-path GETs and PUTs with their bytes; HEAD, LIST, other calls
 and DELETEs by kind), shared out over a bucket's tiers by the bytes each holds; bytes read are priced as
-retrieval and as egress to the internet. Restores bill their requests, per-GiB fees by speed and the restored
-copy's days; lifecycle transitions their fee per object moved into the target class.
+retrieval and as egress to the destination the tier's ``price_ref`` names (``egress``: where its reads leave the
+provider, as the installation reaches it; default the internet). Restores bill their requests, per-GiB fees by
+speed and the restored copy's days; lifecycle transitions their fee per object moved into the target class.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from tierpilot.lifecycle import repository as lifecycle_repository
 from tierpilot.pricing import service as pricing
 from tierpilot.pricing.engine import DAYS_PER_MONTH, GIB, THOUSAND, ZERO, band_cost
 from tierpilot.pricing.restores import restore_cost, restore_pricing
+from tierpilot.pricing.schemas import DESTINATIONS, Destination
 from tierpilot.restores import repository as restores_repository
 from tierpilot.spend import repository, stored
 from tierpilot.spend.metering import KINDS
@@ -50,11 +52,18 @@ METERED = ("read_requests", "write_requests", "head_requests", "list_requests", 
 # the line's count each metered kind adds to (other GETs and PUTs and DELETEs: other_requests)
 COUNTED = {"read": "read_requests", "write": "write_requests", "head": "head_requests", "list": "list_requests"}
 NOT_METERED = ["requests that name no bucket (ListBuckets)",
-               "egress by destination: every byte read is priced as transfer to the internet",
                "which tier a request reached: a bucket's requests are shared out by the bytes each tier holds"]
 HISTORY_MONTHS = 6
 MIN_DIVERGENCE = Decimal("0.01")  # USD: a bucket whose projection is off its plan by less diverges from nothing
+OVER: dict[str, str] = {"internet": "over the internet", "research-network": "over the research network",
+                        "same-region": "within the provider's region"}
 MONTH = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
+
+
+def egress_destination(price_ref: Mapping[str, Any] | None) -> Destination:
+    """Where a tier's reads leave its provider: its ``price_ref`` says (tiers validates it), else the internet."""
+    dest = (price_ref or {}).get("egress")
+    return next((d for d in DESTINATIONS if d == dest), "internet")
 
 
 def parse_month(text: str) -> date:
@@ -90,6 +99,7 @@ class Line:
     restored_bytes: int = 0
     transitions: int = 0
     catalogs: set[str] = field(default_factory=set)
+    read_to: dict[str, Decimal] = field(default_factory=dict)  # destination -> bytes read through it
 
     @property
     def total(self) -> Decimal:
@@ -98,7 +108,13 @@ class Line:
     def out(self) -> dict[str, Any]:
         return {"key": self.key, **{c: float(round(getattr(self, c), 6)) for c in COMPONENTS},
                 "total": float(round(self.total, 6)), "gib_days": float(round(self.gib_days, 6)),
-                **{c: getattr(self, c) for c in COUNTS}, "catalogs": sorted(self.catalogs)}
+                **{c: getattr(self, c) for c in COUNTS}, "catalogs": sorted(self.catalogs),
+                "egress_explained": self.egress_explained()}
+
+    def egress_explained(self) -> str:
+        """Where the line's read bytes left their provider: '2.00 GiB read over the research network'."""
+        parts = [f"{float(n / GIB):.2f} GiB read {OVER[d]}" for d, n in sorted(self.read_to.items()) if n]
+        return "; ".join(parts)
 
 
 def _aware(moment: datetime) -> datetime:
@@ -224,7 +240,9 @@ def _compute(session: Session, buckets: Sequence[Bucket], usage_now: Usage, firs
         shares[b.id] = ({t: Decimal(n) / total for t, (n, _) in usage.items()} if total
                         else {b.tier_id: Decimal(1)})
         tier_ids.update(shares[b.id])
-    tier_ids |= set(tiers_repository.tiers_by_id(session, None))
+    all_tiers = tiers_repository.tiers_by_id(session, None)
+    tier_ids |= set(all_tiers)
+    destinations = {t.id: egress_destination(t.price_ref) for t in all_tiers.values()}
     months = _months(session, tier_ids, first_month, last_month)
     _, tier_names = tier_prices(session, tier_ids, month_end(last_month))
     storage = _storage(session, bucket_ids, months, now, rolled_up)
@@ -233,7 +251,7 @@ def _compute(session: Session, buckets: Sequence[Bucket], usage_now: Usage, firs
                                       bucket_ids)
     out: list[MonthSpend] = []
     for i, m in enumerate(months):
-        book = _Book(group_by, {b.id: b for b in buckets}, owners, tier_names, m.prices)
+        book = _Book(group_by, {b.id: b for b in buckets}, owners, tier_names, m.prices, destinations)
         for (index, bucket_id, tier_id), acc in storage.items():
             if index != i:
                 continue
@@ -262,9 +280,10 @@ class _Book:
     """One month's lines: by the requested group and by bucket (for the plan beside the actual)."""
 
     def __init__(self, group_by: GroupBy, buckets: Mapping[int, Any], owners: Mapping[int, str],
-                 tier_names: Mapping[int, str], prices: Mapping[int, Priced]) -> None:
-        self.group_by, self.buckets, self.owners, self.tier_names, self.prices = (
-            group_by, buckets, owners, tier_names, prices)
+                 tier_names: Mapping[int, str], prices: Mapping[int, Priced],
+                 destinations: Mapping[int, Destination]) -> None:
+        self.group_by, self.buckets, self.owners, self.tier_names, self.prices, self.destinations = (
+            group_by, buckets, owners, tier_names, prices, destinations)
         self.lines: dict[str, Line] = {}
         self.per_bucket: dict[int, Line] = {}
 
@@ -276,10 +295,13 @@ class _Book:
             return self.owners.get(b.owner_id, f"user {b.owner_id}")
         return self.tier_names.get(tier_id, f"tier {tier_id}")
 
-    def add(self, bucket_id: int, tier_id: int, **amounts: Any) -> None:
+    def targets(self, bucket_id: int, tier_id: int) -> tuple[Line, Line]:
+        """The group's line and the bucket's."""
         key = self.key_of(bucket_id, tier_id)
-        for target in (self.lines.setdefault(key, Line(key)),
-                       self.per_bucket.setdefault(bucket_id, Line(str(bucket_id)))):
+        return self.lines.setdefault(key, Line(key)), self.per_bucket.setdefault(bucket_id, Line(str(bucket_id)))
+
+    def add(self, bucket_id: int, tier_id: int, **amounts: Any) -> None:
+        for target in self.targets(bucket_id, tier_id):
             for name, value in amounts.items():
                 setattr(target, name, getattr(target, name) + value)
             if tier_id in self.prices:
@@ -294,7 +316,10 @@ class _Book:
         if p is not None and kind == "read":
             gib = Decimal(nbytes) * share / GIB
             retrieval = gib * p.cls.retrieval_per_gib
-            egress = band_cost(p.catalog.egress_bands("internet"), gib)
+            dest = self.destinations.get(tier_id, "internet")
+            egress = band_cost(p.catalog.egress_bands(dest), gib)
+            for target in self.targets(bucket_id, tier_id):
+                target.read_to[dest] = target.read_to.get(dest, ZERO) + Decimal(nbytes) * share
         field_name = COUNTED.get(kind, "other_requests")
         counts: dict[str, int] = {field_name: round(n * share)}
         if kind in ("read", "write"):
@@ -304,7 +329,8 @@ class _Book:
 
 
 def _planned(session: Session, buckets: Sequence[Bucket], usage_now: Usage, month: date) -> dict[int, Decimal]:
-    """The planner's forecast per bucket for a month: its current volume stored on its tiers, no reads."""
+    """The planner's forecast per bucket for a month: its current volume stored on its tiers, no reads (so no
+    egress either: a plan that priced reads would take each tier's destination, ``egress_destination``)."""
     prices, _ = tier_prices(session, {t for b in buckets for t in usage_now[b.id]} | {b.tier_id for b in buckets},
                             month_end(month))
     out: dict[int, Decimal] = {}
@@ -332,7 +358,7 @@ def _reasons(line: Line, plan: Decimal, factor: Decimal, storage: Decimal, thres
         what = {
             "requests": f"{sum(getattr(line, n) for n in METERED)} requests so far",
             "retrieval": f"{line.read_bytes / 2**30:.2f} GiB read from a class with retrieval fees",
-            "egress": f"{line.read_bytes / 2**30:.2f} GiB read out of the cloud",
+            "egress": line.egress_explained() or f"{line.read_bytes / 2**30:.2f} GiB read out of the cloud",
             "restores": f"more restores than planned: {line.restore_requests} restore requests of "
                         f"{line.restored_bytes / 2**30:.2f} GiB",
             "restored_copy": "restored copies kept readable (billed at their copy class's rate)",
@@ -411,12 +437,12 @@ def spend_csv(report: Mapping[str, Any]) -> str:
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     w.writerow([f"tierpilot spend {report['month']}", f"by {report['group_by']}", "USD"])
-    w.writerow([report["group_by"], *COMPONENTS, "total", "gib_days", *COUNTS, "catalogs"])
+    w.writerow([report["group_by"], *COMPONENTS, "total", "gib_days", *COUNTS, "catalogs", "egress_explained"])
     for g in report["groups"]:
         key = str(g["key"])
         safe = "'" + key if key[:1] in ("=", "+", "-", "@", "\t", "\r") else key
         w.writerow([safe, *(g[c] for c in COMPONENTS), g["total"], g["gib_days"], *(g[c] for c in COUNTS),
-                    " ".join(g["catalogs"])])
+                    " ".join(g["catalogs"]), g["egress_explained"]])
     w.writerow([])
     w.writerow(["so far", report["so_far"]])
     w.writerow(["forecast to month end", report["forecast"]])

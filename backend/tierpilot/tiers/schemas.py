@@ -9,6 +9,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from tierpilot.pricing.schemas import DESTINATIONS
+
 STORAGE_CLASS_PATTERN = r"^[A-Z][A-Z0-9_]{0,31}$"
 S3_ARCHIVE_CLASSES = frozenset({"GLACIER", "DEEP_ARCHIVE"})
 MIN_PART_SIZE = 8 << 20
@@ -190,6 +192,11 @@ class TierHealthOut(BaseModel):
     checked_at: datetime
 
 
+EGRESS_KEY = "egress"
+PRICE_REF_HELP = ("{catalog, storage_class} the tier is priced at, and optionally egress: where its reads leave "
+                  f"the provider ({' | '.join(DESTINATIONS)}; default internet)")
+
+
 class TierCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -199,7 +206,7 @@ class TierCreate(BaseModel):
     storage_classes: list[str] = Field(default_factory=lambda: ["STANDARD"], min_length=1, max_length=16)
     offline: bool = Field(False, description="archive semantics: reads need a restore first")
     restore_delays: RestoreDelays | None = None
-    price_ref: dict[str, str] = Field(default_factory=dict)
+    price_ref: dict[str, str] = Field(default_factory=dict, description=PRICE_REF_HELP)
     capacity_bytes: int | None = Field(None, ge=0)
     min_storage_days: int = Field(0, ge=0, le=3650)
 
@@ -207,6 +214,11 @@ class TierCreate(BaseModel):
     @classmethod
     def _classes(cls, value: list[str]) -> list[str]:
         return _check_classes(value)
+
+    @field_validator("price_ref")
+    @classmethod
+    def _price_ref(cls, value: dict[str, str]) -> dict[str, str]:
+        return _check_egress(value)
 
 
 class TierUpdate(BaseModel):
@@ -219,7 +231,7 @@ class TierUpdate(BaseModel):
     storage_classes: list[str] | None = Field(None, min_length=1, max_length=16)
     offline: bool | None = None
     restore_delays: RestoreDelays | None = None
-    price_ref: dict[str, str] | None = None
+    price_ref: dict[str, str] | None = Field(None, description=PRICE_REF_HELP)
     capacity_bytes: int | None = Field(None, ge=0)
     min_storage_days: int | None = Field(None, ge=0, le=3650)
 
@@ -227,6 +239,19 @@ class TierUpdate(BaseModel):
     @classmethod
     def _classes(cls, value: list[str] | None) -> list[str] | None:
         return None if value is None else _check_classes(value)
+
+    @field_validator("price_ref")
+    @classmethod
+    def _price_ref(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        return None if value is None else _check_egress(value)
+
+
+def _check_egress(ref: dict[str, str]) -> dict[str, str]:
+    # egress is billed where bytes leave the tier's provider, so the destination is the tier's, not the client's
+    dest = ref.get(EGRESS_KEY)
+    if dest is not None and dest not in DESTINATIONS:
+        raise ValueError(f"price_ref.egress must be one of {', '.join(DESTINATIONS)}, not {dest!r}")
+    return ref
 
 
 def _check_classes(value: list[str]) -> list[str]:
@@ -248,7 +273,7 @@ class TierOut(BaseModel):
     storage_classes: list[str]
     offline: bool
     restore_delays: dict[str, float]
-    price_ref: dict[str, str]
+    price_ref: dict[str, str] = Field(description=PRICE_REF_HELP)
     capacity_bytes: int | None
     min_storage_days: int
     created_at: datetime

@@ -38,6 +38,7 @@ from tierpilot.tiers.models import Tier
 from tierpilot.tiers.schemas import (
     AZURE_ARCHIVE_TIERS,
     AZURE_SECRETS,
+    EGRESS_KEY,
     GCS_SECRETS,
     S3_ARCHIVE_CLASSES,
     AzureConfig,
@@ -250,10 +251,13 @@ def _delays(offline: bool, delays: RestoreDelays | None, previous: dict[str, Any
 
 
 def _check_price_ref(session: Session, ref: dict[str, str]) -> dict[str, str]:
-    """An empty reference, or one naming a catalog and one of its classes (costs are priced from it)."""
+    """An empty reference, or one naming a catalog and one of its classes (costs are priced from it) and
+    optionally where the tier's reads leave its provider (``egress``, checked by the schema)."""
     if not ref:
         return {}
     catalog_id, class_id = ref.get("catalog"), ref.get("storage_class")
+    if not catalog_id and not class_id and EGRESS_KEY in ref:
+        raise Invalid("price_ref.egress: needs a catalog and storage_class to price the reads with")
     if not catalog_id or not class_id:
         raise Invalid("price_ref: give both catalog and storage_class, or neither")
     try:
