@@ -87,6 +87,8 @@ async def bucket_of(req: Request, name: str | None = None, confirm: bool = False
     A cached row that denies is read again, so a new owner is not refused for the cache's lifetime.
     ``confirm`` reads the row from the catalog whatever is cached: for operations that would otherwise
     answer from the row alone (HeadBucket, GetBucketLocation, …).
+    ``x-amz-expected-bucket-owner`` (``x-amz-source-expected-bucket-owner`` for a copy's source) naming
+    another account is AccessDenied.
     Beyond owner and admins, the bucket's sharing settings decide (``sharing.gate``: policy, ACLs, public
     access block) for the request's S3 action; ``name`` other than the addressed bucket is a copy's source.
     """
@@ -96,6 +98,11 @@ async def bucket_of(req: Request, name: str | None = None, confirm: bool = False
     if bucket is None or not catalog.may_access(bucket, req.user.user_id, req.user.is_admin):
         bucket = await run(_load_bucket, name)
         buckets.put(name, bucket)
+    # S3 refuses a request whose caller named another owner (a guard against writing to a bucket whose name
+    # was taken over): the id is the one ListBuckets and fetch-owner show as Owner/ID
+    expected = req.headers.get("x-amz-source-expected-bucket-owner" if source else "x-amz-expected-bucket-owner")
+    if expected is not None and expected.strip() != str(bucket.owner_id):
+        raise access_denied("Access Denied")
     caller = Caller(req.user.user_id, req.user.username, anonymous=req.user is ANONYMOUS)
     state = await sharing.state_for(bucket, caller, is_admin=req.user.is_admin)
     if state is None:

@@ -333,11 +333,26 @@ def string_to_sign_v2(req: SignedRequest, method: str, resource_path: str, query
     return f"{method}\n{md5}\n{ctype}\n{date}\n{custom}{resource}"
 
 
+def v2_resource_paths(raw_path: str) -> list[str]:
+    """Candidate resource paths: the path as sent and, for a path-style bucket (``/bucket``), ``/bucket/``.
+
+    S3's canonical resource of a bucket ends in a slash and botocore's HmacV1 signers sign it so (its
+    ``auth_path``) even though the URL they send has none; other clients sign the path as sent.
+    """
+    if raw_path.count("/") == 1 and len(raw_path) > 1:
+        return [raw_path, raw_path + "/"]
+    return [raw_path]
+
+
 def verify_v2(req: SignedRequest, secret: str, method: str, raw_path: str, query_pairs: Sequence[tuple[str, str]],
               headers: Mapping[str, str]) -> None:
-    sts = string_to_sign_v2(req, method, raw_path, query_pairs, headers)
-    expected = base64.b64encode(hmac.digest(secret.encode(), sts.encode("utf-8", "surrogateescape"), "sha1"))
-    if not hmac.compare_digest(expected.decode(), req.signature):
-        raise S3Error("SignatureDoesNotMatch", "The request signature we calculated does not match the signature "
-                      "you provided. Check your key and signing method.", 403,
-                      AWSAccessKeyId=req.access_key_id, StringToSign=sts, SignatureProvided=req.signature)
+    first = ""
+    for path in v2_resource_paths(raw_path):
+        sts = string_to_sign_v2(req, method, path, query_pairs, headers)
+        expected = base64.b64encode(hmac.digest(secret.encode(), sts.encode("utf-8", "surrogateescape"), "sha1"))
+        if hmac.compare_digest(expected.decode(), req.signature):
+            return
+        first = first or sts
+    raise S3Error("SignatureDoesNotMatch", "The request signature we calculated does not match the signature "
+                  "you provided. Check your key and signing method.", 403,
+                  AWSAccessKeyId=req.access_key_id, StringToSign=first, SignatureProvided=req.signature)
