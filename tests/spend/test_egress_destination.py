@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from tierpilot.auth import service as auth
 from tierpilot.catalog import service as catalog
 from tierpilot.pricing.catalogs import shipped_catalogs
-from tierpilot.pricing.schemas import Band
+from tierpilot.pricing.schemas import Band, Destination
 from tierpilot.spend import repository, service
 from tierpilot.tiers import service as tiers
 from tierpilot.tiers.schemas import TierCreate
@@ -21,7 +21,7 @@ from tierpilot.tiers.schemas import TierCreate
 GIB = 2**30
 NOW = datetime(2026, 11, 16, tzinfo=UTC)
 READ_GIB = 300  # past the internet's free first 100 GiB of the 2026 Tokyo list
-DESTINATIONS = {"cloud": "internet", "sinet": "research-network", "nearby": "same-region"}
+DESTINATIONS: dict[str, Destination] = {"cloud": "internet", "sinet": "research-network", "nearby": "same-region"}
 
 
 def _by_hand(bands: list[Band], gib: Decimal) -> Decimal:

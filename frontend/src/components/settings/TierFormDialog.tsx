@@ -6,8 +6,11 @@ import { Button, Checkbox, Dialog, ErrorBanner, Field, Input, Select } from "@/c
 import {
   AZURE_ACCESS_TIERS,
   type Driver,
+  EGRESS_DESTINATIONS,
+  type EgressDestination,
   emptyTierForm,
   GCS_CLASSES,
+  hasEgress,
   type TierFormErrors,
   type TierFormValues,
   tierToForm,
@@ -16,6 +19,12 @@ import {
   toUpdateBody,
   validateTierForm,
 } from "./tier-form";
+
+const EGRESS_LABELS: Record<EgressDestination, string> = {
+  internet: "the internet",
+  "research-network": "a research network",
+  "same-region": "the same region",
+};
 
 /** Add a tier, or edit one (`tier` given); every opening starts from the tier's current values. */
 export function TierFormDialog({
@@ -329,6 +338,18 @@ function TierForm({ tier, onClose }: { tier: Tier | null; onClose: () => void })
               ...(catalog?.classes ?? []).map((c) => ({ value: c, label: c })),
             ]}
           />
+          {hasEgress(values.driver) ? (
+            <Select
+              label="Reads leave the provider by"
+              value={values.priceEgress}
+              hint="Egress is billed where bytes leave the tier's provider: the internet, a research-network peering (e.g. SINET), or the same region as this gateway (free)."
+              disabled={!catalog}
+              onChange={(e) =>
+                set("priceEgress", EGRESS_DESTINATIONS.find((d) => d === e.target.value) ?? "internet")
+              }
+              options={EGRESS_DESTINATIONS.map((d) => ({ value: d, label: EGRESS_LABELS[d] }))}
+            />
+          ) : null}
         </div>
 
         {check.data ? (

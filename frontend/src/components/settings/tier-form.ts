@@ -55,6 +55,16 @@ export interface TierFormValues {
   minStorageDays: string;
   priceCatalog: string;
   priceClass: string;
+  /** Where the tier's reads leave its provider (egress is billed there); a posix tier has none to choose. */
+  priceEgress: EgressDestination;
+}
+
+/** The destinations every price catalog prices (pricing's `DESTINATIONS`). */
+export const EGRESS_DESTINATIONS = ["internet", "research-network", "same-region"] as const;
+export type EgressDestination = (typeof EGRESS_DESTINATIONS)[number];
+
+export function hasEgress(driver: Driver): boolean {
+  return driver !== "posix";
 }
 
 export type TierFormErrors = Partial<Record<keyof TierFormValues, string>>;
@@ -93,6 +103,7 @@ export function emptyTierForm(): TierFormValues {
     minStorageDays: "0",
     priceCatalog: "",
     priceClass: "",
+    priceEgress: "internet",
   };
 }
 
@@ -132,6 +143,7 @@ export function tierToForm(tier: Tier): TierFormValues {
     minStorageDays: String(tier.min_storage_days),
     priceCatalog: tier.price_ref.catalog ?? "",
     priceClass: tier.price_ref.storage_class ?? "",
+    priceEgress: EGRESS_DESTINATIONS.find((d) => d === tier.price_ref.egress) ?? "internet",
   };
 }
 
@@ -267,6 +279,8 @@ function common(v: TierFormValues) {
   const priceRef: Record<string, string> = v.priceCatalog
     ? { catalog: v.priceCatalog, storage_class: v.priceClass }
     : {};
+  // the internet is the server's default: a reference without the key means it
+  if (v.priceCatalog && hasEgress(v.driver) && v.priceEgress !== "internet") priceRef.egress = v.priceEgress;
   return {
     storage_classes: parseStorageClasses(v.storageClasses),
     offline: v.offline,
