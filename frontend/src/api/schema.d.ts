@@ -4713,6 +4713,11 @@ export interface components {
             /** Egress */
             egress: number;
             /**
+             * Egress Explained
+             * @description where the read bytes left their provider, as each tier's price_ref says (e.g. '2.00 GiB read over the research network')
+             */
+            egress_explained: string;
+            /**
              * Gib Days
              * @description GiB-days stored, deleted objects up to their deletion
              */
@@ -5118,7 +5123,10 @@ export interface components {
              * @default false
              */
             offline: boolean;
-            /** Price Ref */
+            /**
+             * Price Ref
+             * @description {catalog, storage_class} the tier is priced at, and optionally egress: where its reads leave the provider (internet | research-network | same-region; default internet)
+             */
             price_ref?: {
                 [key: string]: string;
             };
@@ -5204,7 +5212,10 @@ export interface components {
             object_count: number;
             /** Offline */
             offline: boolean;
-            /** Price Ref */
+            /**
+             * Price Ref
+             * @description {catalog, storage_class} the tier is priced at, and optionally egress: where its reads leave the provider (internet | research-network | same-region; default internet)
+             */
             price_ref: {
                 [key: string]: string;
             };
@@ -5296,7 +5307,10 @@ export interface components {
             name?: string | null;
             /** Offline */
             offline?: boolean | null;
-            /** Price Ref */
+            /**
+             * Price Ref
+             * @description {catalog, storage_class} the tier is priced at, and optionally egress: where its reads leave the provider (internet | research-network | same-region; default internet)
+             */
             price_ref?: {
                 [key: string]: string;
             } | null;
