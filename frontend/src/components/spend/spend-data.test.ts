@@ -51,6 +51,7 @@ const line = (l: Partial<SpendLine>): SpendLine => ({
   restored_bytes: 0,
   transitions: 0,
   catalogs: [],
+  egress_explained: "",
   ...l,
 });
 
@@ -73,6 +74,18 @@ describe("spend data", () => {
     });
     expect(tableSpendComponents([line({}), l])).toEqual(["storage", "restored_copy"]);
     expect(usageLines(l)).toEqual(["0 GET (0 B) · 0 PUT (0 B)", "3 HEAD · 2 LIST", "4 restored (4.0 GB)"]);
+  });
+
+  it("says where a line's read bytes left their provider", () => {
+    const l = line({
+      read_requests: 2,
+      read_bytes: 2 ** 31,
+      egress_explained: "2.00 GiB read over the research network",
+    });
+    expect(usageLines(l)).toEqual([
+      "2 GET (2.1 GB) · 0 PUT (0 B)",
+      "2.00 GiB read over the research network",
+    ]);
   });
 
   it("says how much of the month is gone", () => {

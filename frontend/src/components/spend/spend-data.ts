@@ -71,6 +71,8 @@ export function usageLines(l: SpendLine): string[] {
   const lines = [
     `${l.read_requests} GET (${formatBytes(l.read_bytes)}) · ${l.write_requests} PUT (${formatBytes(l.write_bytes)})`,
   ];
+  // where the reads were billed as egress: each tier's destination (Settings › Tiers)
+  if (l.egress_explained) lines.push(l.egress_explained);
   const other = [
     l.head_requests ? `${l.head_requests} HEAD` : "",
     l.list_requests ? `${l.list_requests} LIST` : "",
