@@ -3,7 +3,7 @@ import { render, screen } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Tier } from "@/api/tiers";
-import { installFakeApi } from "@/test/fake-api";
+import { installFakeApi, type RecordedRequest } from "@/test/fake-api";
 import { TierFormDialog } from "./TierFormDialog";
 
 afterEach(() => vi.unstubAllGlobals());
@@ -63,6 +63,15 @@ function renderDialog(t: Tier) {
   return requests;
 }
 
+async function patchedPriceRef(requests: RecordedRequest[]): Promise<unknown> {
+  const patch = await vi.waitFor(() => {
+    const found = requests.find((r) => r.method === "PATCH");
+    if (!found) throw new Error("no PATCH yet");
+    return found;
+  });
+  return (patch.body as { price_ref: unknown }).price_ref;
+}
+
 describe("TierFormDialog egress destination", () => {
   it("shows a cloud tier's stored destination and saves the one chosen in its price reference", async () => {
     const ref = { catalog: "aws-ap-northeast-1-2026", storage_class: "STANDARD" };
@@ -74,9 +83,7 @@ describe("TierFormDialog egress destination", () => {
     expect(field).toBeEnabled();
     await userEvent.selectOptions(field, "same-region");
     await userEvent.click(screen.getByRole("button", { name: "Save tier" }));
-    await vi.waitFor(() => expect(requests.some((r) => r.method === "PATCH")).toBe(true));
-    const patch = requests.find((r) => r.method === "PATCH");
-    expect((patch?.body as { price_ref: unknown }).price_ref).toEqual({ ...ref, egress: "same-region" });
+    expect(await patchedPriceRef(requests)).toEqual({ ...ref, egress: "same-region" });
   });
 
   it("leaves the key out for the internet, the server's default", async () => {
@@ -86,9 +93,7 @@ describe("TierFormDialog egress destination", () => {
     await screen.findByRole("option", { name: /aws-ap-northeast-1-2026/ });
     await userEvent.selectOptions(field, "internet");
     await userEvent.click(screen.getByRole("button", { name: "Save tier" }));
-    await vi.waitFor(() => expect(requests.some((r) => r.method === "PATCH")).toBe(true));
-    const patch = requests.find((r) => r.method === "PATCH");
-    expect((patch?.body as { price_ref: unknown }).price_ref).toEqual(ref);
+    expect(await patchedPriceRef(requests)).toEqual(ref);
   });
 
   it("has nothing to choose for a posix tier: its reads leave no provider", async () => {
