@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -55,13 +55,16 @@ RESERVED_BUCKET_SUFFIXES = ("-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s
 
 # what a listing shows of an object (the gateway and the API render it)
 ListedObject = repository.ListedObject
+ListedForS3 = repository.ListedForS3
+# what a listing shows of a key: the dashboard's columns, or the gateway's with LastModified as S3's text
+Shown = TypeVar("Shown", repository.ListedObject, repository.ListedForS3)
 
 
 @dataclass
-class Listing:
+class Listing(Generic[Shown]):
     """One page of a hierarchical listing; ``next_marker`` resumes it (a key or a common prefix)."""
 
-    objects: list[ListedObject] = field(default_factory=list)
+    objects: list[Shown] = field(default_factory=list)
     prefixes: list[str] = field(default_factory=list)
     truncated: bool = False
     next_marker: str | None = None
@@ -491,7 +494,19 @@ def remove_objects(session: Session, bucket_id: int, keys: Sequence[str]) -> lis
 
 
 def list_objects(session: Session, bucket_id: int, prefix: str = "", delimiter: str = "", marker: str = "",
-                 max_keys: int = 1000) -> Listing:
+                 max_keys: int = 1000) -> Listing[ListedObject]:
+    """Keys and common prefixes after ``marker`` (see ``_listing``), with the dashboard's columns."""
+    return _listing(repository.scan_listed, session, bucket_id, prefix, delimiter, marker, max_keys)
+
+
+def list_objects_s3(session: Session, bucket_id: int, prefix: str = "", delimiter: str = "", marker: str = "",
+                    max_keys: int = 1000) -> Listing[ListedForS3]:
+    """``list_objects`` with what ListObjects shows, LastModified as S3's text (no datetimes on the hot path)."""
+    return _listing(repository.scan_listed_s3, session, bucket_id, prefix, delimiter, marker, max_keys)
+
+
+def _listing(scan: Callable[[Session, int, str | None, bool, str | None, int], list[Shown]], session: Session,
+             bucket_id: int, prefix: str, delimiter: str, marker: str, max_keys: int) -> Listing[Shown]:
     """Keys and common prefixes after ``marker``, answered by range reads of the (bucket_id, key) index.
 
     A common prefix is emitted once and then skipped with one seek past it, so a delimiter listing
@@ -501,7 +516,7 @@ def list_objects(session: Session, bucket_id: int, prefix: str = "", delimiter: 
     objects): without a delimiter every row read is shown, so a page is one statement; with one, reads start
     small and grow while keys are shown, and shrink again after a common prefix.
     """
-    out = Listing()
+    out: Listing[Shown] = Listing()
     if max_keys <= 0:
         require_bucket(session, bucket_id)
         return out
@@ -517,7 +532,7 @@ def list_objects(session: Session, bucket_id: int, prefix: str = "", delimiter: 
     full = min(1001, max_keys + 1)
     batch = min(repository.FOLDER_BATCH, full) if delimiter else full
     while True:
-        listed = repository.scan_listed(session, bucket_id, lower, inclusive, upper, batch)
+        listed = scan(session, bucket_id, lower, inclusive, upper, batch)
         folder: str | None = None
         for row in listed:
             common = None

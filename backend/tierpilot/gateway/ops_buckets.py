@@ -179,19 +179,21 @@ def encoder(req: Request) -> Any:
     return xmlio.url_encode
 
 
-def _list(bucket_id: int, prefix: str, delimiter: str, marker: str, max_keys: int) -> catalog.Listing:
+def _list(bucket_id: int, prefix: str, delimiter: str, marker: str, max_keys: int
+          ) -> catalog.Listing[catalog.ListedForS3]:
     with transaction() as session:
-        return catalog.list_objects(session, bucket_id, prefix, delimiter, marker, max_keys)
+        return catalog.list_objects_s3(session, bucket_id, prefix, delimiter, marker, max_keys)
 
 
-def _contents(o: catalog.ListedObject, enc: Any, owner: str) -> str:
-    # one f-string per key (this runs 1,000 times a page); the ETag's quotes are always escaped, as el() would
-    return (f"<Contents><Key>{xmlio.esc(enc(o.key))}</Key><LastModified>{xmlio.iso(o.last_modified)}</LastModified>"
+def _contents(o: catalog.ListedForS3, enc: Any, owner: str) -> str:
+    # one f-string per key (this runs 1,000 times a page); the ETag's quotes are always escaped, as el() would;
+    # LastModified comes formatted from the scan
+    return (f"<Contents><Key>{xmlio.esc(enc(o.key))}</Key><LastModified>{o.last_modified}</LastModified>"
             f"<ETag>&quot;{xmlio.esc(o.etag.strip(chr(34)))}&quot;</ETag><Size>{o.size}</Size>"
             f"<StorageClass>{xmlio.esc(o.storage_class)}</StorageClass>{owner}</Contents>")
 
 
-def _prefixes(listing: catalog.Listing, enc: Any) -> list[str]:
+def _prefixes(listing: catalog.Listing[catalog.ListedForS3], enc: Any) -> list[str]:
     return [f"<CommonPrefixes>{xmlio.el('Prefix', enc(p))}</CommonPrefixes>" for p in listing.prefixes]
 
 
