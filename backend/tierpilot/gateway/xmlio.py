@@ -27,6 +27,11 @@ def esc(value: object) -> str:
     return _TO_ESCAPE.sub(lambda m: _ESCAPES.get(m.group(), f"&#x{ord(m.group()):x};"), text)
 
 
+def needs_escape(text: str) -> bool:
+    """Whether ``esc`` would change ``text`` (asked once of a whole listing page's text)."""
+    return _TO_ESCAPE.search(text) is not None
+
+
 def el(name: str, value: object) -> str:
     return f"<{name}>{esc(value)}</{name}>"
 
