@@ -54,3 +54,20 @@ def test_copy_checks_the_source_owner_separately(gateway: Gateway, s3: BaseClien
     assert catalog_rows(bucket) == []
     s3.copy_object(**copy, ExpectedBucketOwner=owner, ExpectedSourceBucketOwner=owner)
     assert s3.get_object(Bucket=bucket, Key="dst")["Body"].read() == b"v"
+
+
+def test_an_anonymous_caller_of_a_public_bucket_is_refused_too(gateway: Gateway, s3: BaseClient,
+                                                                bucket: str) -> None:
+    import boto3
+    from botocore import UNSIGNED
+    from botocore.config import Config
+
+    s3.put_bucket_acl(Bucket=bucket, ACL="public-read-write")
+    anonymous = boto3.client("s3", endpoint_url=gateway.url, region_name="us-east-1",
+                             config=Config(signature_version=UNSIGNED))
+    anonymous.list_objects(Bucket=bucket)  # the ACL lets anyone in
+    wrong = _owner_id(s3) + "foo"
+    assert _code(anonymous.list_objects, Bucket=bucket, ExpectedBucketOwner=wrong) == (403, "AccessDenied")
+    assert _code(anonymous.put_object, Bucket=bucket, Key="bar", Body=b"coffee",
+                 ExpectedBucketOwner=wrong) == (403, "AccessDenied")
+    assert catalog_rows(bucket) == []
