@@ -75,3 +75,29 @@ def test_the_same_metered_reads_cost_what_each_tiers_destination_bills(session: 
     sinet = next(r for r in rows_out if r and r[0] == "sinet")
     assert sinet[header.index("egress_explained")] == "300.00 GiB read over the research network"
     assert float(sinet[header.index("egress")]) == float(expected["sinet"])
+
+
+def test_a_months_reads_climb_the_egress_bands_together_not_row_by_row(session: Session, tmp_path: Path) -> None:
+    """Three days of 100 GiB read from two buckets: the free first 100 GiB is counted once in the month (billed
+    per row, each day's read would have been free), and the pool's cost is shared out by the GiB read."""
+    owner, _ = auth.create_user(session, "chemist", "chemist-pw")
+    ref = {"catalog": "aws-ap-northeast-1", "storage_class": "STANDARD"}
+    tiers.create(session, TierCreate(name="cloud", driver="posix", config={"path": str(tmp_path / "cloud")},
+                                     price_ref=ref))
+    ids = []
+    for name in ("data-a", "data-b"):
+        bucket = catalog.create_bucket(session, owner_id=owner.id, name=name, tier_name="cloud")
+        catalog.record_object(session, bucket.id, "run", size=GIB, etag='"a"', tier_id=bucket.tier_id,
+                              storage_class="STANDARD", locator=f"{name}/run", now=datetime(2026, 10, 1, tzinfo=UTC))
+        ids.append(bucket.id)
+    repository.add_usage(session, [("2026-11-10", owner.id, ids[0], "read", 10, 100 * GIB),
+                                   ("2026-11-11", owner.id, ids[0], "read", 10, 100 * GIB),
+                                   ("2026-11-12", owner.id, ids[1], "read", 10, 100 * GIB)])
+    session.flush()
+
+    lines = {g["key"]: g for g in service.spend(session, owner, "2026-11", "bucket", now=NOW)["groups"]}
+    bands = shipped_catalogs()["aws-ap-northeast-1-2026"].egress["internet"]
+    month = _by_hand(bands, Decimal(300))
+    assert _by_hand(bands, Decimal(100)) == 0 < month  # row by row, every day's read fell in the free band
+    assert lines["data-a"]["egress"] == float(month * 2 / 3)
+    assert lines["data-b"]["egress"] == float(month / 3)

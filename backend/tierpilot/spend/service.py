@@ -266,6 +266,7 @@ def _compute(session: Session, buckets: Sequence[Bucket], usage_now: Usage, firs
             if day[:7] == month_key:
                 for tier_id, share in shares.get(bucket_id, {}).items():
                     book.add_usage(bucket_id, tier_id, share, kind, n, nbytes)
+        book.close()
         for bucket_id, tier_id, n in lifecycle_repository.transitions_by_bucket(session, m.start, m.stop, bucket_ids):
             p = m.prices.get(tier_id)
             book.add(bucket_id, tier_id, lifecycle=Decimal(n) * p.cls.transition_per_1k / THOUSAND if p else ZERO,
@@ -286,6 +287,11 @@ class _Book:
             group_by, buckets, owners, tier_names, prices, destinations)
         self.lines: dict[str, Line] = {}
         self.per_bucket: dict[int, Line] = {}
+        # egress bands are a month's volume per catalog and destination, not a row's: read GiB are pooled
+        # and the pool's cost shared out by GiB when the month closes
+        self.egress_gib: dict[tuple[str, Destination], Decimal] = {}
+        self.egress_bands: dict[tuple[str, Destination], Any] = {}
+        self.egress_parts: list[tuple[int, int, tuple[str, Destination], Decimal]] = []
 
     def key_of(self, bucket_id: int, tier_id: int) -> str:
         b = self.buckets[bucket_id]
@@ -310,14 +316,17 @@ class _Book:
     def add_usage(self, bucket_id: int, tier_id: int, share: Decimal, kind: str, n: int, nbytes: int) -> None:
         p = self.prices.get(tier_id)
         rate_class = KINDS.get(kind)
-        per_1k, retrieval, egress = ZERO, ZERO, ZERO
+        per_1k, retrieval = ZERO, ZERO
         if p is not None and rate_class is not None:
             per_1k = p.cls.requests.read_per_1k if rate_class == "read" else p.cls.requests.write_per_1k
         if p is not None and kind == "read":
             gib = Decimal(nbytes) * share / GIB
             retrieval = gib * p.cls.retrieval_per_gib
             dest = self.destinations.get(tier_id, "internet")
-            egress = band_cost(p.catalog.egress_bands(dest), gib)
+            pool = (p.catalog.id, dest)
+            self.egress_bands.setdefault(pool, p.catalog.egress_bands(dest))
+            self.egress_gib[pool] = self.egress_gib.get(pool, ZERO) + gib
+            self.egress_parts.append((bucket_id, tier_id, pool, gib))
             for target in self.targets(bucket_id, tier_id):
                 target.read_to[dest] = target.read_to.get(dest, ZERO) + Decimal(nbytes) * share
         field_name = COUNTED.get(kind, "other_requests")
@@ -325,7 +334,14 @@ class _Book:
         if kind in ("read", "write"):
             counts[f"{kind}_bytes"] = round(nbytes * share)
         self.add(bucket_id, tier_id, requests=Decimal(n) * share * per_1k / THOUSAND, retrieval=retrieval,
-                 egress=egress, **counts)
+                 **counts)
+
+    def close(self) -> None:
+        """Price the month's pooled egress and share each pool's cost out by the GiB each line read."""
+        cost = {pool: band_cost(self.egress_bands[pool], gib) for pool, gib in self.egress_gib.items()}
+        for bucket_id, tier_id, pool, gib in self.egress_parts:
+            self.add(bucket_id, tier_id, egress=cost[pool] * gib / self.egress_gib[pool] if gib else ZERO)
+        self.egress_gib, self.egress_parts = {}, []
 
 
 def _planned(session: Session, buckets: Sequence[Bucket], usage_now: Usage, month: date) -> dict[int, Decimal]:
