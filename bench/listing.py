@@ -8,7 +8,10 @@ that git revision (exported with ``git archive``, put first on PYTHONPATH) again
 rounds alternate between the two, every page body is compared byte for byte (the change must not alter
 any answer) and the ratio is printed.
 
-Run: .venv/bin/python bench/listing.py [--objects 100000] [--rounds 5] [--baseline HEAD]
+With ``--postgres URL`` (a server's admin URL, e.g. postgresql+psycopg://postgres@127.0.0.1:5432/postgres) the
+catalog is a scratch database made on that server (dropped at the end) instead of SQLite.
+
+Run: .venv/bin/python bench/listing.py [--objects 100000] [--rounds 5] [--baseline HEAD] [--postgres URL]
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 import boto3  # noqa: E402
 from botocore.config import Config  # noqa: E402
 
-from tests.servers import free_port, wait_port  # noqa: E402
+from tests.servers import create_database, free_port, wait_port  # noqa: E402
 
 PY = sys.executable
 TICK = os.sysconf("SC_CLK_TCK")
@@ -118,10 +121,13 @@ def main() -> int:
     parser.add_argument("--objects", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--baseline", metavar="REV", help="also run the backend of this git revision (e.g. HEAD)")
+    parser.add_argument("--postgres", metavar="URL", help="a PostgreSQL server to hold the catalog instead of SQLite")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="tierpilot-bench-listing-"))
-    url = f"sqlite:///{work / 'tierpilot.db'}"
+    url, drop = f"sqlite:///{work / 'tierpilot.db'}", None
+    if args.postgres:
+        url, drop = create_database(args.postgres, "tierpilot_bench_listing")
     env = dict(os.environ, TIERPILOT_DATA_DIR=str(work), TIERPILOT_DATABASE_URL=url, TIERPILOT_SEED_DEMO="false",
                TIERPILOT_SECRET_KEY="bench-listing-key", TIERPILOT_DEFAULT_TIER="disk")
     env.pop("TIERPILOT_REDIS_URL", None)
@@ -154,7 +160,7 @@ def main() -> int:
             answers = {tuple(c.bodies) for _, c in gateways.values()}
             assert len(answers) == 1, "the gateways answered differently"
         print(f"{args.objects:,} objects, {pages} ListObjectsV2 pages of 1,000 per round, {args.rounds} rounds, "
-              f"SQLite (WAL), one gateway process each")
+              f"{'PostgreSQL' if args.postgres else 'SQLite (WAL)'}, one gateway process each")
         print("| gateway | CPU ms per page (median) | client ms per page (median) |")
         print("|---|---|---|")
         for name in gateways:
@@ -167,6 +173,8 @@ def main() -> int:
         for proc in procs:
             proc.terminate()
             proc.wait(20)
+        if drop is not None:
+            drop()
         shutil.rmtree(work, ignore_errors=True)
     return 0
 
