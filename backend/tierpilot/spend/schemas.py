@@ -48,7 +48,8 @@ class SpendMonthOut(BaseModel):
 
 class PlannedOut(BaseModel):
     bucket: str
-    planned: float = Field(description="the planner's monthly forecast: the current volume on its tiers, no reads")
+    planned: float = Field(description="the planner's monthly forecast: a month of every version stored now on its "
+                                       "tiers (current and noncurrent), no reads")
     actual_so_far: float
     projected: float = Field(description="actual so far extended to the month's end")
     diverges: bool

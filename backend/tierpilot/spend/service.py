@@ -39,7 +39,7 @@ from tierpilot.pricing.schemas import DESTINATIONS, Destination
 from tierpilot.restores import repository as restores_repository
 from tierpilot.spend import repository, stored
 from tierpilot.spend.metering import KINDS
-from tierpilot.spend.stored import Month, Priced, Stored, month_end, shift, tier_prices
+from tierpilot.spend.stored import Held, Month, Priced, Stored, month_end, month_held, shift, tier_prices
 from tierpilot.tiers import repository as tiers_repository
 
 GroupBy = Literal["tier", "bucket", "user"]
@@ -212,6 +212,7 @@ class MonthSpend:
     by_bucket: dict[int, Line]
     days: Decimal
     days_in_month: int
+    priced: Month  # the month's tier prices
 
 
 def _months(session: Session, tier_ids: set[int], first: date, last: date) -> list[Month]:
@@ -224,10 +225,7 @@ def _months(session: Session, tier_ids: set[int], first: date, last: date) -> li
     return out
 
 
-Usage = dict[int, dict[int, tuple[int, int]]]  # bucket id -> tier id -> (bytes, objects) stored now
-
-
-def _compute(session: Session, buckets: Sequence[Bucket], usage_now: Usage, first_month: date, last_month: date,
+def _compute(session: Session, buckets: Sequence[Bucket], held: Held, first_month: date, last_month: date,
              group_by: GroupBy, now: datetime, rolled_up: bool) -> list[MonthSpend]:
     bucket_ids = [b.id for b in buckets]
     owners = auth_repository.usernames(session, {b.owner_id for b in buckets})
@@ -235,10 +233,9 @@ def _compute(session: Session, buckets: Sequence[Bucket], usage_now: Usage, firs
     shares: dict[int, dict[int, Decimal]] = {}
     tier_ids: set[int] = set()
     for b in buckets:
-        usage = usage_now[b.id]
-        total = sum((n for n, _ in usage.values()), 0)
-        shares[b.id] = ({t: Decimal(n) / total for t, (n, _) in usage.items()} if total
-                        else {b.tier_id: Decimal(1)})
+        usage = {t: sum((nbytes for _, nbytes, _ in groups), 0) for t, groups in held[b.id].items()}
+        total = sum(usage.values(), 0)
+        shares[b.id] = ({t: Decimal(n) / total for t, n in usage.items()} if total else {b.tier_id: Decimal(1)})
         tier_ids.update(shares[b.id])
     all_tiers = tiers_repository.tiers_by_id(session, None)
     tier_ids |= set(all_tiers)
@@ -273,7 +270,7 @@ def _compute(session: Session, buckets: Sequence[Bucket], usage_now: Usage, firs
                      transitions=n)
         elapsed = max(ZERO, Decimal((min(now, m.stop) - m.start).total_seconds()) / 86400)
         out.append(MonthSpend(m.first, book.lines, book.per_bucket, elapsed,
-                              calendar.monthrange(m.first.year, m.first.month)[1]))
+                              calendar.monthrange(m.first.year, m.first.month)[1], m))
     return out
 
 
@@ -344,20 +341,13 @@ class _Book:
         self.egress_gib, self.egress_parts = {}, []
 
 
-def _planned(session: Session, buckets: Sequence[Bucket], usage_now: Usage, month: date) -> dict[int, Decimal]:
-    """The planner's forecast per bucket for a month: its current volume stored on its tiers, no reads (so no
-    egress either: a plan that priced reads would take each tier's destination, ``egress_destination``)."""
-    prices, _ = tier_prices(session, {t for b in buckets for t in usage_now[b.id]} | {b.tier_id for b in buckets},
-                            month_end(month))
-    out: dict[int, Decimal] = {}
-    for b in buckets:
-        cost = ZERO
-        for tier_id, (nbytes, _) in usage_now[b.id].items():
-            p = prices.get(tier_id)
-            if p is not None:
-                cost += band_cost(p.cls.storage, Decimal(nbytes) / GIB)
-        out[b.id] = cost
-    return out
+def _planned(buckets: Sequence[Bucket], held: Held, month: Month) -> dict[int, Decimal]:
+    """The planner's forecast per bucket for a month: a month of every version it stores now on its tiers, current
+    and noncurrent (a versioned bucket pays for both), billed as the actual storage is (minimum billable sizes,
+    per-object overheads); no reads (so no egress either: a plan that priced reads would take each tier's
+    destination, ``egress_destination``)."""
+    return {b.id: sum((_storage_cost(month.prices.get(t), month_held(groups, month.billing(t)))
+                       for t, groups in held[b.id].items()), ZERO) for b in buckets}
 
 
 def _reasons(line: Line, plan: Decimal, factor: Decimal, storage: Decimal, threshold: Decimal) -> list[str]:
@@ -405,26 +395,26 @@ def spend(session: Session, user: User, month_text: str, group_by: str, divergen
     if month > now.date().replace(day=1):
         raise Invalid("month is in the future", field="month")
     buckets = catalog_repository.buckets_named(session, None, None if user.is_admin else user.id)
-    usage_now = {b.id: catalog_repository.usage_by_tier(session, b.id) for b in buckets}
-    months = _compute(session, buckets, usage_now, shift(month, -(HISTORY_MONTHS - 1)), month,
-                      cast(GroupBy, group_by), now, rolled_up)
+    held = stored.held_now(session, [b.id for b in buckets], now, pricing.all_catalogs(session).values())
+    months = _compute(session, buckets, held, shift(month, -(HISTORY_MONTHS - 1)), month, cast(GroupBy, group_by),
+                      now, rolled_up)
     current = months[-1]
     total = sum((line.total for line in current.lines.values()), ZERO)
     full = Decimal(current.days_in_month)
     ongoing = ZERO < current.days < full
     factor = full / current.days if ongoing else Decimal(1)
     left = (full - current.days) / full if ongoing else ZERO
-    planned = _planned(session, buckets, usage_now, month)
+    planned = _planned(buckets, held, current.priced)
     storage = sum((line.storage for line in current.lines.values()), ZERO)
     forecast, _ = _projected(total, storage, sum(planned.values(), ZERO), factor, left)
     names = {b.id: b.name for b in buckets}
     comparison = []
     for bucket_id, plan in sorted(planned.items(), key=lambda kv: names.get(kv[0], "")):
         line = current.by_bucket.get(bucket_id, Line(str(bucket_id)))
-        projected, stored = _projected(line.total, line.storage, plan, factor, left)
+        projected, ahead = _projected(line.total, line.storage, plan, factor, left)
         # beyond the divergence share of the plan, and beyond a cent: smaller gaps explain nothing
         threshold = max(plan * divergence, MIN_DIVERGENCE)
-        reasons = _reasons(line, plan, factor, stored, threshold) if abs(projected - plan) > threshold else []
+        reasons = _reasons(line, plan, factor, ahead, threshold) if abs(projected - plan) > threshold else []
         comparison.append({"bucket": names.get(bucket_id, str(bucket_id)), "planned": float(round(plan, 6)),
                            "actual_so_far": float(round(line.total, 6)), "projected": float(round(projected, 6)),
                            "diverges": bool(reasons), "reasons": reasons})

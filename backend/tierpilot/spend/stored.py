@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 
 from tierpilot.catalog import repository as catalog_repository
 from tierpilot.pricing import service as pricing
-from tierpilot.pricing.engine import own_overhead_bytes
+from tierpilot.pricing.engine import DAYS_PER_MONTH, own_overhead_bytes
 from tierpilot.pricing.schemas import Catalog, StorageClass
 from tierpilot.spend import repository
 from tierpilot.tiers import repository as tiers_repository
@@ -194,3 +194,31 @@ def by_month(session: Session, bucket_ids: Sequence[int], months: Sequence[Month
                     acc = out.setdefault((i, bucket_id, tier_id), Stored())
                     acc.short_byte_s += (max(nbytes, minimum) + overhead) * short
     return out
+
+
+# bucket -> tier -> [(versions, bytes, each one's size or None)] of what the buckets store now
+Held = dict[int, dict[int, list[tuple[int, int, int | None]]]]
+MONTH_S = DAYS_PER_MONTH * 86400
+
+
+def held_now(session: Session, bucket_ids: Sequence[int], now: datetime, catalogs: Iterable[Catalog]) -> Held:
+    """Every version the buckets store now, current and noncurrent (delete markers hold no bytes), per tier, small
+    ones by size: what a month of storage ahead bills (two grouped scans, not one per bucket)."""
+    out: Held = {b: {} for b in bucket_ids}
+    for bucket_id, tier_id, _, n, nbytes, size in catalog_repository.stored_totals(session, bucket_ids, now,
+                                                                                    exact_below(catalogs)):
+        out[bucket_id].setdefault(tier_id, []).append((n, nbytes, size))
+    return out
+
+
+def month_held(groups: Iterable[tuple[int, int, int | None]], rule: tuple[int, int]) -> Stored:
+    """A month of what one bucket's tier holds now, billed as the month's actual storage is: each version at least
+    the class's minimum billable size, plus its per-object overhead (``rule``: ``Month.billing``)."""
+    minimum, overhead = rule
+    acc = Stored()
+    for n, nbytes, size in groups:
+        billable = nbytes if size is None else n * max(size, minimum)
+        acc.byte_s += nbytes * MONTH_S
+        acc.billable_byte_s += (billable + n * overhead) * MONTH_S
+        acc.object_s += n * MONTH_S
+    return acc

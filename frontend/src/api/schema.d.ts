@@ -3579,7 +3579,7 @@ export interface components {
             diverges: boolean;
             /**
              * Planned
-             * @description the planner's monthly forecast: the current volume on its tiers, no reads
+             * @description the planner's monthly forecast: a month of every version stored now on its tiers (current and noncurrent), no reads
              */
             planned: number;
             /**

@@ -205,7 +205,7 @@ export function SpendPage() {
           </Card>
           <Card
             title="Plan beside actual"
-            description={`The planner's forecast for each bucket (its volume on its tiers: no reads, restores or lifecycle moves) and the month so far; a bucket diverges beyond ${Math.round(data.divergence_share * 100)} % of its plan.`}
+            description={`The planner's forecast for each bucket (a month of every version it stores now, noncurrent ones too: no reads, restores or lifecycle moves) and the month so far; a bucket diverges beyond ${Math.round(data.divergence_share * 100)} % of its plan.`}
           >
             <Table
               caption="The planner's forecast beside the actual spend"
