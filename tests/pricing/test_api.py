@@ -191,6 +191,10 @@ def test_reports_export_to_csv(member_client: TestClient) -> None:
     rows = list(csv.reader(io.StringIO(r.text)))
     catalog_row = next(row for row in rows if row and row[0] == "aws-ap-northeast-1-2018")
     assert catalog_row[4] == "2018-07-01"
+    # the source column names the sources and their date, not a path of the price notes
+    assert catalog_row[6].startswith("Cloud cold storage case study (AWS Tokyo, 2018)")
+    assert catalog_row[6].endswith("(prices valid from 2018-07-01)")
+    assert "PRICES.md" not in catalog_row[6] and "../" not in catalog_row[6] and "section" not in catalog_row[6]
     header = rows.index(next(row for row in rows if row and row[0] == "monthly (USD)"))
     assert rows[header][4:] == ["storage", "requests", "retrieval", "restore", "restored_copy", "egress",
                                 "early_deletion", "monitoring", "fixed", "total"]

@@ -25,6 +25,8 @@ def test_every_shipped_catalog_validates_and_says_where_it_comes_from(path: Path
     catalog = load_catalog_file(path)
     assert catalog.id == path.stem
     assert catalog.currency == "USD" and catalog.source and catalog.region
+    # a source is what a reader can look up (a name or an address), never a path of our own price notes
+    assert not any("PRICES.md" in src or "../" in src or "shared/" in src for src in catalog.source), catalog.source
     assert str(catalog.valid_from.year) == catalog.id.rsplit("-", 1)[1]
     for cls in catalog.classes:
         assert cls.storage, cls.id
