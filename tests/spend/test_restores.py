@@ -66,8 +66,11 @@ def test_restores_bill_fees_by_speed_in_the_month_asked_and_the_copy_for_the_day
     october = next(h for h in out["history"] if h["month"] == "2026-10")
     assert october["restores"] == pytest.approx(10 * 0.011 + 0.0571 / 1000)
     assert any(r.startswith("restores") and "2 restore requests" in r for r in out["planned"][0]["reasons"])
-    other_line = service.spend(session, other, "2026-11", "bucket", now=now)["groups"][0]
+    theirs = service.spend(session, other, "2026-11", "bucket", now=now)
+    other_line = theirs["groups"][0]
     assert (other_line["key"], other_line["restore_requests"]) == ("telescope", 1)
+    (beside,) = theirs["planned"]
+    assert any("more restores than planned: 1 restore request of 7.00 GiB" in r for r in beside["reasons"])
 
 
 def test_a_2018_restore_copy_is_billed_at_the_reduced_redundancy_rate(session: Session, tmp_path: Path) -> None:

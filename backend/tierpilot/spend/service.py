@@ -350,6 +350,11 @@ def _planned(buckets: Sequence[Bucket], held: Held, month: Month) -> dict[int, D
                        for t, groups in held[b.id].items()), ZERO) for b in buckets}
 
 
+def _amount(nbytes: int) -> str:
+    """Bytes in GiB, or in MiB below a hundredth of a GiB (a restore of 300 kB is not '0.00 GiB')."""
+    return f"{nbytes / 2**30:.2f} GiB" if nbytes >= 2**30 / 100 else f"{nbytes / 2**20:.2f} MiB"
+
+
 def _reasons(line: Line, plan: Decimal, factor: Decimal, storage: Decimal, threshold: Decimal) -> list[str]:
     """Why a bucket's projected month differs from the plan: each component beyond the threshold, with the counts
     behind it (the plan prices the stored volume only: no reads, restores or moves)."""
@@ -361,12 +366,13 @@ def _reasons(line: Line, plan: Decimal, factor: Decimal, storage: Decimal, thres
         value = getattr(line, c) * factor
         if value <= threshold:
             continue
+        restores = line.restore_requests
         what = {
             "requests": f"{sum(getattr(line, n) for n in METERED)} requests so far",
-            "retrieval": f"{line.read_bytes / 2**30:.2f} GiB read from a class with retrieval fees",
-            "egress": line.egress_explained() or f"{line.read_bytes / 2**30:.2f} GiB read out of the cloud",
-            "restores": f"more restores than planned: {line.restore_requests} restore requests of "
-                        f"{line.restored_bytes / 2**30:.2f} GiB",
+            "retrieval": f"{_amount(line.read_bytes)} read from a class with retrieval fees",
+            "egress": line.egress_explained() or f"{_amount(line.read_bytes)} read out of the cloud",
+            "restores": f"more restores than planned: {restores} restore request{'' if restores == 1 else 's'} of "
+                        f"{_amount(line.restored_bytes)}",
             "restored_copy": "restored copies kept readable (billed at their copy class's rate)",
             "lifecycle": f"{line.transitions} lifecycle transitions",
             "early_deletion": "objects deleted, overwritten or moved before their class's minimum storage duration",

@@ -197,7 +197,16 @@ export function SpendPage() {
                   <Tooltip formatter={(v) => formatUsd(Number(v))} />
                   <Legend />
                   {used.map((c) => (
-                    <Bar key={c} dataKey={c} stackId="cost" name={SPEND_LABELS[c]} fill={SPEND_COLORS[c]} />
+                    // drawn at once: printing lays the chart out again at the page's width, and an
+                    // animation would print its bars on the way to their places
+                    <Bar
+                      key={c}
+                      dataKey={c}
+                      stackId="cost"
+                      name={SPEND_LABELS[c]}
+                      fill={SPEND_COLORS[c]}
+                      isAnimationActive={false}
+                    />
                   ))}
                 </BarChart>
               </ResponsiveContainer>
