@@ -101,3 +101,28 @@ def test_spend_view_shows_metered_gateway_traffic_of_the_demo_seed(page: Page, p
         page.get_by_role("link", name="Export CSV").click()
     text = Path(download.value.path()).read_text(encoding="utf-8")
     assert text.startswith(f"tierpilot spend {month}") and "hot-disk" in text
+
+    # per user (research groups recharge their projects): the demo seed's buckets are the demo user's
+    by_user = page.request.get(f"/api/spend?month={month}&group_by=user").json()
+    demo = next(g for g in by_user["groups"] if g["key"] == "demo")
+    assert demo["read_requests"] >= line["read_requests"] and demo["restore_requests"] >= 1
+    page.get_by_label("Group by").select_option("user")
+    users = page.get_by_role("table", name=f"Spend in {month} by user")
+    expect(users.get_by_role("cell", name="demo", exact=True)).to_be_visible()
+    expect(users.get_by_role("row").filter(has_text="demo")).to_contain_text(f"{demo['read_requests']} GET")
+    # the last months as bars stacked by component: this month's requests and restore at least (the seed's few MiB
+    # stored for minutes cost less than the millionth of a dollar the answer rounds to)
+    chart = page.get_by_role("img", name="Stacked bars of the cost of the last months")
+    expect(chart.locator(".recharts-bar-rectangle").first).to_be_visible()
+    expect(chart.locator(".recharts-legend-wrapper")).to_contain_text("Requests")
+    expect(chart.locator(".recharts-legend-wrapper")).to_contain_text("Restores")
+
+    # the printable monthly statement: the controls go, a statement line and the tables stay
+    page.emulate_media(media="print")
+    expect(page.get_by_text(f"Statement for {month}, by user")).to_be_visible()
+    expect(page.get_by_label("Group by")).to_be_hidden()
+    expect(page.get_by_role("button", name="Print statement")).to_be_hidden()
+    expect(users).to_be_visible()
+    expect(page.get_by_role("table", name="The planner's forecast beside the actual spend")).to_be_visible()
+    shoot(page, artifacts, "spend-statement-print")
+    page.emulate_media(media="screen")
