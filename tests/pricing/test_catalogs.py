@@ -60,6 +60,18 @@ def test_case_study_prices_are_the_2018_tokyo_figures() -> None:
     assert str(glacier.restore["bulk"].per_gib) == "0.00275"
 
 
+def test_current_prices_issue_17_asked_to_recheck_are_the_dated_ones() -> None:
+    catalogs = shipped_catalogs()
+    tokyo = catalogs["aws-ap-northeast-1-2026"].storage_class("STANDARD_IA")
+    assert str(tokyo.storage[0].price) == "0.0138"  # 2018's 0.019 was still there
+    for gcp in ("gcp-us-central1-2026", "gcp-asia-northeast1-2026"):
+        bands = catalogs[gcp].egress_bands("internet")
+        assert [(b.up_to_gib, str(b.price)) for b in bands] == [(1024, "0.12"), (10240, "0.11"), (None, "0.08")]
+    # an Oracle Archive restore takes up to about an hour now (4 h in 2018)
+    oracle = catalogs["oracle-us-ashburn-1-2026"].storage_class("ARCHIVE").restore["standard"]
+    assert oracle.typical_hours == oracle.max_hours == 1
+
+
 def test_onprem_storage_price_is_derived_from_its_cost_parts() -> None:
     disk = shipped_catalogs()["onprem-example-2026"].storage_class("DISK")
     assert disk.cost_per_tib_month is not None
