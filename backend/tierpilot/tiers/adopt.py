@@ -11,10 +11,13 @@ to ``workers``, halved when it throttles. S3 pages are fetched and parsed by ``S
 and HTTP session, regular expressions over the body): boto3's own pipeline cost ~25 ms of CPU per 1,000-key
 page here, as much as the remote took to answer, serialised by the GIL across the listing's threads.
 
-Pages go through a queue to the calling thread, which hands batches of ``BATCH`` rows to a writer thread
-(``_Writer``): one INSERT per batch (``catalog.repository.adopt_objects``), committed while the listing goes
-on. Adopted objects keep their key in their bucket (``drivers.s3.adopted_locator``): reads go there through
-the tier's driver, so read-ahead, reservations and restores apply as to any object of the tier.
+Every listed object is one plain tuple (``Entry``) from the parse to the database: key, size, ETag, class and
+its times as text, no dict or datetime per key (a scan handles ~1,000 a page, and our CPU per page bounds how
+far a parallel listing outruns a pager). Pages go through a queue to the calling thread, which hands batches
+of ``BATCH`` rows to a writer thread (``_Writer``): one INSERT per batch (``catalog.repository.adopt_listed``),
+committed while the listing goes on. Adopted objects keep their key in their bucket
+(``drivers.s3.adopted_locator``): reads go there through the tier's driver, so read-ahead, reservations and
+restores apply as to any object of the tier.
 
 Azure and GCS list with their SDKs: a delimiter listing of the top level, then one lister per top-level
 prefix, ``workers`` at a time (at most 16; Azure's listing has no start-after bound to cut ranges at; prefixes
@@ -42,7 +45,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote, unquote_plus, urlencode
 
@@ -74,7 +77,9 @@ BATCH = 2000  # rows per insert transaction: short enough that SQLite's other wr
 PRUNE_PAGE = 10_000  # catalog rows a re-scan compares with the listing per query
 log = logging.getLogger(__name__)
 
-Entry = dict[str, Any]  # key, size, etag, storage_class, modified, created
+# key, size, ETag, storage class, last modified, created (UTC ISO 8601 text with microseconds): one tuple per
+# listed key, as catalog_repository.adopt_listed takes them
+Entry = catalog_repository.AdoptedRow
 Level = Iterator[tuple[list[Entry], list[str]]]  # pages of a top level: (objects, prefixes found)
 
 
@@ -138,6 +143,12 @@ class Page:
     token: str | None
 
 
+# one <Contents> as S3 writes it (checksums and owner optional): a page where this matches every <Contents> is
+# parsed in one pass, any other field by field
+_CONTENTS = re.compile(
+    r"<Contents><Key>([^<]*)</Key><LastModified>([^<]*)</LastModified><ETag>([^<]*)</ETag>"
+    r"(?:<Checksum(?:Algorithm|Type)>[^<]*</Checksum(?:Algorithm|Type)>)*<Size>([0-9]+)</Size>"
+    r"(?:<Owner>(?:[^<]|<(?!/Owner>))*</Owner>)?(?:<StorageClass>([^<]*)</StorageClass>)?</Contents>")
 _ENTRY_FIELD = re.compile(r"<(Key|LastModified|ETag|Size|StorageClass)>([^<]*)</")
 _PREFIX = re.compile(r"<CommonPrefixes><Prefix>([^<]*)</Prefix>")
 _TRUNCATED = re.compile(r"<IsTruncated>true</IsTruncated>")
@@ -149,29 +160,46 @@ def _text(raw: str) -> str:
     return html.unescape(raw) if "&" in raw else raw
 
 
+def listed_time(value: datetime) -> str:
+    """A time as ``Entry`` holds it: UTC, ISO 8601 with microseconds and "Z"."""
+    return value.astimezone(UTC).isoformat("T", "microseconds")[:26] + "Z"
+
+
+def _entry(key: str, modified: str, etag: str, size: str, storage_class: str, url_encoded: bool) -> Entry:
+    """One object of a page from its fields' raw text."""
+    if "&" in key:
+        key = html.unescape(key)
+    if url_encoded and ("%" in key or "+" in key):
+        key = unquote_plus(key)
+    # S3's "2026-11-27T10:00:00.000Z" in Entry's form by slicing; anything else through a datetime
+    modified = modified[:23] + "000Z" if len(modified) == 24 and modified[19] == "." and modified[23] == "Z" \
+        else listed_time(datetime.fromisoformat(modified))
+    etag = etag[6:-6] if etag.startswith("&quot;") else _text(etag).strip('"')
+    return key, int(size), etag, storage_class or "STANDARD", modified, modified
+
+
 def parse_page(body: bytes) -> Page:
     """A ListObjectsV2 body asked with ``encoding-type=url``. Regular expressions over the text: a general XML
     parser took as long per 1,000-key page as the remote took to answer it, and the GIL serialises the parse
-    across the listing's threads. Only ``Contents`` has the matched fields; keys start a new object."""
+    across the listing's threads. One match per ``<Contents>`` when the page has S3's layout; else field by
+    field (only ``Contents`` has the matched fields; a key starts a new object)."""
     text = body.decode()
-    contents: list[Entry] = []
-    entry: Entry = {}
-    for tag, raw in _ENTRY_FIELD.findall(text):
-        if tag == "Key":
-            key = _text(raw)
-            entry = {"key": unquote_plus(key) if "%" in key or "+" in key else key, "size": 0, "etag": "",
-                     "storage_class": "STANDARD"}
-            contents.append(entry)
-        elif tag == "Size":
-            entry["size"] = int(raw)
-        elif tag == "ETag":
-            entry["etag"] = _text(raw).strip('"')
-        elif tag == "LastModified":
-            entry["modified"] = entry["created"] = datetime.fromisoformat(raw)
-        elif raw:
-            entry["storage_class"] = raw
+    url_encoded = "<EncodingType>url</EncodingType>" in text
+    found = _CONTENTS.findall(text)
+    if len(found) == text.count("<Contents>"):
+        contents = [_entry(key, modified, etag, size, cls, url_encoded) for key, modified, etag, size, cls in found]
+    else:
+        fields: list[dict[str, str]] = []
+        for tag, raw in _ENTRY_FIELD.findall(text):
+            if tag == "Key":
+                fields.append({"Key": raw, "Size": "0", "ETag": "", "StorageClass": ""})
+            else:
+                fields[-1][tag] = raw
+        contents = [_entry(f["Key"], f["LastModified"], f["ETag"], f["Size"], f["StorageClass"], url_encoded)
+                    for f in fields]
     token = _TOKEN.search(text)
-    return Page(contents, [unquote_plus(_text(p)) for p in _PREFIX.findall(text)],
+    prefixes = [_text(p) for p in _PREFIX.findall(text)]
+    return Page(contents, [unquote_plus(p) for p in prefixes] if url_encoded else prefixes,
                 _TRUNCATED.search(text) is not None, _text(token.group(1)) if token else None)
 
 
@@ -311,15 +339,15 @@ def _list_range(lister: S3Lister, gate: Gate, bucket: str, rng: KeyRange, out: q
             progress.requests += 1
         contents = page.contents
         done = False
-        if upper is not None and contents and contents[-1]["key"] > upper:
-            contents = [c for c in contents if c["key"] <= upper]
+        if upper is not None and contents and contents[-1][0] > upper:
+            contents = [c for c in contents if c[0] <= upper]
             done = True
         if contents:
             out.put(contents)
         if done or not page.truncated:
             return
         if contents:  # more than a page: the rest is cut into ranges listed at once
-            rest = split_after(rng.prefix, contents[-1]["key"][len(rng.prefix):], rng.upto)
+            rest = split_after(rng.prefix, contents[-1][0][len(rng.prefix):], rng.upto)
             if len(rest) > 1:
                 spawn(rest)
                 return
@@ -334,7 +362,7 @@ def discover(lister: S3Lister, gate: Gate, bucket: str, page_size: int = 1000) -
     if not page.truncated:
         return page.contents, page.prefixes, None
     # past the page: everything after its last object and after every key under its last prefix
-    last = max([o["key"] for o in page.contents] + [p + "\U0010ffff" for p in page.prefixes])
+    last = max([o[0] for o in page.contents] + [p + "\U0010ffff" for p in page.prefixes])
     return page.contents, page.prefixes, last
 
 
@@ -455,10 +483,9 @@ def _fan_out(top: Level, list_prefix: Callable[[str], Iterator[list[Entry]]], wo
 
 def _azure_entry(props: Any) -> Entry:
     md5 = props.content_settings.content_md5 if props.content_settings is not None else None
-    return {"key": str(props.name), "size": int(props.size),
-            "etag": bytes(md5).hex() if md5 else str(props.etag or "").strip('"'),
-            "storage_class": CLASS_OF_TIER.get(str(props.blob_tier or "hot").lower(), "HOT"),
-            "modified": props.last_modified, "created": props.creation_time or props.last_modified}
+    return (str(props.name), int(props.size), bytes(md5).hex() if md5 else str(props.etag or "").strip('"'),
+            CLASS_OF_TIER.get(str(props.blob_tier or "hot").lower(), "HOT"), listed_time(props.last_modified),
+            listed_time(props.creation_time or props.last_modified))
 
 
 def _list_azure(driver: AzureBlobDriver, container: str, workers: int, progress: Progress,
@@ -479,10 +506,9 @@ def _list_azure(driver: AzureBlobDriver, container: str, workers: int, progress:
 
 
 def _gcs_entry(blob: Any) -> Entry:
-    return {"key": str(blob.name), "size": int(blob.size or 0),
-            "etag": base64.b64decode(blob.md5_hash).hex() if blob.md5_hash else str(blob.etag or "").strip('"'),
-            "storage_class": blob.storage_class or "STANDARD", "modified": blob.updated,
-            "created": blob.time_created or blob.updated}
+    return (str(blob.name), int(blob.size or 0),
+            base64.b64decode(blob.md5_hash).hex() if blob.md5_hash else str(blob.etag or "").strip('"'),
+            blob.storage_class or "STANDARD", listed_time(blob.updated), listed_time(blob.time_created or blob.updated))
 
 
 def _list_gcs(driver: GCSDriver, bucket: str, workers: int, progress: Progress,
@@ -516,12 +542,6 @@ def listing(tier_id: int, bucket: str, *, workers: int = 64, progress: Progress 
 
 
 # adoption ---------------------------------------------------------------------------------------------------
-
-
-def _row(entry: Entry, bucket: str, tier_id: int) -> dict[str, Any]:
-    return {"key": entry["key"], "size": entry["size"], "etag": entry["etag"][:80], "tier_id": tier_id,
-            "storage_class": entry["storage_class"], "locator": adopted_locator(bucket, entry["key"]),
-            "created_at": entry["created"], "last_modified": entry["modified"]}
 
 
 def prepare(session: Session, tier_id: int, remote_bucket: str, *, into: str | None, owner_id: int,
@@ -587,7 +607,7 @@ def scan(adoption_id: int, *, workers: int = 64, page_size: int = 1000, prune: b
         for page in listing(tier_id, remote, workers=workers, progress=progress, page_size=page_size):
             batch += page
             if prune:
-                seen.update(entry["key"] for entry in page)
+                seen.update(entry[0] for entry in page)
             progress.objects += len(page)
             if len(batch) >= BATCH:
                 writer.put(batch)
@@ -622,9 +642,9 @@ class _Writer:
             if self._error is not None:
                 continue  # drained so that put() never blocks on a dead writer
             try:
-                rows = [_row(entry, self._remote, self._tier_id) for entry in batch]
                 with transaction(write=True) as session:
-                    added, nbytes = catalog_repository.adopt_objects(session, self._bucket_id, rows)
+                    added, nbytes = catalog_repository.adopt_listed(session, self._bucket_id, self._tier_id,
+                                                                    adopted_locator(self._remote, ""), batch)
                 self._progress.added += added  # only this thread writes these three
                 self._progress.bytes_added += nbytes
                 self._progress.batches += 1
