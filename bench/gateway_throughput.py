@@ -14,13 +14,18 @@ requests (SigV4-presigned, keep-alive connections, 4 client processes), with fai
 
 Everything runs on 127.0.0.1 in a scratch directory (SQLite). MB/s = 10^6 bytes/s.
 
+Then single-stream GETs of the 1 GiB object, bare app and gateway alternating, medians of ``--rounds``: cold
+(both files dropped from the page cache with ``POSIX_FADV_DONTNEED``) and cached.
+
 Run: .venv/bin/python bench/gateway_throughput.py [--size-mib 1024] [--sweep-seconds 4] [--workers 1]
+     .venv/bin/python bench/gateway_throughput.py --get-only --rounds 3   # the single-stream GET rows only
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import hashlib
 import hmac
 import http.client
@@ -160,13 +165,15 @@ class Installation:
         wait_port(port)
         return f"http://127.0.0.1:{port}"
 
-    def s3(self, which: str, pool: int = 16) -> Any:
+    def s3(self, which: str, pool: int = 16, validate: bool = True) -> Any:
         import boto3
         from botocore.config import Config
 
+        validation = "when_supported" if validate else "when_required"
         return boto3.client("s3", endpoint_url=self.gateway if which == "gateway" else self.bare,
                             aws_access_key_id=self.key_id, aws_secret_access_key=self.secret, region_name="us-east-1",
-                            config=Config(max_pool_connections=pool))
+                            config=Config(max_pool_connections=pool,
+                                          response_checksum_validation=validation))
 
     def close(self) -> None:
         for p in self.procs:
@@ -345,6 +352,77 @@ def through(inst: Installation, which: str, data: bytes) -> dict[str, Result]:
             "bench", "multipart", sink, Config=config), pid)
         assert sink.n == size
     return out
+
+
+def drop_cache(*dirs: Path) -> None:
+    """Evict every file under ``dirs`` from the page cache (``POSIX_FADV_DONTNEED``): the next read is cold."""
+    for top in dirs:
+        for root, _subdirs, files in os.walk(top):
+            for name in files:
+                fd = os.open(os.path.join(root, name), os.O_RDONLY)
+                try:
+                    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+                finally:
+                    os.close(fd)
+
+
+def single_get(inst: Installation, size: int, rounds: int) -> list[tuple[str, list[Result], list[Result]]]:
+    """One-stream GETs of the 1-stream object ("one"), bare app and gateway alternating, ``rounds`` each:
+    cold (both files dropped from the page cache first), then cached. The gateway keeps a large object's pages
+    from its second read on (drivers/posix.py, drop-behind), so both servers read it twice before the cached
+    rounds; the bare app's file is in the cache from its write anyway."""
+    clients = {which: inst.s3(which) for which in ("bare", "gateway")}
+    unchecked = {which: inst.s3(which, validate=False) for which in ("bare", "gateway")}
+    paths = {which: Presigner(inst.gateway if which == "gateway" else inst.bare, inst.key_id, inst.secret)
+             for which in ("bare", "gateway")}
+    dirs = {"bare": inst.bare_dir, "gateway": inst.tier_dir}
+
+    def boto(which: str, s3: dict[str, Any] = clients) -> None:
+        body = s3[which].get_object(Bucket="bench", Key="one")["Body"]
+        n = 0
+        while chunk := body.read(CHUNK):
+            n += len(chunk)
+        assert n == size, (which, n)
+
+    def plain(which: str) -> None:
+        endpoint = inst.gateway if which == "gateway" else inst.bare
+        raw_get(endpoint, paths[which].path("GET", "one"), size)
+
+    rows: list[tuple[str, list[Result], list[Result]]] = []
+    for cold in (True, False):
+        if not cold:
+            for which in ("bare", "gateway"):
+                boto(which)
+                boto(which)
+        # boto3 validates the CRC32 the gateway returns (the bare app returns none): in the client, on the same cores
+        for label, fn in (("boto3", boto), ("boto3 without checksum validation",
+                                            functools.partial(boto, s3=unchecked)), ("plain socket client", plain)):
+            got: dict[str, list[Result]] = {"bare": [], "gateway": []}
+            for _ in range(rounds):
+                for which in ("bare", "gateway"):
+                    if cold:
+                        drop_cache(dirs[which])
+                    got[which].append(timed(which, size, functools.partial(fn, which), inst.pids[which]))
+            name = f"GET 1 stream, {'cold (page cache dropped)' if cold else 'cached'}, {label}"
+            rows.append((name, got["bare"], got["gateway"]))
+            b, g = (statistics.median(r.mbps for r in got[w]) for w in ("bare", "gateway"))
+            print(f"  {name:58s} bare {b:7.0f}  gateway {g:7.0f} MB/s  ({g / b:.2f})", flush=True)
+    return rows
+
+
+def single_get_report(rows: list[tuple[str, list[Result], list[Result]]], rounds: int) -> str:
+    lines = [f"Single-stream GET, median of {rounds} (bare and gateway alternating); load average "
+             f"{os.getloadavg()[0]:.1f} at the end:", "",
+             "| GET | bare MB/s | gateway MB/s | gateway ÷ bare | bare CPU s/GiB | gateway CPU s/GiB "
+             "| runs bare / gateway |",
+             "|---|---:|---:|---:|---:|---:|---|"]
+    for name, bare, gw in rows:
+        b, g = statistics.median(r.mbps for r in bare), statistics.median(r.mbps for r in gw)
+        bc, gc = (statistics.median(r.cpu_per_gib or 0 for r in rs) for rs in (bare, gw))
+        runs = f"{', '.join(f'{r.mbps:.0f}' for r in bare)} / {', '.join(f'{r.mbps:.0f}' for r in gw)}"
+        lines.append(f"| {name.removeprefix('GET 1 stream, ')} | {b:,.0f} | {g:,.0f} | {g / b:.2f} | {bc:.2f} | "
+                     f"{gc:.2f} | {runs} |")
+    return "\n".join(lines)
 
 
 class _Sink(io.RawIOBase):
@@ -557,6 +635,9 @@ def main() -> None:
     parser.add_argument("--sweep-seconds", type=float, default=4.0)
     parser.add_argument("--workers", type=int, default=1, help="gateway processes")
     parser.add_argument("--skip-sweep", action="store_true")
+    parser.add_argument("--rounds", type=int, default=3, help="single-stream GET rounds (cold and cached)")
+    parser.add_argument("--get-only", action="store_true",
+                        help="only the single-stream GET rounds (the object is PUT once to each server)")
     parser.add_argument("--serve-bare", metavar="DIR", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -567,6 +648,12 @@ def main() -> None:
     inst = Installation(args.workers)
     try:
         data = make_payload(size)
+        if args.get_only:
+            for which in ("bare", "gateway"):
+                inst.s3(which).put_object(Bucket="bench", Key="one", Body=data)
+            del data
+            print(single_get_report(single_get(inst, size, args.rounds), args.rounds))
+            return
         print(f"(a) file system, {args.size_mib} MiB", flush=True)
         base = baseline(inst, data)
         print("(b) bare ASGI app", flush=True)
@@ -576,9 +663,12 @@ def main() -> None:
         for label, res in (("a", base), ("b", bare), ("c", gw)):
             for r in res.values():
                 print(f"  ({label}) {r.name:45s} {r.mbps:8.0f} MB/s", flush=True)
+        rows = single_get(inst, size, args.rounds)
         points = [] if args.skip_sweep else sweep(inst, args.sweep_seconds)
         print()
         print(report(base, bare, gw, points, size, args.workers))
+        print()
+        print(single_get_report(rows, args.rounds))
     finally:
         inst.close()
 

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from tests.drivers.crash_writer import HALT_AT, expected
 from tierpilot.drivers.base import BlobNotFound, PartInfo, TierError
 from tierpilot.drivers.checksums import checksum_b64
+from tierpilot.drivers import posix
 from tierpilot.drivers.posix import CHUNK, PosixDriver, map_locator
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -207,11 +208,10 @@ def test_ranges_are_inclusive_clamped_and_read_in_bounded_chunks(driver: PosixDr
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
-def test_large_ranges_read_direct_give_the_same_bytes_at_any_alignment(driver: PosixDriver,
-                                                                      data: st.DataObject) -> None:
-    # blobs past one 4 MiB buffer are written with O_DIRECT and long ranges read with it: unaligned
-    # starts, ends and file sizes must not show
-    size = data.draw(st.sampled_from([9 * MiB + 1234, 8 * MiB, 4 * MiB + 1]))
+def test_large_ranges_give_the_same_bytes_at_any_alignment(driver: PosixDriver, data: st.DataObject) -> None:
+    # blobs past one 4 MiB buffer are written with O_DIRECT, long ranges are read per 8 MiB window and dropped
+    # behind: unaligned starts, ends and file sizes, and window edges, must not show
+    size = data.draw(st.sampled_from([17 * MiB + 1234, 8 * MiB, 4 * MiB + 1]))
     locator = f"b/direct~{size}"
     if not driver.exists(locator):
         body = (bytes(range(251)) * (size // 251 + 1))[:size]
@@ -220,6 +220,67 @@ def test_large_ranges_read_direct_give_the_same_bytes_at_any_alignment(driver: P
     start = data.draw(st.integers(0, size - 4 * MiB))
     end = data.draw(st.integers(start + 4 * MiB - 1, size + 10))
     assert _read(driver, locator, start, end) == whole[start:end + 1]
+
+
+def _cached(path: Path) -> int:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        pages = posix._cached_pages(fd, 0, path.stat().st_size)
+    finally:
+        os.close(fd)
+    if pages is None:
+        pytest.skip("the kernel has no cachestat (Linux 6.5+)")
+    return pages
+
+
+def _evict(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
+def test_a_large_read_from_the_disk_leaves_no_pages_a_second_keeps_them_and_cached_pages_stay(
+        driver: PosixDriver, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(posix, "_reread", posix._Reread(64))  # no window of an earlier test's reused inode
+    body = os.urandom(20 * MiB + 5)
+    driver.put("b/big", iter([body[i:i + MiB] for i in range(0, len(body), MiB)]))
+    path = driver.blob_path("b/big")
+    _evict(path)
+    if _cached(path) or _fs_type(path) in ("tmpfs", "ramfs"):
+        pytest.skip("this file system keeps its pages (tmpfs)")
+    pages = -(-len(body) // os.sysconf("SC_PAGE_SIZE"))
+    assert _read(driver, "b/big") == body
+    assert _cached(path) == 0  # read once from the disk: dropped behind, as O_DIRECT would leave it
+    assert _read(driver, "b/big", 3, len(body) - 2) == body[3:-1]
+    assert _cached(path) >= pages - 2  # read again: kept (the range's two edge pages may go)
+    assert _read(driver, "b/big") == body
+    assert _cached(path) == pages
+    # pages someone else brought in stay, even for a first reader of them
+    monkeypatch.setattr(posix, "_reread", posix._Reread(64))
+    assert _read(driver, "b/big") == body
+    assert _cached(path) == pages
+    # a partly cached blob: the cached window stays, the rest is dropped behind
+    _evict(path)
+    monkeypatch.setattr(posix, "_reread", posix._Reread(64))
+    for _ in range(2):
+        assert _read(driver, "b/big", 8 * MiB, 16 * MiB - 1) == body[8 * MiB:16 * MiB]
+    assert _cached(path) >= 2048
+    monkeypatch.setattr(posix, "_reread", posix._Reread(64))
+    assert _read(driver, "b/big") == body
+    assert 2048 <= _cached(path) < 2048 + 64
+
+
+def _fs_type(path: Path) -> str:
+    """The type of the file system ``path`` is on (the longest mount point above it)."""
+    best, kind = "", ""
+    for line in Path("/proc/mounts").read_text().splitlines():
+        fields = line.split()
+        point = fields[1].replace("\\040", " ")
+        if str(path).startswith(point.rstrip("/") + "/") and len(point) > len(best):
+            best, kind = point, fields[2]
+    return kind
 
 
 def test_open_checks_before_the_first_chunk_and_close_releases_the_file(driver: PosixDriver) -> None:
