@@ -187,17 +187,19 @@ def _list(bucket_id: int, prefix: str, delimiter: str, marker: str, max_keys: in
 
 def _contents(objects: list[catalog.ListedForS3], enc: Any, owner: str) -> str:
     """The page's <Contents> elements, one string (this runs over 1,000 keys a page)."""
-    rows = [(o.key if enc is str else enc(o.key), o.size, o.etag.strip('"'), o.storage_class, o.last_modified)
-            for o in objects]
+    rows = objects
+    # encoding-type=url (boto3 asks for it): most pages' keys are all characters it leaves as they are
+    if enc is not str and not (enc is xmlio.url_encode and xmlio.url_unchanged("".join([r[0] for r in rows]))):
+        rows = [(enc(key), modified, etag, size, cls) for key, modified, etag, size, cls in rows]
     # one search over the page's text decides: most pages have nothing to escape, and a search per field cost
-    # more than the rest of the rendering; LastModified comes formatted from the scan
-    if xmlio.needs_escape("".join([f"{key}{etag}{cls}" for key, _, etag, cls, _ in rows])):
-        rows = [(xmlio.esc(key), size, xmlio.esc(etag), xmlio.esc(cls), modified)
-                for key, size, etag, cls, modified in rows]
+    # more than the rest of the rendering; LastModified and the bare ETag come from the scan
+    if xmlio.needs_escape("".join([key + etag + cls for key, _, etag, _, cls in rows])):
+        rows = [(xmlio.esc(key), modified, xmlio.esc(etag), size, xmlio.esc(cls))
+                for key, modified, etag, size, cls in rows]
     # the ETag's quotes are always escaped, as el() would
     return "".join([f"<Contents><Key>{key}</Key><LastModified>{modified}</LastModified><ETag>&quot;{etag}&quot;"
                     f"</ETag><Size>{size}</Size><StorageClass>{cls}</StorageClass>{owner}</Contents>"
-                    for key, size, etag, cls, modified in rows])
+                    for key, modified, etag, size, cls in rows])
 
 
 def _prefixes(listing: catalog.Listing[catalog.ListedForS3], enc: Any) -> list[str]:

@@ -46,6 +46,14 @@ def url_encode(value: str) -> str:
     return quote(value, safe="/-_.~")
 
 
+_URL_SAFE = re.compile(r"[A-Za-z0-9/_.~-]*")
+
+
+def url_unchanged(text: str) -> bool:
+    """Whether ``url_encode`` would leave ``text`` as it is (asked once of a whole listing page's keys)."""
+    return _URL_SAFE.fullmatch(text) is not None
+
+
 def document(root: str, children: Iterable[str], ns: bool = True) -> bytes:
     attrs = f' xmlns="{NS}"' if ns else ""
     return f"{DECLARATION}<{root}{attrs}>{''.join(children)}</{root}>".encode()
