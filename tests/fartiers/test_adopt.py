@@ -31,6 +31,7 @@ from tierpilot.tiers.adopt import (
     adopt,
     list_parallel,
     listed_time,
+    parse_page,
 )
 
 # keys at every edge of the listing's cuts: the prefix itself, cut characters, just past them, deep, unicode
@@ -129,6 +130,38 @@ def test_the_lean_lister_gives_what_boto3_parses(remote: dict[str, Any]) -> None
         assert (page.truncated, page.token) == (plain["IsTruncated"], plain.get("NextContinuationToken"))
     with pytest.raises(AdoptionError, match="NoSuchBucket"):
         lister.page(f"none-{remote['tag']}")
+
+
+S3_PAGE = (
+    '<?xml version="1.0" encoding="UTF-8"?>\n<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+    "<Name>b</Name><Prefix></Prefix><KeyCount>4</KeyCount><MaxKeys>4</MaxKeys><EncodingType>url</EncodingType>"
+    "<IsTruncated>true</IsTruncated>"
+    "<Contents><Key>a/plain.txt</Key><LastModified>2026-11-27T10:00:00.123Z</LastModified>"
+    "<ETag>&quot;0123456789abcdef0123456789abcdef&quot;</ETag><ChecksumAlgorithm>CRC32</ChecksumAlgorithm>"
+    "<ChecksumType>FULL_OBJECT</ChecksumType><Size>12</Size><Owner><ID>o</ID><DisplayName>d</DisplayName></Owner>"
+    "<StorageClass>GLACIER</StorageClass></Contents>"
+    "<Contents><Key>a/sp+ace%26amp%C3%A9</Key><LastModified>2026-11-27T10:00:01.000Z</LastModified>"
+    "<ETag>&quot;abc-2&quot;</ETag><Size>0</Size><StorageClass>STANDARD</StorageClass></Contents>"
+    "<Contents><Key>a/whole-second</Key><LastModified>2026-11-27T10:00:02Z</LastModified>"
+    "<ETag>&#34;def&#34;</ETag><Size>7</Size></Contents>"
+    "<Contents><Key>a/offset</Key><LastModified>2026-11-27T11:00:03.5+01:00</LastModified>"
+    "<ETag>\"0f\"</ETag><Size>1</Size><StorageClass>STANDARD_IA</StorageClass></Contents>"
+    "<CommonPrefixes><Prefix>a/d%2B/</Prefix></CommonPrefixes>"
+    "<NextContinuationToken>tok&amp;en</NextContinuationToken></ListBucketResult>")
+S3_OBJECTS = [("a/plain.txt", 12, "0123456789abcdef0123456789abcdef", "GLACIER", "2026-11-27T10:00:00.123000Z"),
+              ("a/sp ace&amp\u00e9", 0, "abc-2", "STANDARD", "2026-11-27T10:00:01.000000Z"),
+              ("a/whole-second", 7, "def", "STANDARD", "2026-11-27T10:00:02.000000Z"),
+              ("a/offset", 1, "0f", "STANDARD_IA", "2026-11-27T10:00:03.500000Z")]
+
+
+@pytest.mark.parametrize("layout", ["s3", "indented"])
+def test_a_page_parses_the_same_in_one_pass_or_field_by_field(layout: str) -> None:
+    """S3's layout is matched once per <Contents> (keys and times as S3 writes them inline, the rest field by
+    field); any other layout (here: indented) is parsed field by field, to the same objects."""
+    body = S3_PAGE if layout == "s3" else S3_PAGE.replace("><", ">\n  <")
+    page = parse_page(body.encode())
+    assert page.contents == [(*o, o[-1]) for o in S3_OBJECTS]
+    assert (page.prefixes, page.truncated, page.token) == (["a/d+/"], True, "tok&en")
 
 
 def test_the_gate_grows_while_pages_come_and_halves_when_throttled() -> None:
