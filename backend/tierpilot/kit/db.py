@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, Engine, MetaData, String, create_engine, event
+from sqlalchemy import JSON, BigInteger, DateTime, Engine, MetaData, String, cast, create_engine, event, func
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.types import TypeDecorator
 
@@ -53,6 +53,13 @@ class Base(DeclarativeBase):
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+def epoch_s(session: Session, column: Any) -> Any:
+    """A timestamp column as whole epoch seconds, computed by the database (no datetime per row in Python)."""
+    if session.get_bind().dialect.name == "postgresql":
+        return cast(func.floor(func.extract("epoch", column)), BigInteger)
+    return cast(func.strftime("%s", column), BigInteger)
 
 
 def make_engine(url: str, **kwargs: Any) -> Engine:

@@ -9,6 +9,7 @@ from typing import Any, cast
 from sqlalchemy import Table, bindparam, func, select, update
 from sqlalchemy.orm import Session
 
+from tierpilot.kit.db import epoch_s
 from tierpilot.restores.models import (
     ACTIVE_ITEM_STATES,
     RestoreBatch,
@@ -306,10 +307,13 @@ def touch_batches(session: Session, batch_ids: Iterable[int], now: datetime) -> 
 
 def items_for_spend(session: Session, since: datetime, until: datetime) -> Iterator[Any]:
     """Restores the tier accepted that bill in [since, until): requested then, or whose restored copy was
-    kept then (bucket, tier_id, speed, size, days, requested_at, ready_at, expires_at, state), streamed."""
+    kept then (bucket, tier_id, speed, size, requested_at, ready_at, expires_at; times in whole epoch seconds,
+    computed by the database: a datetime per row cost most of the read), streamed; failed ones are left out."""
     i = RestoreItem
     kept = (i.ready_at.is_not(None)) & (i.ready_at < until) & ((i.expires_at.is_(None)) | (i.expires_at >= since))
-    q = (select(i.bucket, i.tier_id, i.speed, i.size, i.days, i.requested_at, i.ready_at, i.expires_at, i.state)
-         .where(i.requested_at.is_not(None), i.requested_at < until, (i.requested_at >= since) | kept)
+    q = (select(i.bucket, i.tier_id, i.speed, i.size, epoch_s(session, i.requested_at),
+                epoch_s(session, i.ready_at), epoch_s(session, i.expires_at))
+         .where(i.requested_at.is_not(None), i.requested_at < until, (i.requested_at >= since) | kept,
+                i.state != "failed")
          .execution_options(yield_per=10_000))
     yield from session.execute(q)

@@ -8,10 +8,11 @@ from decimal import Decimal
 from typing import Any
 from typing import cast as typed
 
-from sqlalchemy import BigInteger, Table, cast, delete, func, select, update
+from sqlalchemy import Table, delete, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
+from tierpilot.kit.db import epoch_s
 from tierpilot.spend.models import SpendDaily, SpendRollup, StorageHistory, UsageMeter
 
 MeterRow = tuple[str, int, int, str, int, int]  # day, user id, bucket id, kind (direction), requests, bytes
@@ -59,20 +60,13 @@ def ended_spans(session: Session, bucket_ids: Sequence[int], since: datetime, un
         yield int(b), (int(o) if o is not None else None), int(t), str(c), int(n), start, end, str(why)
 
 
-def _epoch_s(session: Session, column: Any) -> Any:
-    """A timestamp column as whole epoch seconds, computed by the database (no datetime per row in Python)."""
-    if session.get_bind().dialect.name == "postgresql":
-        return cast(func.floor(func.extract("epoch", column)), BigInteger)
-    return cast(func.strftime("%s", column), BigInteger)
-
-
 def ended_span_seconds(session: Session, bucket_ids: Sequence[int], since: datetime,
                        until: datetime) -> Iterator[tuple[int, int, int, int, int]]:
     """The spans of ``ended_spans`` as (bucket, tier, size, stored from, ended at), times in whole epoch seconds."""
     if not bucket_ids:
         return
     h = StorageHistory
-    q = (select(h.bucket_id, h.tier_id, h.size, _epoch_s(session, h.stored_from), _epoch_s(session, h.ended_at))
+    q = (select(h.bucket_id, h.tier_id, h.size, epoch_s(session, h.stored_from), epoch_s(session, h.ended_at))
          .where(h.bucket_id.in_(list(bucket_ids)), h.ended_at >= since, h.ended_at < until)
          .execution_options(yield_per=10_000))
     for b, t, n, start, end in session.execute(q):

@@ -117,10 +117,6 @@ class Line:
         return "; ".join(parts)
 
 
-def _aware(moment: datetime) -> datetime:
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
 def _storage(session: Session, bucket_ids: Sequence[int], months: Sequence[Month], now: datetime,
              rolled_up: bool) -> dict[tuple[int, int, int], Stored]:
     """(month index, bucket, tier) -> stored bytes: the finished days the roll-up closed from its rows, the rest
@@ -176,32 +172,45 @@ def _restores(session: Session, ids_by_name: Mapping[str, int], months: Sequence
               now: datetime) -> dict[tuple[int, int, int], _Restored]:
     """(month index, bucket, tier) -> restores the tiers accepted: fees in the month of the request, the restored
     copy's days in the months it was kept; priced with the tier's catalog of that month (a dated catalog carries
-    its rule: in 2018 AWS billed Glacier's restored copy at the Reduced Redundancy rate)."""
-    out: dict[tuple[int, int, int], _Restored] = {}
-    for bucket, tier_id, speed, size, _days, requested, ready, expires, state in restores_repository.items_for_spend(
+    its rule: in 2018 AWS billed Glacier's restored copy at the Reduced Redundancy rate). Items are summed first,
+    per month, bucket, tier and speed (the fees are linear in requests and bytes) and the copies' byte-seconds per
+    month, bucket and tier (priced at the copy class's volume bands, as stored bytes are), then priced once each."""
+    bounds = [(int(m.start.timestamp()), int(m.stop.timestamp())) for m in months]
+    until = int(now.timestamp())
+    asked: dict[tuple[int, int, int, str], list[int]] = {}  # -> [requests, bytes]
+    kept: dict[tuple[int, int, int], int] = {}  # -> the copies' byte-seconds
+    for bucket, tier_id, speed, size, requested, ready, expires in restores_repository.items_for_spend(
             session, months[0].start, now):
         bucket_id = ids_by_name.get(bucket)
-        if bucket_id is None or state == "failed":
+        if bucket_id is None:
             continue
-        requested = _aware(requested)
-        for i, m in enumerate(months):
-            p = m.prices.get(tier_id)
-            if p is None:
-                continue
-            acc = None
-            if m.start <= requested < m.stop:
-                quote = restore_cost(restore_pricing(p.catalog, p.cls.id), speed, 1, size, 0)
-                acc = out.setdefault((i, bucket_id, tier_id), _Restored())
-                acc.requests += 1
-                acc.nbytes += size
-                acc.fees += quote.restore + quote.retrieval if quote is not None else ZERO
-            copy_class = p.cls.restored_copy_class
-            if ready is not None and copy_class is not None:
-                seconds = m.overlap_s(_aware(ready), min(_aware(expires), now) if expires is not None else now)
-                if seconds:
-                    acc = acc or out.setdefault((i, bucket_id, tier_id), _Restored())
-                    copy = p.catalog.storage_class(copy_class).storage
-                    acc.copy += band_cost(copy, Decimal(size) / GIB) * Decimal(seconds) / 86400 / DAYS_PER_MONTH
+        end = until if expires is None else min(int(expires), until)
+        for i, (lo, hi) in enumerate(bounds):
+            if lo <= requested < hi:
+                counts = asked.setdefault((i, bucket_id, tier_id, speed), [0, 0])
+                counts[0] += 1
+                counts[1] += size
+            if ready is not None:
+                seconds = min(end, hi) - max(int(ready), lo)
+                if seconds > 0:
+                    kept[(i, bucket_id, tier_id)] = kept.get((i, bucket_id, tier_id), 0) + size * seconds
+    out: dict[tuple[int, int, int], _Restored] = {}
+    for (i, bucket_id, tier_id, speed), (n, nbytes) in asked.items():
+        p = months[i].prices.get(tier_id)
+        if p is None:
+            continue
+        quote = restore_cost(restore_pricing(p.catalog, p.cls.id), speed, n, nbytes, 0)
+        acc = out.setdefault((i, bucket_id, tier_id), _Restored())
+        acc.requests += n
+        acc.nbytes += nbytes
+        acc.fees += quote.restore + quote.retrieval if quote is not None else ZERO
+    for (i, bucket_id, tier_id), byte_s in kept.items():
+        p = months[i].prices.get(tier_id)
+        if p is None or p.cls.restored_copy_class is None:
+            continue
+        copy = p.catalog.storage_class(p.cls.restored_copy_class).storage
+        acc = out.setdefault((i, bucket_id, tier_id), _Restored())
+        acc.copy += band_cost(copy, Decimal(byte_s) / GIB / 86400 / DAYS_PER_MONTH)
     return out
 
 
