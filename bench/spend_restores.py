@@ -1,6 +1,7 @@
 """How long spend's restore read (``restores.repository.items_for_spend``) takes over many restore items, on
 SQLite: the table as it is, with indexes on ``requested_at`` and ``expires_at`` (made in the scratch file only),
-and the same SQL through the bare DB-API cursor (no SQLAlchemy types), medians of 5 runs each.
+the same SQL through the bare DB-API cursor (no SQLAlchemy types), and the whole of spend's restore pricing over
+six months (``spend.service._restores``, the read included), medians of 5 runs each.
 
 Usage: ``.venv/bin/python bench/spend_restores.py [ROWS] [DIR]`` (default 1,000,000 items requested evenly over
 two years, each ready after 4 h and kept 7 days; a six-month window, as ``GET /api/spend`` reads).
@@ -15,14 +16,18 @@ import tempfile
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 
 from sqlalchemy import create_engine, text
 from sqlalchemy.orm import Session
 
 import tierpilot.models  # noqa: F401  (every table on the metadata: the foreign keys name them)
+from tierpilot.pricing.catalogs import shipped_catalogs
 from tierpilot.restores import repository
 from tierpilot.restores.models import RestoreItem
+from tierpilot.spend import service
+from tierpilot.spend.stored import Month, Priced, month_end, shift
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
 PATH = Path(sys.argv[2] if len(sys.argv) > 2 else tempfile.gettempdir()) / f"spend-restores-{N}.db"
@@ -32,6 +37,7 @@ SQL = ("select bucket, tier_id, speed, size, days, requested_at, ready_at, expir
        "where requested_at is not null and requested_at < :u and (requested_at >= :s or (ready_at is not null and "
        "ready_at < :u and (expires_at is null or expires_at >= :s)))")
 engine = create_engine(f"sqlite:///{PATH}")
+TOTALS: list[float] = []  # what the restores cost (USD), per priced run: the same on both sides of an A/B
 
 
 def fill() -> None:
@@ -73,6 +79,22 @@ def bare() -> int:
         raw.close()
 
 
+def priced() -> int:
+    tokyo = shipped_catalogs()["aws-ap-northeast-1-2026"]
+    prices = {1: Priced(tokyo, tokyo.storage_class("GLACIER"))}
+    months = []
+    first = SINCE.date()
+    while first <= NOW.date():
+        stop = month_end(first) + timedelta(days=1)
+        months.append(Month(first, datetime(first.year, first.month, 1, tzinfo=UTC),
+                            datetime(stop.year, stop.month, 1, tzinfo=UTC), prices))
+        first = shift(first, 1)
+    with Session(engine) as s:
+        out = service._restores(s, {"b": 1}, months, NOW)
+    TOTALS.append(float(sum((r.fees + r.copy for r in out.values()), Decimal(0))))
+    return len(out)
+
+
 def median_s(fn: Callable[[], int]) -> tuple[float, int]:
     runs = []
     n = 0
@@ -91,13 +113,15 @@ def plan() -> list[str]:
 def main() -> None:
     fill()
     for label, fn in (("through the repository, table as it is", through_repository),
-                      ("bare SQL, table as it is", bare)):
+                      ("bare SQL, table as it is", bare),
+                      ("priced by spend over six months (read included)", priced)):
         seconds, n = median_s(fn)
         print(f"{label}: {N} items, {n} returned, median {seconds * 1000:.0f} ms, plan {plan()}")
     with engine.begin() as c:
         c.execute(text("create index bench_requested_at on restore_items(requested_at)"))
         c.execute(text("create index bench_expires_at on restore_items(expires_at)"))
         c.execute(text("analyze"))
+    print(f"restores priced at {TOTALS[-1]:.6f} USD")
     seconds, n = median_s(through_repository)
     print(f"through the repository, with the indexes: {n} returned, median {seconds * 1000:.0f} ms, plan {plan()}")
 
