@@ -24,7 +24,7 @@ reuses it in the next run: the fill of 1,000,000 rows takes minutes; migrations 
 index a new revision adds is built on the filled tables (its time is printed).
 
 Run: .venv/bin/python bench/versioned_listing.py [--rows 1000000] [--versions 1] [--pages 200] [--postgres]
-     [--keep NAME] [--baseline REV] [--budget 60]
+     [--keep NAME] [--baseline REV] [--budget 60] [--only TEXT]
 """
 
 from __future__ import annotations
@@ -151,6 +151,8 @@ def main() -> int:
                         "revision on the same catalog (answers compared byte for byte)")
     parser.add_argument("--budget", type=float, default=60, help="seconds a series may take before it stops")
     parser.add_argument("--keep", metavar="NAME", help="keep the filled catalog under this name and reuse it")
+    parser.add_argument("--only", metavar="TEXT", help="time only the shapes whose name contains TEXT (e.g. "
+                        '"prefix page"): more pages for a steadier p99 in the same minutes')
     args = parser.parse_args()
 
     keep_dir = Path(tempfile.gettempdir()) / f"tierpilot-bench-{args.keep}" if args.keep else None
@@ -289,6 +291,8 @@ def main() -> int:
             ("ListObjectVersions", "delimiter=/ at the top (10 folders of 100,000)",
              lambda m: {"versions": "", "delimiter": "/"}, folders),
         ]
+        if args.only:
+            shapes = [shape for shape in shapes if args.only in f"{shape[0]}, {shape[1]}"]
         span = min(PER_RUN, args.rows - folder) - 1000
 
         def markers() -> list[str]:
