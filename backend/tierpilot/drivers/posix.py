@@ -29,6 +29,7 @@ import contextlib
 import ctypes
 import errno
 import fcntl
+import functools
 import hashlib
 import mmap
 import os
@@ -122,6 +123,7 @@ class BlobPath:
         return kind + self.name[2:]
 
 
+@functools.lru_cache(maxsize=8192)  # pure; a read path maps the same locators again and again
 def map_locator(locator: str) -> BlobPath:
     """Map a locator to a relative path under ``blobs/``: injective, never escapes, never collides."""
     if not locator:
@@ -666,6 +668,7 @@ class PosixDriver(TierDriver):
         self.tier_id = tier_id
         self.root = Path(root).resolve()
         self.blobs = self.root / "blobs"
+        self._blobs = str(self.blobs)
         self.parts = self.root / "parts"
         self.tmp = self.root / "tmp"
         self.sessions = self.root / "sessions"
@@ -884,8 +887,9 @@ class PosixDriver(TierDriver):
             return None
         want = end - start + 1
         try:
-            fd = os.open(self.blob_path(locator), os.O_RDONLY | os.O_CLOEXEC)
-        except OSError:
+            bp = map_locator(locator)
+            fd = os.open(os.path.join(self._blobs, *bp.dirs, bp.name), os.O_RDONLY | os.O_CLOEXEC)  # no pathlib
+        except (OSError, ValueError):
             return None
         try:
             buf = bytearray(want)

@@ -212,6 +212,7 @@ class Gateway:
                     await hook()
         with contextlib.suppress(Exception):
             await run(store.access_log.flush)
+        metrics.flush()
         await credentials.stop()
 
     async def _flush_access_times(self) -> None:
@@ -283,7 +284,7 @@ class Gateway:
         admitted = await self.admission.enter()
         if queued:
             rec.queued = now_ns()
-        metrics.GATEWAY_IN_FLIGHT.inc()
+        metrics.count(metrics.GATEWAY_IN_FLIGHT)
         request_id = _request_id()
         req: Request | None = None
         op = "-"
@@ -294,7 +295,7 @@ class Gateway:
             handler, sub = find(req.method, level, req.query)
             op = f"{req.method} {level}{'?' + sub if sub else ''}"
             if not admitted:
-                metrics.GATEWAY_SLOWDOWNS.inc()
+                metrics.count(metrics.GATEWAY_SLOWDOWNS)
                 raise slow_down(self.admission.wait_s)
             await ops_cors.decorate(req)  # browsers need CORS headers on errors too
             if signed(handler):
@@ -319,7 +320,7 @@ class Gateway:
             if admitted:
                 self.admission.leave()
             rec.end = now_ns()
-            metrics.GATEWAY_IN_FLIGHT.dec()
+            metrics.count(metrics.GATEWAY_IN_FLIGHT, -1)
             if req is not None:
                 req.close()
                 for flow in req.flows:
@@ -395,6 +396,7 @@ async def _metrics(scope: dict[str, Any], send: Send) -> None:
     client = scope.get("client")
     auth = next((v.decode("latin-1") for k, v in scope.get("headers", []) if k == b"authorization"), None)
     if metrics.may_scrape(client[0] if client else None, auth):
+        metrics.flush()  # this process's own increments of the loop's turn, before its files are read
         status, body, ctype = 200, await run(metrics.exposition, ("gateway",)), metrics.CONTENT_TYPE.encode()
     else:
         status, body, ctype = 403, b"metrics are served to loopback clients or with the metrics token\n", b"text/plain"

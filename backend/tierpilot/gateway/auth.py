@@ -3,7 +3,10 @@ path does not query the database for keys and buckets on every request."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any, TypeVar, cast
 from urllib.parse import unquote_plus
 
 from tierpilot.auth import service as auth_service
@@ -24,6 +27,8 @@ from tierpilot.sharing import access
 from tierpilot.sharing import gate as sharing
 from tierpilot.sharing.policy import Caller, Context
 
+T = TypeVar("T")
+
 # the caller of an unsigned request: no user has id 0; it reaches only what a policy or ACL gives anyone
 ANONYMOUS = Credential(user_id=0, username="anonymous", is_admin=False, secret_access_key="")
 
@@ -43,6 +48,19 @@ def _lookup_credential(access_key_id: str) -> Credential | None:
         return auth_service.credential_for(session, access_key_id)
 
 
+_loading: dict[tuple[object, ...], asyncio.Future[Any]] = {}
+
+
+async def _once(key: tuple[object, ...], fn: Callable[..., T], *args: Any) -> T:
+    """``run(fn, *args)``, shared by the requests that ask for the same ``key`` while it runs: when a cached entry
+    expires under load, the dozens of requests in flight wait for one read instead of each reading it."""
+    loading = _loading.get(key)
+    if loading is None:
+        loading = _loading[key] = asyncio.ensure_future(run(fn, *args))
+        loading.add_done_callback(lambda _done: _loading.pop(key, None))
+    return cast(T, await asyncio.shield(loading))
+
+
 async def authenticate(req: Request) -> None:
     """Verify the request's signature (header or presigned URL) and set ``req.caller``."""
     signed = sigv4.parse(req.headers, req.query)
@@ -57,7 +75,9 @@ async def authenticate(req: Request) -> None:
     generation = await credentials.generation()
     cred = credentials.get(signed.access_key_id, generation)
     if cred is None:
-        cred = await run(_lookup_credential, signed.access_key_id)
+        # requests that saw the same generation share a read of it; with no generation known, each reads its own
+        cred = await (run(_lookup_credential, signed.access_key_id) if generation is None else
+                      _once(("credential", signed.access_key_id, generation), _lookup_credential, signed.access_key_id))
         if cred is None:
             raise S3Error("InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our records.",
                           403, AWSAccessKeyId=signed.access_key_id)
@@ -96,7 +116,8 @@ async def bucket_of(req: Request, name: str | None = None, confirm: bool = False
     name = name or req.bucket
     bucket = None if confirm else buckets.get(name)
     if bucket is None or not catalog.may_access(bucket, req.user.user_id, req.user.is_admin):
-        bucket = await run(_load_bucket, name)
+        # a confirming read begins after the request did; others may share one under way
+        bucket = await run(_load_bucket, name) if confirm else await _once(("bucket", name), _load_bucket, name)
         buckets.put(name, bucket)
     # S3 refuses a request whose caller named another owner (a guard against writing to a bucket whose name
     # was taken over): the id is the one ListBuckets and fetch-owner show as Owner/ID

@@ -218,10 +218,25 @@ def signing_key(secret: str, date: str, region: str, service: str) -> bytes:
 _PLAIN = re.compile(r"[A-Za-z0-9_.~-]*")
 
 
+_ENCODED: dict[tuple[str, str], str] = {}  # short values that needed encoding (a presigned URL's credential)
+_ENCODED_MAX = 4096
+
+
 def _encode(value: str, safe: str = "") -> str:
     # AWS URI encoding: everything but A-Z a-z 0-9 - _ . ~ is %XX of its UTF-8 bytes; most names and values of
-    # a presigned URL need none, and one regex match costs a tenth of quote()
-    return value if _PLAIN.fullmatch(value) else quote(value, safe=safe)
+    # a presigned URL need none, and one regex match costs a tenth of quote(); the rest (X-Amz-Credential's
+    # slashes, the same in each request of a key and day) are remembered
+    if _PLAIN.fullmatch(value):
+        return value
+    encoded = _ENCODED.get((value, safe))
+    if encoded is None:
+        encoded = quote(value, safe=safe)
+        if len(value) > 128:  # a long path or value is not worth keeping
+            return encoded
+        if len(_ENCODED) >= _ENCODED_MAX:
+            _ENCODED.clear()
+        _ENCODED[(value, safe)] = encoded
+    return encoded
 
 
 def canonical_query(pairs: Sequence[tuple[str, str]], presigned: bool) -> str:

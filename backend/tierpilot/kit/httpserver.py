@@ -97,6 +97,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         extensions = cast(dict[str, Any], self.scope.setdefault("extensions", {}))
         extensions[CONNECTION_KEY] = self.transport
         super().on_headers_complete()
+        self.cycle.transport = _HeldHeaders(self.transport, self.cycle)  # type: ignore[assignment]
 
     # One timer per time-out period, not per pause: a download pauses and resumes writing for every few
     # buffers; the timer checks, when it fires, whether writing has been paused since long enough.
@@ -127,6 +128,54 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             self._write_timer = None
         self._write_paused_at = None
         super().connection_lost(exc)
+
+
+class _HeldHeaders:
+    """The connection as one response cycle writes to it: the status line and headers are held back until the
+    body's first bytes and go out with them in one ``writelines`` (uvloop: one ``writev``, no copy), so a small
+    answer is one system call and one segment (and wakes its client once) instead of two. Headers of a response
+    without body bytes (HEAD, 304, an empty body) go when the response completes, or before a close.
+
+    On this VM the write that wakes the waiting client was a third of a 1 KiB GET's Python CPU in py-spy, and
+    the body's separate write and segment more.
+    """
+
+    __slots__ = ("_cycle", "_held", "_started", "_transport")
+
+    def __init__(self, transport: asyncio.Transport, cycle: Any) -> None:
+        self._transport = transport
+        self._cycle = cycle
+        self._held: bytes | None = None
+        self._started = False
+        done = cycle.on_response
+
+        def on_response() -> None:
+            self.flush()
+            done()
+
+        cycle.on_response = on_response
+
+    def write(self, data: bytes) -> None:
+        if self._held is not None:
+            held, self._held = self._held, None
+            self._transport.writelines((held, data))
+        elif not self._started and self._cycle.response_started:  # the header block (a 100 Continue goes as is)
+            self._started = True
+            self._held = data
+        else:
+            self._transport.write(data)
+
+    def flush(self) -> None:
+        if self._held is not None:
+            held, self._held = self._held, None
+            self._transport.write(held)
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
 
 
 class ApiHttpToolsProtocol(GuardedHttpToolsProtocol):

@@ -1,0 +1,44 @@
+"""kit/metrics.py's request observer: what the requests of one turn of the event loop add is written once at the
+turn's end, with the sums and buckets prometheus_client's own ``observe`` and ``inc`` would have written."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+from tierpilot.kit import metrics
+
+
+def test_a_turns_requests_are_written_once_at_its_end_as_observe_would_write_them() -> None:
+    op = f"TEST {uuid.uuid4().hex[:8]}"
+    observer = metrics.RequestObserver()
+    requests = metrics.GATEWAY_REQUESTS.labels(op, "200")
+    duration = metrics.GATEWAY_DURATION.labels(op)
+    sent = metrics.GATEWAY_BYTES_OUT.labels(op)
+    auth = metrics.GATEWAY_PHASE.labels(op, "auth")
+    reference = metrics.GATEWAY_DURATION.labels(f"{op} reference")  # the library's own observe, for comparison
+    in_flight = metrics.GATEWAY_IN_FLIGHT._value.get()
+    times_ns = [400_000, 1_000_000, 3_000_000, 7_000_000_000]  # 0.4 ms, a bound exactly (1 ms), 3 ms, 7 s
+
+    async def turn() -> None:
+        for total in times_ns:
+            metrics.count(metrics.GATEWAY_IN_FLIGHT)
+            observer.observe(op, 200, total, [("auth", 0, total // 2)], 0, 1024, None)
+            metrics.count(metrics.GATEWAY_IN_FLIGHT, -1)
+            reference.observe(total / 1e9)
+        assert requests._value.get() == 0  # gathered, not yet written
+        await asyncio.sleep(0)  # the loop turns: one write per value that moved
+        assert requests._value.get() == len(times_ns)
+
+    asyncio.run(turn())
+    assert [b.get() for b in duration._buckets] == [b.get() for b in reference._buckets]
+    assert duration._sum.get() == reference._sum.get()
+    assert sum(b.get() for b in auth._buckets) == len(times_ns)
+    assert sent._value.get() == 1024 * len(times_ns)
+    assert metrics.GATEWAY_IN_FLIGHT._value.get() == in_flight
+
+
+def test_outside_an_event_loop_a_count_is_written_at_once() -> None:
+    before = metrics.GATEWAY_SLOWDOWNS._value.get()
+    metrics.count(metrics.GATEWAY_SLOWDOWNS)
+    assert metrics.GATEWAY_SLOWDOWNS._value.get() == before + 1
