@@ -459,9 +459,9 @@ def main() -> int:  # noqa: PLR0915 - one linear script
             stop(p)
         shutil.rmtree(work, ignore_errors=True)
     load_after = os.getloadavg()
-    print(f"\n## Far tiers (issue 15)\n\n`.venv/bin/python bench/far_tiers.py --size-mb {args.size_mb} "
-          f"--objects {args.objects}`; 25 ms RTT, 1 Gbit/s proxy in front of a second gateway "
-          f"({args.cloud_workers} processes); load average "
+    command = " ".join(["bench/far_tiers.py", *sys.argv[1:]])  # every option given, as run
+    print(f"\n## Far tiers (issue 15)\n\n`.venv/bin/python {command}`; 25 ms RTT, 1 Gbit/s proxy in front of a "
+          f"second gateway ({args.cloud_workers} processes); load average "
           f"{load_before[0]:.1f} before, {load_after[0]:.1f} after (2 cores, shared).\n")
     print("| figure | value | ratio / note |\n|---|---|---|")
     for row in rows:
