@@ -12,7 +12,7 @@ from tierpilot.pricing.models import PriceCatalog, Scenario
 from tierpilot.reservations.models import CapacityPool, Reservation, ReservationSample
 from tierpilot.restores.models import RestoreBatch, RestoreBatchTier, RestoreItem, RestoreSchedule
 from tierpilot.sharing.models import BucketSharing, ObjectAcl
-from tierpilot.spend.models import SpendDaily, SpendRollup, StorageHistory, UsageMeter
+from tierpilot.spend.models import SpendDaily, SpendPlan, SpendRollup, StorageHistory, UsageMeter
 from tierpilot.tiers.adoptions import AdoptedBucket
 from tierpilot.tiers.models import Tier
 
@@ -25,5 +25,6 @@ __all__ += ["BenchmarkRun", "RequestTrace"]
 __all__ += ["UsageMeter"]
 __all__ += ["StorageHistory"]
 __all__ += ["SpendDaily", "SpendRollup"]
+__all__ += ["SpendPlan"]
 __all__ += ["AdoptedBucket"]
 __all__ += ["BucketSharing", "ObjectAcl"]

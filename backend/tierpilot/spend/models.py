@@ -6,10 +6,10 @@ from __future__ import annotations
 from datetime import datetime
 from decimal import Decimal
 
-from sqlalchemy import BigInteger, Index, Integer, Numeric, String
+from sqlalchemy import BigInteger, ForeignKey, Index, Integer, Numeric, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from tierpilot.kit.db import Base, KeyString
+from tierpilot.kit.db import Base, KeyString, utcnow
 
 
 class UsageMeter(Base):
@@ -95,3 +95,19 @@ class SpendRollup(Base):
 
     name: Mapped[str] = mapped_column(String(16), primary_key=True)  # "storage", the one row
     until: Mapped[str | None] = mapped_column(String(10), default=None)  # YYYY-MM-DD, UTC
+
+
+class SpendPlan(Base):
+    """What a bucket is planned to do each month beyond storing what it holds: GiB read, requests by class, GiB
+    restored at a speed. ``GET /api/spend`` prices it with the tier's catalog beside the actual."""
+
+    __tablename__ = "spend_plans"
+
+    bucket_id: Mapped[int] = mapped_column(ForeignKey("buckets.id", ondelete="CASCADE"), primary_key=True)
+    reads_gib: Mapped[Decimal] = mapped_column(Numeric(24, 6), default=0)
+    read_requests: Mapped[int] = mapped_column(BigInteger, default=0)  # GET-class (GET, HEAD)
+    write_requests: Mapped[int] = mapped_column(BigInteger, default=0)  # PUT-class (PUT, COPY, POST, LIST)
+    restores_gib: Mapped[Decimal] = mapped_column(Numeric(24, 6), default=0)
+    restore_speed: Mapped[str] = mapped_column(String(16), default="standard")
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_by: Mapped[str] = mapped_column(String(64), default="")
