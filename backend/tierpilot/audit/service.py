@@ -24,7 +24,7 @@ EVENTS = (
     "auth.token_created", "auth.token_revoked", "auth.key_created", "auth.key_rotated", "auth.key_deleted",
     "user.created", "user.disabled", "user.enabled", "user.role_changed", "user.deleted",
     "bucket.deleted", "capacity.changed", "tier.created", "tier.updated", "tier.deleted",
-    "tier.adopted", "bucket.sharing_changed",
+    "tier.adopted", "bucket.sharing_changed", "bucket.spend_plan_changed",
 )
 MAX_PAGE = 500
 # events deleted per transaction by the retention sweep: SQLite's write lock is held only that long

@@ -1,4 +1,5 @@
-"""The spend domain's queries: its tables `usage_meter`, `storage_history`, `spend_daily` and `spend_rollup`."""
+"""The spend domain's queries: its tables `usage_meter`, `storage_history`, `spend_daily`, `spend_rollup` and
+`spend_plans`."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from tierpilot.kit.db import epoch_s
-from tierpilot.spend.models import SpendDaily, SpendRollup, StorageHistory, UsageMeter
+from tierpilot.spend.models import SpendDaily, SpendPlan, SpendRollup, StorageHistory, UsageMeter
 
 MeterRow = tuple[str, int, int, str, int, int]  # day, user id, bucket id, kind (direction), requests, bytes
 
@@ -149,3 +150,29 @@ def prune_history(session: Session, before: datetime, limit: int) -> int:
     if ids:
         session.execute(delete(h).where(h.id.in_(ids)))
     return len(ids)
+
+
+def plans(session: Session, bucket_ids: Sequence[int]) -> dict[int, SpendPlan]:
+    """The saved plans of some buckets, by bucket id (a bucket without one plans storage only)."""
+    if not bucket_ids:
+        return {}
+    rows = session.scalars(select(SpendPlan).where(SpendPlan.bucket_id.in_(list(bucket_ids))))
+    return {row.bucket_id: row for row in rows}
+
+
+def put_plan(session: Session, bucket_id: int, **values: Any) -> SpendPlan:
+    """Create or replace a bucket's plan."""
+    row = session.get(SpendPlan, bucket_id)
+    if row is None:
+        row = SpendPlan(bucket_id=bucket_id)
+        session.add(row)
+    for name, value in values.items():
+        setattr(row, name, value)
+    session.flush()
+    return row
+
+
+def delete_plan(session: Session, bucket_id: int) -> bool:
+    """Delete a bucket's plan; False when it had none."""
+    result = session.execute(delete(SpendPlan).where(SpendPlan.bucket_id == bucket_id))
+    return int(getattr(result, "rowcount", 0) or 0) > 0

@@ -2,7 +2,37 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from datetime import datetime
+from decimal import Decimal
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
+
+from tierpilot.pricing.schemas import Speed
+
+# a month's GiB: Decimals in, plain JSON numbers out; counts are whole numbers (10.5 requests is a 422)
+Gib = Annotated[Decimal, Field(ge=0, le=10**12, allow_inf_nan=False), PlainSerializer(float, return_type=float,
+                                                                                        when_used="json")]
+Count = Annotated[int, Field(ge=0, le=10**15)]
+
+
+class SpendPlanIn(BaseModel):
+    """What a bucket is planned to do each month beyond storing what it holds (priced with its tiers' catalogs)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reads_gib: Gib = Field(Decimal(0), description="GiB read out of the bucket per month (retrieval and egress)")
+    read_requests: Count = Field(0, description="GET-class requests per month (GET, HEAD)")
+    write_requests: Count = Field(0, description="PUT-class requests per month (PUT, COPY, POST, LIST)")
+    restores_gib: Gib = Field(Decimal(0), description="GiB restored from archive per month")
+    restore_speed: Speed = Field("standard", description="the speed of the planned restores (the nearest one a "
+                                                         "tier offers is priced when it lacks this one)")
+
+
+class SpendPlanOut(SpendPlanIn):
+    bucket: str
+    updated_at: datetime
+    updated_by: str
 
 
 class SpendLineOut(BaseModel):
@@ -48,8 +78,11 @@ class SpendMonthOut(BaseModel):
 
 class PlannedOut(BaseModel):
     bucket: str
-    planned: float = Field(description="the planner's monthly forecast: a month of every version stored now on its "
-                                       "tiers (current and noncurrent), no reads")
+    planned: float = Field(description="the plan for the month: a month of every version stored now on its tiers "
+                                       "(current and noncurrent) and the bucket's planned usage (reads, requests, "
+                                       "restores), priced with the tiers' catalogs")
+    planned_storage: float = Field(description="of which storage")
+    plan: SpendPlanIn | None = Field(description="the bucket's planned monthly usage; null: none saved, storage only")
     actual_so_far: float
     projected: float = Field(description="actual so far extended to the month's end")
     diverges: bool

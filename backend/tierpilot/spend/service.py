@@ -10,6 +10,10 @@ and DELETEs by kind), shared out over a bucket's tiers by the bytes each holds; 
 retrieval and as egress to the destination the tier's ``price_ref`` names (``egress``: where its reads leave the
 provider, as the installation reaches it; default the internet). Restores bill their requests, per-GiB fees by
 speed and the restored copy's days; lifecycle transitions their fee per object moved into the target class.
+
+The plan beside the actual is a month of what each bucket stores now plus its saved planned usage (``spend_plans``:
+GiB read, GET- and PUT-class requests, GiB restored at a speed), priced in the same way as the actual usage, with
+the same tier catalogs: a bucket without a saved plan plans storage only.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import calendar
 import csv
 import io
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from decimal import Decimal
@@ -26,19 +30,24 @@ from typing import Any, Literal, cast
 
 from sqlalchemy.orm import Session
 
+from tierpilot.audit import service as audit
 from tierpilot.auth import repository as auth_repository
 from tierpilot.auth.models import User
 from tierpilot.catalog import repository as catalog_repository
+from tierpilot.catalog import service as catalog_service
+from tierpilot.catalog.errors import NoSuchBucket
 from tierpilot.catalog.models import Bucket
-from tierpilot.kit.errors import Invalid
+from tierpilot.kit.errors import Invalid, NotFound
 from tierpilot.lifecycle import repository as lifecycle_repository
 from tierpilot.pricing import service as pricing
-from tierpilot.pricing.engine import DAYS_PER_MONTH, GIB, THOUSAND, ZERO, band_cost
+from tierpilot.pricing.engine import DAYS_PER_MONTH, GIB, THOUSAND, ZERO, band_cost, pick_speed
 from tierpilot.pricing.restores import restore_cost, restore_pricing
-from tierpilot.pricing.schemas import DESTINATIONS, Destination
+from tierpilot.pricing.schemas import DESTINATIONS, Destination, Speed
 from tierpilot.restores import repository as restores_repository
 from tierpilot.spend import repository, stored
 from tierpilot.spend.metering import KINDS
+from tierpilot.spend.models import SpendPlan
+from tierpilot.spend.schemas import SpendPlanIn
 from tierpilot.spend.stored import Held, Month, Priced, Stored, month_end, month_held, shift, tier_prices
 from tierpilot.tiers import repository as tiers_repository
 
@@ -57,7 +66,14 @@ HISTORY_MONTHS = 6
 MIN_DIVERGENCE = Decimal("0.01")  # USD: a bucket whose projection is off its plan by less diverges from nothing
 OVER: dict[str, str] = {"internet": "over the internet", "research-network": "over the research network",
                         "same-region": "within the provider's region"}
+# days a planned restore's copy stays readable: the restores API's default
+PLANNED_COPY_DAYS = 7
+STORAGE_ONLY = "no usage planned: storage only"
 MONTH = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
+
+
+class NoSuchPlan(NotFound):
+    """A bucket with no saved plan (it plans storage only)."""
 
 
 def egress_destination(price_ref: Mapping[str, Any] | None) -> Destination:
@@ -222,6 +238,9 @@ class MonthSpend:
     days: Decimal
     days_in_month: int
     priced: Month  # the month's tier prices
+    shares: dict[int, dict[int, Decimal]]  # bucket -> tier -> its share of the bucket's bytes now
+    destinations: dict[int, Destination]  # tier -> where its reads leave the provider
+    tier_names: dict[int, str]
 
 
 def _months(session: Session, tier_ids: set[int], first: date, last: date) -> list[Month]:
@@ -234,20 +253,24 @@ def _months(session: Session, tier_ids: set[int], first: date, last: date) -> li
     return out
 
 
+def _shares(buckets: Sequence[Bucket], held: Held) -> dict[int, dict[int, Decimal]]:
+    """Bucket -> tier -> its share of the bucket's bytes now: metered requests and bytes name a bucket, not a tier
+    (and so does a plan), so they are shared out by the bytes each tier holds."""
+    out: dict[int, dict[int, Decimal]] = {}
+    for b in buckets:
+        usage = {t: sum((nbytes for _, nbytes, _ in groups), 0) for t, groups in held[b.id].items()}
+        total = sum(usage.values(), 0)
+        out[b.id] = {t: Decimal(n) / total for t, n in usage.items()} if total else {b.tier_id: Decimal(1)}
+    return out
+
+
 def _compute(session: Session, buckets: Sequence[Bucket], held: Held, first_month: date, last_month: date,
              group_by: GroupBy, now: datetime, rolled_up: bool) -> list[MonthSpend]:
     bucket_ids = [b.id for b in buckets]
     owners = auth_repository.usernames(session, {b.owner_id for b in buckets})
-    # metered requests and bytes name a bucket, not a tier: they are shared out by the bytes each tier holds now
-    shares: dict[int, dict[int, Decimal]] = {}
-    tier_ids: set[int] = set()
-    for b in buckets:
-        usage = {t: sum((nbytes for _, nbytes, _ in groups), 0) for t, groups in held[b.id].items()}
-        total = sum(usage.values(), 0)
-        shares[b.id] = ({t: Decimal(n) / total for t, n in usage.items()} if total else {b.tier_id: Decimal(1)})
-        tier_ids.update(shares[b.id])
+    shares = _shares(buckets, held)
     all_tiers = tiers_repository.tiers_by_id(session, None)
-    tier_ids |= set(all_tiers)
+    tier_ids = {t for s in shares.values() for t in s} | set(all_tiers)
     destinations = {t.id: egress_destination(t.price_ref) for t in all_tiers.values()}
     months = _months(session, tier_ids, first_month, last_month)
     _, tier_names = tier_prices(session, tier_ids, month_end(last_month))
@@ -279,7 +302,8 @@ def _compute(session: Session, buckets: Sequence[Bucket], held: Held, first_mont
                      transitions=n)
         elapsed = max(ZERO, Decimal((min(now, m.stop) - m.start).total_seconds()) / 86400)
         out.append(MonthSpend(m.first, book.lines, book.per_bucket, elapsed,
-                              calendar.monthrange(m.first.year, m.first.month)[1], m))
+                              calendar.monthrange(m.first.year, m.first.month)[1], m, shares, destinations,
+                              dict(tier_names)))
     return out
 
 
@@ -350,43 +374,108 @@ class _Book:
         self.egress_gib, self.egress_parts = {}, []
 
 
-def _planned(buckets: Sequence[Bucket], held: Held, month: Month) -> dict[int, Decimal]:
-    """The planner's forecast per bucket for a month: a month of every version it stores now on its tiers, current
-    and noncurrent (a versioned bucket pays for both), billed as the actual storage is (minimum billable sizes,
-    per-object overheads); no reads (so no egress either: a plan that priced reads would take each tier's
-    destination, ``egress_destination``)."""
-    return {b.id: sum((_storage_cost(month.prices.get(t), month_held(groups, month.billing(t)))
-                       for t, groups in held[b.id].items()), ZERO) for b in buckets}
+def _planned(buckets: Sequence[Bucket], held: Held, current: MonthSpend,
+             plans: Mapping[int, SpendPlan]) -> dict[int, Line]:
+    """The plan per bucket for a month, as a line priced like the actual one: a month of every version it stores now
+    on its tiers, current and noncurrent (a versioned bucket pays for both), billed as the actual storage is
+    (minimum billable sizes, per-object overheads), plus its saved planned usage: GET- and PUT-class requests and
+    the GiB read (retrieval, and egress to each tier's destination in the month's pooled bands) shared out over its
+    tiers by bytes as metered usage is, restores on the tiers whose class needs them (at the planned speed or the
+    nearest one offered, a copy kept ``PLANNED_COPY_DAYS``)."""
+    month = current.priced
+    book = _Book("bucket", {b.id: b for b in buckets}, {}, current.tier_names, month.prices, current.destinations)
+    for b in buckets:
+        book.per_bucket[b.id] = Line(str(b.id))
+        for t, groups in held[b.id].items():
+            book.add(b.id, t, storage=_storage_cost(month.prices.get(t), month_held(groups, month.billing(t))))
+        plan = plans.get(b.id)
+        if plan is None:
+            continue
+        for t, share in current.shares[b.id].items():
+            book.add_usage(b.id, t, share, "read", plan.read_requests, int(plan.reads_gib * GIB))
+            book.add_usage(b.id, t, share, "write", plan.write_requests, 0)
+        _planned_restores(book, b, held[b.id], month, plan)
+    book.close()
+    return book.per_bucket
+
+
+def _planned_restores(book: _Book, bucket: Bucket, held: Mapping[int, Sequence[tuple[int, int, int | None]]],
+                      month: Month, plan: SpendPlan) -> None:
+    """A month's planned restores of a bucket, priced on its tiers whose class needs a restore (shared out by their
+    bytes; requests counted at the tier's mean object size)."""
+    nbytes = int(plan.restores_gib * GIB)
+    if nbytes <= 0:
+        return
+    archived = {t: groups for t, groups in held.items() if (p := month.prices.get(t)) is not None and p.cls.restore}
+    total = sum((n for groups in archived.values() for _, n, _ in groups), 0)
+    if not total:  # nothing archived yet: the bucket's own tier, one request
+        archived, total = {bucket.tier_id: [(1, nbytes, None)]}, nbytes
+    for t, groups in archived.items():
+        p = month.prices.get(t)
+        stored_bytes = sum((n for _, n, _ in groups), 0)
+        objects = sum((n for n, _, _ in groups), 0)
+        part = nbytes * stored_bytes // total
+        speed = pick_speed(p.cls, cast(Speed, plan.restore_speed)) if p is not None else None
+        if p is None or part <= 0 or speed is None:
+            continue
+        requests = max(1, round(part * objects / stored_bytes))
+        quote = restore_cost(restore_pricing(p.catalog, p.cls.id), speed, requests, part, PLANNED_COPY_DAYS)
+        if quote is not None:
+            book.add(bucket.id, t, restores=quote.restore + quote.retrieval, restored_copy=quote.restored_copy,
+                     restore_requests=requests, restored_bytes=part)
 
 
 def _amount(nbytes: int) -> str:
     """Bytes in GiB, or in MiB below a hundredth of a GiB (a restore of 300 kB is not '0.00 GiB')."""
+    if not nbytes:
+        return "0 GiB"
     return f"{nbytes / 2**30:.2f} GiB" if nbytes >= 2**30 / 100 else f"{nbytes / 2**20:.2f} MiB"
 
 
-def _reasons(line: Line, plan: Decimal, factor: Decimal, storage: Decimal, threshold: Decimal) -> list[str]:
-    """Why a bucket's projected month differs from the plan: each component beyond the threshold, with the counts
-    behind it (the plan prices the stored volume only: no reads, restores or moves)."""
+def _restores_said(n: int, nbytes: int) -> str:
+    return f"{n} restore request{'' if n == 1 else 's'} of {_amount(nbytes)}"
+
+
+# what a plan says of each component it plans: (the noun for more or fewer of it, what was planned)
+PLANNED_AS: dict[str, Callable[[Line, SpendPlan], tuple[str, str]]] = {
+    "requests": lambda _, p: ("requests", f"{p.read_requests} GET-class and {p.write_requests} PUT-class planned"),
+    "retrieval": lambda line, _: ("reads", f"{_amount(line.read_bytes)} planned"),
+    "egress": lambda line, _: ("reads", f"{_amount(line.read_bytes)} planned"),
+    "restores": lambda line, p: ("restores", f"{_amount(line.restored_bytes)} planned at {p.restore_speed} speed"),
+    "restored_copy": lambda line, _: (
+        "restored copy days", f"copies of {_amount(line.restored_bytes)} kept {PLANNED_COPY_DAYS} days planned"),
+}
+
+
+def _reasons(line: Line, plan: Line, planned: SpendPlan | None, factor: Decimal, storage: Decimal,
+             threshold: Decimal) -> list[str]:
+    """Why a bucket's projected month differs from its plan: each component whose projection is off the plan's by
+    more than the threshold, with the counts behind both (actual so far against the plan's month)."""
     out = []
-    if plan > 0 and abs(storage - plan) > threshold:
-        out.append(f"storage {float(storage):.4f} $ against {float(plan):.4f} $ planned: the stored volume changed "
-                   "during the month")
+    if plan.storage > 0 and abs(storage - plan.storage) > threshold:
+        out.append(f"storage {float(storage):.4f} $ against {float(plan.storage):.4f} $ planned: the stored volume "
+                   "changed during the month")
     for c in COMPONENTS[1:]:
-        value = getattr(line, c) * factor
-        if value <= threshold:
+        value, wanted = getattr(line, c) * factor, getattr(plan, c)
+        if abs(value - wanted) <= threshold:
             continue
-        restores = line.restore_requests
-        what = {
-            "requests": f"{sum(getattr(line, n) for n in METERED)} requests so far",
-            "retrieval": f"{_amount(line.read_bytes)} read from a class with retrieval fees",
-            "egress": line.egress_explained() or f"{_amount(line.read_bytes)} read out of the cloud",
-            "restores": f"more restores than planned: {restores} restore request{'' if restores == 1 else 's'} of "
-                        f"{_amount(line.restored_bytes)}",
+        requests = sum(getattr(line, n) for n in METERED)
+        actual = {
+            "requests": f"{requests} request{'' if requests == 1 else 's'} so far",
+            "retrieval": f"{_amount(line.read_bytes)} read so far from a class with retrieval fees",
+            "egress": (line.egress_explained() or f"{_amount(line.read_bytes)} read out of the cloud") + " so far",
+            "restores": _restores_said(line.restore_requests, line.restored_bytes) + " so far",
             "restored_copy": "restored copies kept readable (billed at their copy class's rate)",
             "lifecycle": f"{line.transitions} lifecycle transitions",
             "early_deletion": "objects deleted, overwritten or moved before their class's minimum storage duration",
         }[c]
-        out.append(f"{c} {float(value):.4f} $ not in the plan: {what}")
+        if planned is None or c not in PLANNED_AS:
+            note = f" ({STORAGE_ONLY})" if planned is None else ""
+            out.append(f"{c} {float(value):.4f} $ not in the plan{note}: {actual}")
+            continue
+        noun, against = PLANNED_AS[c](plan, planned)
+        out.append(f"{c} {float(value):.4f} $ against {float(wanted):.4f} $ planned: "
+                   f"{'more' if value > wanted else 'fewer'} {noun} than planned, {actual} against {against}")
     return out
 
 
@@ -419,18 +508,23 @@ def spend(session: Session, user: User, month_text: str, group_by: str, divergen
     ongoing = ZERO < current.days < full
     factor = full / current.days if ongoing else Decimal(1)
     left = (full - current.days) / full if ongoing else ZERO
-    planned = _planned(buckets, held, current.priced)
+    plans = repository.plans(session, [b.id for b in buckets])
+    planned = _planned(buckets, held, current, plans)
     storage = sum((line.storage for line in current.lines.values()), ZERO)
-    forecast, _ = _projected(total, storage, sum(planned.values(), ZERO), factor, left)
+    forecast, _ = _projected(total, storage, sum((p.storage for p in planned.values()), ZERO), factor, left)
     names = {b.id: b.name for b in buckets}
     comparison = []
     for bucket_id, plan in sorted(planned.items(), key=lambda kv: names.get(kv[0], "")):
         line = current.by_bucket.get(bucket_id, Line(str(bucket_id)))
-        projected, ahead = _projected(line.total, line.storage, plan, factor, left)
+        projected, ahead = _projected(line.total, line.storage, plan.storage, factor, left)
         # beyond the divergence share of the plan, and beyond a cent: smaller gaps explain nothing
-        threshold = max(plan * divergence, MIN_DIVERGENCE)
-        reasons = _reasons(line, plan, factor, ahead, threshold) if abs(projected - plan) > threshold else []
-        comparison.append({"bucket": names.get(bucket_id, str(bucket_id)), "planned": float(round(plan, 6)),
+        threshold = max(plan.total * divergence, MIN_DIVERGENCE)
+        saved = plans.get(bucket_id)
+        reasons = (_reasons(line, plan, saved, factor, ahead, threshold) if abs(projected - plan.total) > threshold
+                   else [])
+        comparison.append({"bucket": names.get(bucket_id, str(bucket_id)), "planned": float(round(plan.total, 6)),
+                           "planned_storage": float(round(plan.storage, 6)),
+                           "plan": _plan_usage(saved) if saved is not None else None,
                            "actual_so_far": float(round(line.total, 6)), "projected": float(round(projected, 6)),
                            "diverges": bool(reasons), "reasons": reasons})
     return {
@@ -469,3 +563,48 @@ def spend_csv(report: Mapping[str, Any]) -> str:
     w.writerow(["forecast to month end", report["forecast"]])
     w.writerow(["not metered", "; ".join(report["not_metered"])])
     return out.getvalue()
+
+
+def _plan_usage(row: SpendPlan) -> dict[str, Any]:
+    return {"reads_gib": row.reads_gib, "read_requests": row.read_requests, "write_requests": row.write_requests,
+            "restores_gib": row.restores_gib, "restore_speed": row.restore_speed}
+
+
+def _plan_out(bucket: Bucket, row: SpendPlan) -> dict[str, Any]:
+    return {"bucket": bucket.name, **_plan_usage(row), "updated_at": row.updated_at, "updated_by": row.updated_by}
+
+
+def _plannable(session: Session, user: User, name: str) -> Bucket:
+    """A bucket whose plan the caller may see and change: its owner or an admin; NoSuchBucket for anyone else, as
+    for a bucket that does not exist (the Spend view lists only the caller's own buckets)."""
+    bucket = catalog_repository.get_bucket_by_name(session, name)
+    if bucket is None or not catalog_service.may_access(bucket, user.id, user.is_admin):
+        raise NoSuchBucket("The specified bucket does not exist", BucketName=name)
+    return bucket
+
+
+def get_plan(session: Session, user: User, name: str) -> dict[str, Any]:
+    """A bucket's planned monthly usage; NotFound when it has none (it plans storage only)."""
+    bucket = _plannable(session, user, name)
+    row = repository.plans(session, [bucket.id]).get(bucket.id)
+    if row is None:
+        raise NoSuchPlan(f"bucket {name!r} has no usage planned: storage only", BucketName=name)
+    return _plan_out(bucket, row)
+
+
+def set_plan(session: Session, user: User, name: str, body: SpendPlanIn, actor: audit.Actor) -> dict[str, Any]:
+    """Save a bucket's planned monthly usage (replacing any), in the audit log as ``bucket.spend_plan_changed``."""
+    bucket = _plannable(session, user, name)
+    values = body.model_dump()
+    row = repository.put_plan(session, bucket.id, **values, updated_at=datetime.now(UTC), updated_by=user.username)
+    audit.record(session, "bucket.spend_plan_changed", actor, bucket.name, change="set",
+                 **{k: str(v) if isinstance(v, Decimal) else v for k, v in values.items()})
+    return _plan_out(bucket, row)
+
+
+def delete_plan(session: Session, user: User, name: str, actor: audit.Actor) -> None:
+    """Forget a bucket's planned usage (it plans storage only again); NotFound when it had none."""
+    bucket = _plannable(session, user, name)
+    if not repository.delete_plan(session, bucket.id):
+        raise NoSuchPlan(f"bucket {name!r} has no usage planned: storage only", BucketName=name)
+    audit.record(session, "bucket.spend_plan_changed", actor, bucket.name, change="deleted")
