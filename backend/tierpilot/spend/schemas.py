@@ -29,7 +29,17 @@ class SpendPlanIn(BaseModel):
                                                          "tier offers is priced when it lacks this one)")
 
 
-class SpendPlanOut(SpendPlanIn):
+class SpendPlanUsageOut(BaseModel):
+    """A bucket's saved planned monthly usage."""
+
+    reads_gib: float
+    read_requests: int
+    write_requests: int
+    restores_gib: float
+    restore_speed: Speed
+
+
+class SpendPlanOut(SpendPlanUsageOut):
     bucket: str
     updated_at: datetime
     updated_by: str
@@ -82,7 +92,8 @@ class PlannedOut(BaseModel):
                                        "(current and noncurrent) and the bucket's planned usage (reads, requests, "
                                        "restores), priced with the tiers' catalogs")
     planned_storage: float = Field(description="of which storage")
-    plan: SpendPlanIn | None = Field(description="the bucket's planned monthly usage; null: none saved, storage only")
+    plan: SpendPlanUsageOut | None = Field(description="the bucket's planned monthly usage; null: none saved, "
+                                                       "storage only")
     actual_so_far: float
     projected: float = Field(description="actual so far extended to the month's end")
     diverges: bool

@@ -1701,6 +1701,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/spend/plans/{bucket}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Plan
+         * @description The bucket's planned monthly usage (404 when none is saved: it plans storage only).
+         */
+        get: operations["get_plan_api_spend_plans__bucket__get"];
+        /**
+         * Put Plan
+         * @description Save what the bucket is planned to do each month: reads, requests by class, restores at a speed.
+         */
+        put: operations["put_plan_api_spend_plans__bucket__put"];
+        post?: never;
+        /**
+         * Delete Plan
+         * @description Forget the bucket's planned usage: it plans storage only again.
+         */
+        delete: operations["delete_plan_api_spend_plans__bucket__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/tiers": {
         parameters: {
             query?: never;
@@ -3577,11 +3605,18 @@ export interface components {
             bucket: string;
             /** Diverges */
             diverges: boolean;
+            /** @description the bucket's planned monthly usage; null: none saved, storage only */
+            plan: components["schemas"]["SpendPlanUsageOut"] | null;
             /**
              * Planned
-             * @description the planner's monthly forecast: a month of every version stored now on its tiers (current and noncurrent), no reads
+             * @description the plan for the month: a month of every version stored now on its tiers (current and noncurrent) and the bucket's planned usage (reads, requests, restores), priced with the tiers' catalogs
              */
             planned: number;
+            /**
+             * Planned Storage
+             * @description of which storage
+             */
+            planned_storage: number;
             /**
              * Projected
              * @description actual so far extended to the month's end
@@ -4838,6 +4873,87 @@ export interface components {
             planned: components["schemas"]["PlannedOut"][];
             /** So Far */
             so_far: number;
+        };
+        /**
+         * SpendPlanIn
+         * @description What a bucket is planned to do each month beyond storing what it holds (priced with its tiers' catalogs).
+         */
+        SpendPlanIn: {
+            /**
+             * Read Requests
+             * @description GET-class requests per month (GET, HEAD)
+             * @default 0
+             */
+            read_requests: number;
+            /**
+             * Reads Gib
+             * @description GiB read out of the bucket per month (retrieval and egress)
+             * @default 0
+             */
+            reads_gib: number | string;
+            /**
+             * Restore Speed
+             * @description the speed of the planned restores (the nearest one a tier offers is priced when it lacks this one)
+             * @default standard
+             * @enum {string}
+             */
+            restore_speed: "expedited" | "standard" | "bulk";
+            /**
+             * Restores Gib
+             * @description GiB restored from archive per month
+             * @default 0
+             */
+            restores_gib: number | string;
+            /**
+             * Write Requests
+             * @description PUT-class requests per month (PUT, COPY, POST, LIST)
+             * @default 0
+             */
+            write_requests: number;
+        };
+        /** SpendPlanOut */
+        SpendPlanOut: {
+            /** Bucket */
+            bucket: string;
+            /** Read Requests */
+            read_requests: number;
+            /** Reads Gib */
+            reads_gib: number;
+            /**
+             * Restore Speed
+             * @enum {string}
+             */
+            restore_speed: "expedited" | "standard" | "bulk";
+            /** Restores Gib */
+            restores_gib: number;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+            /** Updated By */
+            updated_by: string;
+            /** Write Requests */
+            write_requests: number;
+        };
+        /**
+         * SpendPlanUsageOut
+         * @description A bucket's saved planned monthly usage.
+         */
+        SpendPlanUsageOut: {
+            /** Read Requests */
+            read_requests: number;
+            /** Reads Gib */
+            reads_gib: number;
+            /**
+             * Restore Speed
+             * @enum {string}
+             */
+            restore_speed: "expedited" | "standard" | "bulk";
+            /** Restores Gib */
+            restores_gib: number;
+            /** Write Requests */
+            write_requests: number;
         };
         /** StorageClass */
         "StorageClass-Input": {
@@ -9167,6 +9283,101 @@ export interface operations {
                 content: {
                     "text/csv": unknown;
                 };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_plan_api_spend_plans__bucket__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                bucket: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SpendPlanOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    put_plan_api_spend_plans__bucket__put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                bucket: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SpendPlanIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SpendPlanOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    delete_plan_api_spend_plans__bucket__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                bucket: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Validation Error */
             422: {
