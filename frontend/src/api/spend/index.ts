@@ -1,10 +1,14 @@
-import { keepPreviousData, queryOptions } from "@tanstack/react-query";
+import { keepPreviousData, queryOptions, useMutation, useQueryClient } from "@tanstack/react-query";
 import { api, type Schemas, unwrap } from "../client";
 
 export type Spend = Schemas["SpendOut"];
 export type SpendLine = Schemas["SpendLineOut"];
 export type SpendMonth = Schemas["SpendMonthOut"];
 export type Planned = Schemas["PlannedOut"];
+export type SpendPlan = Schemas["SpendPlanOut"];
+export type SpendPlanUsage = Schemas["SpendPlanUsageOut"];
+export type SpendPlanBody = Schemas["SpendPlanIn"];
+export type RestoreSpeed = SpendPlanUsage["restore_speed"];
 export type GroupBy = "tier" | "bucket" | "user";
 
 export const spendKeys = {
@@ -35,4 +39,23 @@ export function spendCsvUrl(month: string, groupBy: GroupBy): string {
 /** The current month as YYYY-MM in UTC (months are UTC in the API). */
 export function currentMonth(now: Date = new Date()): string {
   return now.toISOString().slice(0, 7);
+}
+
+/** Save what a bucket is planned to do each month; the Spend view's plan column is priced again. */
+export function useSavePlan(bucket: string) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (body: SpendPlanBody) =>
+      unwrap(api.PUT("/api/spend/plans/{bucket}", { params: { path: { bucket } }, body })),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: spendKeys.all }),
+  });
+}
+
+/** Forget a bucket's planned usage: it plans storage only again. */
+export function useDeletePlan(bucket: string) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: () => unwrap(api.DELETE("/api/spend/plans/{bucket}", { params: { path: { bucket } } })),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: spendKeys.all }),
+  });
 }

@@ -22,6 +22,8 @@ import {
   Stat,
   Table,
 } from "@/components/ui";
+import { PlanFormDialog } from "./PlanFormDialog";
+import { planSummary } from "./plan-form";
 import {
   formatUsd,
   monthProgress,
@@ -44,6 +46,7 @@ export function SpendPage() {
   const [month, setMonth] = useState(currentMonth());
   const [groupBy, setGroupBy] = useState<GroupBy>("bucket");
   const { data, error, isPending } = useQuery(spendQueryOptions(month, groupBy));
+  const [editing, setEditing] = useState<Planned | null>(null);
   const used = data ? usedSpendComponents(data) : [];
   const groupLabel = GROUPS.find((g) => g.value === groupBy)?.label ?? "Group";
 
@@ -91,7 +94,12 @@ export function SpendPage() {
       id: "planned",
       header: "Planned / month",
       align: "end",
-      cell: (r) => formatUsd(r.planned),
+      cell: (r) => (
+        <div className="cell-stack">
+          <span>{formatUsd(r.planned)}</span>
+          <span className="spend-note">{planSummary(r.plan, r.planned_storage)}</span>
+        </div>
+      ),
     },
     {
       id: "so_far",
@@ -121,6 +129,20 @@ export function SpendPage() {
         ) : (
           <Badge tone="success">on plan</Badge>
         ),
+    },
+    {
+      id: "edit",
+      header: <span className="visually-hidden">Plan</span>,
+      cell: (r) => (
+        <Button
+          size="sm"
+          className="print-hide"
+          onClick={() => setEditing(r)}
+          aria-label={`Edit plan of ${r.bucket}`}
+        >
+          Edit plan
+        </Button>
+      ),
     },
   ];
 
@@ -214,10 +236,10 @@ export function SpendPage() {
           </Card>
           <Card
             title="Plan beside actual"
-            description={`The planner's forecast for each bucket (a month of every version it stores now, noncurrent ones too: no reads, restores or lifecycle moves) and the month so far; a bucket diverges beyond ${Math.round(data.divergence_share * 100)} % of its plan.`}
+            description={`Each bucket's plan for the month: a month of every version it stores now (noncurrent ones too) and the usage saved as its plan (reads, requests, restores), priced with its tiers' catalogs; beside it the month so far. A bucket diverges beyond ${Math.round(data.divergence_share * 100)} % of its plan.`}
           >
             <Table
-              caption="The planner's forecast beside the actual spend"
+              caption="The plan beside the actual spend"
               columns={planColumns}
               rows={data.planned}
               rowKey={(r) => r.bucket}
@@ -226,6 +248,14 @@ export function SpendPage() {
           </Card>
           <p className="spend-note">Not metered here: {data.not_metered.join("; ")}.</p>
         </>
+      ) : null}
+      {editing ? (
+        <PlanFormDialog
+          key={editing.bucket}
+          bucket={editing.bucket}
+          plan={editing.plan}
+          onClose={() => setEditing(null)}
+        />
       ) : null}
     </div>
   );
