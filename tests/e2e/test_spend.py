@@ -1,5 +1,6 @@
 """The Spend view in a real browser: traffic through the real gateway on the demo seed's buckets is metered,
-priced with each tier's catalog and shown by bucket, with the CSV export of the same month."""
+priced with each tier's catalog and shown by bucket, with the CSV export of the same month; a bucket's plan saved
+in the browser changes the plan beside the actual."""
 
 from __future__ import annotations
 
@@ -83,10 +84,53 @@ def test_spend_view_shows_metered_gateway_traffic_of_the_demo_seed(page: Page, p
     expect(table.get_by_role("row").filter(has_text="telescope-archive")).to_contain_text(
         f"{archive['restore_requests']} restored")  # the month's total: other e2e tests restore there too
     expect(page.get_by_text("Forecast to month end")).to_be_visible()
-    plan = page.get_by_role("table", name="The planner's forecast beside the actual spend")
+    plan = page.get_by_role("table", name="The plan beside the actual spend")
     expect(plan).to_contain_text("belle2-raw")
-    # the plan prices stored volume only: the restore is why the archive bucket diverges
-    expect(plan.get_by_role("row").filter(has_text="telescope-archive")).to_contain_text("more restores than planned")
+    # no usage saved as the archive bucket's plan: it plans storage only, and its restore is not in the plan
+    archive_row = plan.get_by_role("row").filter(has_text="telescope-archive")
+    expect(archive_row).to_contain_text("no usage planned: storage only")
+    expect(archive_row).to_contain_text("restores")
+    expect(archive_row).to_contain_text("not in the plan (no usage planned: storage only)")
+
+    # the bucket's plan, saved in the browser: a value the server refuses is shown at its field, then a plan of
+    # 1 GiB of Expedited restores a month is priced with the tier's catalog in the plan column
+    def planned(bucket: str) -> dict[str, Any]:
+        answer = page.request.get(f"/api/spend?month={month}&group_by=bucket").json()
+        return next(p for p in answer["planned"] if p["bucket"] == bucket)
+
+    storage_only = planned("telescope-archive")
+    assert storage_only["plan"] is None and storage_only["planned"] == storage_only["planned_storage"]
+    planned_cell = archive_row.get_by_role("cell").nth(1)
+    before_text = planned_cell.inner_text()
+    archive_row.get_by_role("button", name="Edit plan of telescope-archive").click()
+    dialog = page.get_by_role("dialog", name="Plan for telescope-archive")
+    reads = dialog.get_by_label("Reads (GiB / month)")
+    reads.fill("10000000000000")  # beyond the 10^12 GiB the API takes: its 422 names the field
+    dialog.get_by_role("button", name="Save plan").click()
+    expect(reads).to_have_attribute("aria-invalid", "true")
+    expect(dialog.get_by_role("alert")).to_contain_text("less than or equal to")
+    shoot(page, artifacts, "spend-plan-refused")
+    reads.fill("0")
+    dialog.get_by_label("Restores (GiB / month)").fill("1")
+    dialog.get_by_label("Restore speed").select_option("expedited")
+    dialog.get_by_role("button", name="Save plan").click()
+    expect(dialog).to_be_hidden()
+    expect(archive_row).to_contain_text("1 GiB restored (expedited)")
+    expect(planned_cell).not_to_have_text(before_text)
+    with_plan = planned("telescope-archive")
+    assert with_plan["plan"] == {"reads_gib": 0, "read_requests": 0, "write_requests": 0, "restores_gib": 1,
+                                 "restore_speed": "expedited"}
+    # us-east-1 2026 Expedited: 0.03 $/GiB and 10 $ per 1,000 requests, then the copy for 7 days
+    assert with_plan["planned"] >= storage_only["planned_storage"] + 0.03 + 0.01
+    for reason in with_plan["reasons"]:  # compared with what was planned now, not "not in the plan"
+        assert not reason.startswith("restores") or "planned at expedited speed" in reason, reason
+    shoot(page, artifacts, "spend-plan-saved")
+    # removed again in the browser: storage only, as the other tests expect the demo seed
+    archive_row.get_by_role("button", name="Edit plan of telescope-archive").click()
+    dialog.get_by_role("button", name="Remove plan").click()
+    expect(dialog).to_be_hidden()
+    expect(archive_row).to_contain_text("no usage planned: storage only")
+    assert planned("telescope-archive")["plan"] is None
     shoot(page, artifacts, "spend-by-bucket")
     page.set_viewport_size({"width": 390, "height": 844})
     expect(table).to_be_visible()
@@ -123,6 +167,6 @@ def test_spend_view_shows_metered_gateway_traffic_of_the_demo_seed(page: Page, p
     expect(page.get_by_label("Group by")).to_be_hidden()
     expect(page.get_by_role("button", name="Print statement")).to_be_hidden()
     expect(users).to_be_visible()
-    expect(page.get_by_role("table", name="The planner's forecast beside the actual spend")).to_be_visible()
+    expect(page.get_by_role("table", name="The plan beside the actual spend")).to_be_visible()
     shoot(page, artifacts, "spend-statement-print")
     page.emulate_media(media="screen")

@@ -75,8 +75,8 @@ def test_more_restores_than_planned_make_the_month_diverge_for_that_reason(sessi
     assert beside["diverges"]
     (reason,) = beside["reasons"]
     assert reason.startswith("restores ") and (
-        "more restores than planned, 3 restore requests of 40.00 GiB so far against 10.00 GiB planned at standard "
-        "speed") in reason, reason
+        "more restores than planned, 3 restore requests of 40.00 GiB so far against 1 restore request of 10.00 GiB "
+        "planned at standard speed") in reason, reason
     # projected: 40 GiB of standard restores so far, twice over by the month's end
     assert f"{2 * (40 * STANDARD_RESTORE + 3 * PER_REQUEST):.4f} $ against {restores:.4f} $ planned" in reason
 

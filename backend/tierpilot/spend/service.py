@@ -441,7 +441,9 @@ PLANNED_AS: dict[str, Callable[[Line, SpendPlan], tuple[str, str]]] = {
     "requests": lambda _, p: ("requests", f"{p.read_requests} GET-class and {p.write_requests} PUT-class planned"),
     "retrieval": lambda line, _: ("reads", f"{_amount(line.read_bytes)} planned"),
     "egress": lambda line, _: ("reads", f"{_amount(line.read_bytes)} planned"),
-    "restores": lambda line, p: ("restores", f"{_amount(line.restored_bytes)} planned at {p.restore_speed} speed"),
+    # a plan's restore requests are counted at the tier's mean object size: say how many, they may cost the most
+    "restores": lambda line, p: ("restores", _restores_said(line.restore_requests, line.restored_bytes)
+                                 + f" planned at {p.restore_speed} speed"),
     "restored_copy": lambda line, _: (
         "restored copy days", f"copies of {_amount(line.restored_bytes)} kept {PLANNED_COPY_DAYS} days planned"),
 }

@@ -96,7 +96,11 @@ export function PlanFormDialog({ bucket, plan, onClose }: PlanFormDialogProps) {
             hint="PUT, COPY, POST, LIST"
             {...number("write_requests")}
           />
-          <Input label="Restores (GiB / month)" hint="From archive tiers" {...number("restores_gib")} />
+          <Input
+            label="Restores (GiB / month)"
+            hint="From archive tiers; priced per request too, one per object of the bucket's mean size"
+            {...number("restores_gib")}
+          />
           <Select
             label="Restore speed"
             value={values.restore_speed}

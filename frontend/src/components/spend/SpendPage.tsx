@@ -88,7 +88,19 @@ export function SpendPage() {
     {
       id: "bucket",
       header: "Bucket",
-      cell: (r) => <strong>{r.bucket}</strong>,
+      cell: (r) => (
+        <div className="cell-stack">
+          <strong>{r.bucket}</strong>
+          <Button
+            size="sm"
+            className="print-hide"
+            onClick={() => setEditing(r)}
+            aria-label={`Edit plan of ${r.bucket}`}
+          >
+            Edit plan
+          </Button>
+        </div>
+      ),
     },
     {
       id: "planned",
@@ -97,7 +109,7 @@ export function SpendPage() {
       cell: (r) => (
         <div className="cell-stack">
           <span>{formatUsd(r.planned)}</span>
-          <span className="spend-note">{planSummary(r.plan, r.planned_storage)}</span>
+          <span className="spend-note spend-note--narrow">{planSummary(r.plan, r.planned_storage)}</span>
         </div>
       ),
     },
@@ -129,20 +141,6 @@ export function SpendPage() {
         ) : (
           <Badge tone="success">on plan</Badge>
         ),
-    },
-    {
-      id: "edit",
-      header: <span className="visually-hidden">Plan</span>,
-      cell: (r) => (
-        <Button
-          size="sm"
-          className="print-hide"
-          onClick={() => setEditing(r)}
-          aria-label={`Edit plan of ${r.bucket}`}
-        >
-          Edit plan
-        </Button>
-      ),
     },
   ];
 
