@@ -85,15 +85,16 @@ def test_finished_days_priced_from_the_roll_up_answer_what_the_rows_answer(sessi
     admin, today = _world(session, tmp_path)
     # two days on: the day of today's deletions and moves is finished, the next one is live
     now = today + timedelta(days=2)
-    by_rows = {g: service.spend(session, admin, now.strftime("%Y-%m"), g, now=now, rolled_up=False)
-               for g in service.GROUPS}
+    # the month of today's deletions and moves (two days on may be the next month: it would hold none of them)
+    month_text = today.strftime("%Y-%m")
+    by_rows = {g: service.spend(session, admin, month_text, g, now=now, rolled_up=False) for g in service.GROUPS}
     assert repository.rollup_until(session) is None
     until, rows = rollup.close_finished_days(session, None, now)
     assert until == now.date().isoformat() and all(r[0] < until for r in rows)
     assert min(r[0] for r in rows) == (today - timedelta(days=250.3)).date().isoformat()
     assert repository.store_days(session, None, until, rows)
     for group_by, expected in by_rows.items():
-        _same(service.spend(session, admin, now.strftime("%Y-%m"), group_by, now=now), expected, group_by)
+        _same(service.spend(session, admin, month_text, group_by, now=now), expected, group_by)
     month = by_rows["tier"]["groups"]
     assert {g["key"] for g in month} == {"ia", "glacier"}
     assert all(g["early_deletion"] > 0 for g in month) and all(g["storage"] > 0 for g in month)
