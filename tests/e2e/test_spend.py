@@ -166,6 +166,7 @@ def test_spend_view_shows_metered_gateway_traffic_of_the_demo_seed(page: Page, p
     expect(page.get_by_text(f"Statement for {month}, by user")).to_be_visible()
     expect(page.get_by_label("Group by")).to_be_hidden()
     expect(page.get_by_role("button", name="Print statement")).to_be_hidden()
+    expect(page.get_by_role("button", name="Edit plan of telescope-archive")).to_be_hidden()
     expect(users).to_be_visible()
     expect(page.get_by_role("table", name="The plan beside the actual spend")).to_be_visible()
     shoot(page, artifacts, "spend-statement-print")
