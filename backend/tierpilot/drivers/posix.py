@@ -313,9 +313,9 @@ class RangeReader:
     as they are; a window it brings in from the disk is dropped again once read past (``FADV_DONTNEED``,
     drop-behind), unless this process read that window before (``_reread``). So a large object read once
     leaves no pages behind and keeps no one else's out, as ``O_DIRECT`` did (fresh pages are dear on this
-    VM: one thread reading 1 GiB from the disk spent 0.6 CPU s keeping them, 0.1 s dropping them behind, at
-    twice the rate of ``O_DIRECT``); read again, it stays and is served from memory. Without ``cachestat``
-    (before Linux 6.5) every page stays, to the kernel's LRU.
+    VM: one thread reading 1 GiB from the disk spent 0.13-0.61 CPU s keeping them, 0.10 s dropping them behind,
+    at 1.6-2.5 times the rate of 1 MiB ``O_DIRECT`` reads: ``bench/posix_reads.py``); read again, it stays and is
+    served from memory. Without ``cachestat`` (before Linux 6.5) every page stays, to the kernel's LRU.
     """
 
     def __init__(self, fd: int, start: int, end: int) -> None:
