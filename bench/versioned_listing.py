@@ -24,7 +24,7 @@ reuses it in the next run: the fill of 1,000,000 rows takes minutes; migrations 
 index a new revision adds is built on the filled tables (its time is printed).
 
 Run: .venv/bin/python bench/versioned_listing.py [--rows 1000000] [--versions 1] [--pages 200] [--postgres]
-     [--keep NAME] [--baseline REV] [--budget 60] [--only TEXT]
+     [--keep NAME] [--baseline REV] [--budget 60] [--only TEXT] [--redis]
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "backend"))
 
 from tests.gateway.rawclient import EMPTY, sign  # noqa: E402
-from tests.servers import create_database, free_port, start_postgres, wait_port  # noqa: E402
+from tests.servers import create_database, free_port, start_postgres, start_redis, wait_port  # noqa: E402
 
 PER_RUN = 100_000
 BUCKET = "versioned-bench"
@@ -151,6 +151,9 @@ def main() -> int:
                         "revision on the same catalog (answers compared byte for byte)")
     parser.add_argument("--budget", type=float, default=60, help="seconds a series may take before it stops")
     parser.add_argument("--keep", metavar="NAME", help="keep the filled catalog under this name and reuse it")
+    parser.add_argument("--redis", action="store_true", help="give the gateways a private Redis, as a deployment "
+                        "on PostgreSQL has: without one, PostgreSQL keeps no credentials generation and every request "
+                        "reads its access key from the database")
     parser.add_argument("--only", metavar="TEXT", help="time only the shapes whose name contains TEXT (e.g. "
                         '"prefix page"): more pages for a steadier p99 in the same minutes')
     args = parser.parse_args()
@@ -179,6 +182,9 @@ def main() -> int:
     env = dict(os.environ, TIERPILOT_DATA_DIR=str(workdir), TIERPILOT_DATABASE_URL=url, TIERPILOT_SEED_DEMO="false",
                TIERPILOT_SECRET_KEY="bench-secret-key", TIERPILOT_DEFAULT_TIER="hot")
     env.pop("TIERPILOT_REDIS_URL", None)
+    redis = start_redis() if args.redis else None
+    if redis is not None:
+        env["TIERPILOT_REDIS_URL"] = redis.url
     os.environ.clear()
     os.environ.update(env)
     try:
@@ -340,7 +346,8 @@ def main() -> int:
         db = "PostgreSQL" if pg else "SQLite (WAL)"
         print(f"{db}: one versioned bucket of {args.rows:,} objects, {args.versions} noncurrent version(s) each + "
               f"a delete marker per 50 keys; {args.pages} pages per shape at random markers in one run folder; "
-              f"migrations at start {migrate_s:.1f} s" + ("; answers byte-identical" if args.baseline else ""))
+              f"migrations at start {migrate_s:.1f} s" + ("; answers byte-identical" if args.baseline else "")
+              + ("; gateways with a private Redis" if redis is not None else ""))
         print("| listing | gateway p50 ms | gateway p99 ms | bare SQL p50 ms | bare SQL p99 ms | ratio p50 | "
               "ratio p99 | gateway CPU ms/page |")
         print("|---|---|---|---|---|---|---|---|")
@@ -359,6 +366,8 @@ def main() -> int:
             drop_database()
         if server is not None:
             server.stop()
+        if redis is not None:
+            redis.stop()
         if keep_dir is None:
             shutil.rmtree(workdir, ignore_errors=True)
     return 0
