@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.drivers.crash_writer import HALT_AT, expected
+from tests.drivers.filesystems import fs_type
 from tierpilot.drivers.base import BlobNotFound, PartInfo, TierError
 from tierpilot.drivers.checksums import checksum_b64
 from tierpilot.drivers import posix
@@ -248,7 +249,7 @@ def test_a_large_read_from_the_disk_leaves_no_pages_a_second_keeps_them_and_cach
     driver.put("b/big", iter([body[i:i + MiB] for i in range(0, len(body), MiB)]))
     path = driver.blob_path("b/big")
     _evict(path)
-    if _cached(path) or _fs_type(path) in ("tmpfs", "ramfs"):
+    if _cached(path) or fs_type(path) in ("tmpfs", "ramfs"):
         pytest.skip("this file system keeps its pages (tmpfs)")
     pages = -(-len(body) // os.sysconf("SC_PAGE_SIZE"))
     assert _read(driver, "b/big") == body
@@ -270,17 +271,6 @@ def test_a_large_read_from_the_disk_leaves_no_pages_a_second_keeps_them_and_cach
     monkeypatch.setattr(posix, "_reread", posix._Reread(64))
     assert _read(driver, "b/big") == body
     assert 2048 <= _cached(path) < 2048 + 64
-
-
-def _fs_type(path: Path) -> str:
-    """The type of the file system ``path`` is on (the longest mount point above it)."""
-    best, kind = "", ""
-    for line in Path("/proc/mounts").read_text().splitlines():
-        fields = line.split()
-        point = fields[1].replace("\\040", " ")
-        if str(path).startswith(point.rstrip("/") + "/") and len(point) > len(best):
-            best, kind = point, fields[2]
-    return kind
 
 
 def test_open_checks_before_the_first_chunk_and_close_releases_the_file(driver: PosixDriver) -> None:

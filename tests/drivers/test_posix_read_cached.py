@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.drivers.filesystems import fs_type
 from tierpilot.drivers.posix import PosixDriver
 
 
@@ -28,19 +29,8 @@ def test_missing_blob_or_a_range_past_its_end_is_none(driver: PosixDriver) -> No
     assert driver.read_cached("b/k1", 0, 9) is None  # shorter than the catalog says: the thread path decides
 
 
-def _fs_type(path: Path) -> str:
-    """The type of the file system ``path`` is on (the longest mount point above it)."""
-    best, kind = "", ""
-    for line in Path("/proc/mounts").read_text().splitlines():
-        fields = line.split()
-        point = fields[1].replace("\\040", " ")
-        if str(path).startswith(point.rstrip("/") + "/") and len(point) > len(best):
-            best, kind = point, fields[2]
-    return kind
-
-
 def test_pages_not_in_the_cache_are_not_waited_for(driver: PosixDriver, tmp_path: Path) -> None:
-    if _fs_type(tmp_path) in ("tmpfs", "ramfs", ""):
+    if fs_type(tmp_path) in ("tmpfs", "ramfs", ""):
         pytest.skip("this file system keeps every page in memory: nothing to wait for")
     body = os.urandom(64 << 10)
     driver.put("b/cold", iter([body]))
