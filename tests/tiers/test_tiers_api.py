@@ -177,6 +177,27 @@ def test_registry_builds_one_cached_driver_per_tier_config(client: TestClient) -
         assert rebuilt.restore_delays["bulk"] == 9
 
 
+def test_registry_answers_the_spec_it_knows_without_fingerprinting_and_rebuilds_for_a_changed_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    prints: list[str] = []
+    fingerprint = registry._fingerprint
+    monkeypatch.setattr(registry, "_fingerprint", lambda tier: prints.append(tier.name) or fingerprint(tier))
+    spec = registry.TierSpec(id=990_001, name="spec", driver="posix", config={"path": str(tmp_path / "a")})
+    moved = registry.TierSpec(id=990_001, name="spec", driver="posix", config={"path": str(tmp_path / "b")})
+    registry.claim_location(spec)
+    registry.claim_location(moved)
+    try:
+        driver = registry.driver_for(spec)
+        assert [registry.driver_for(spec) for _ in range(3)] == [driver] * 3
+        assert prints == ["spec"]
+        same = registry.TierSpec(id=990_001, name="spec", driver="posix", config={"path": str(tmp_path / "a")})
+        assert registry.driver_for(same) is driver and registry.driver_for(same) is driver
+        assert prints == ["spec", "spec"]
+        assert registry.driver_for(moved) is not driver
+    finally:
+        registry.forget(990_001)
+
+
 def test_a_tier_cannot_live_in_the_data_directorys_own_folders(client: TestClient, tmp_path: Path) -> None:
     settings = get_settings()
     data = settings.data_dir.resolve()

@@ -61,7 +61,8 @@ class TierSpec:
 SpecLoader = Callable[[Session | None], list[TierSpec]]
 
 _lock = threading.Lock()
-_drivers: dict[int, tuple[str, TierDriver]] = {}
+# tier id -> (fingerprint, driver, the read-only spec it was last built or checked for: None for other tier objects)
+_drivers: dict[int, tuple[str, TierDriver, TierSpec | None]] = {}
 
 
 def _fingerprint(tier: TierLike) -> str:
@@ -124,18 +125,24 @@ def claim_location(tier: TierLike) -> None:
 
 
 def driver_for(tier: TierLike) -> TierDriver:
-    """The process's driver for ``tier``, rebuilt when its configuration changed. Thread-safe."""
-    key = _fingerprint(tier)
+    """The process's driver for ``tier``, rebuilt when its configuration changed. Thread-safe.
+
+    A ``TierSpec`` is read-only and the directory hands out a new one when a tier changed: the spec a driver was
+    last built or checked for is answered without fingerprinting it again (a JSON dump per call, on the path of
+    every small GET). Other tier objects (ORM rows, which change in place) are fingerprinted on every call.
+    """
     cached = _drivers.get(tier.id) if tier.id is not None else None
-    if cached is not None and cached[0] == key:
+    if cached is not None and cached[2] is tier:
+        return cached[1]
+    key = _fingerprint(tier)
+    spec = tier if isinstance(tier, TierSpec) else None
+    if cached is not None and cached[0] == key and spec is None:
         return cached[1]
     with _lock:
         cached = _drivers.get(tier.id) if tier.id is not None else None
-        if cached is not None and cached[0] == key:
-            return cached[1]
-        driver = build_driver(tier)
+        driver = cached[1] if cached is not None and cached[0] == key else build_driver(tier)
         if tier.id is not None:
-            _drivers[tier.id] = (key, driver)
+            _drivers[tier.id] = (key, driver, spec)
         return driver
 
 

@@ -14,7 +14,7 @@ from tierpilot.catalog import service as catalog
 from tierpilot.catalog.errors import CatalogError
 from tierpilot.catalog.models import Bucket, Object, ObjectVersion
 from tierpilot.drivers import registry
-from tierpilot.drivers.base import RestoreStatus, TierDriver, TierError
+from tierpilot.drivers.base import RestoreStatus, TierError
 from tierpilot.drivers.posix import PosixDriver
 from tierpilot.drivers.registry import TierSpec
 from tierpilot.gateway import checksums, xmlio
@@ -279,23 +279,11 @@ def _read_inline(bucket_id: int, req: Request, key: str) -> _Read | None:
     if not obj.size:
         read.chunks = iter(())
     elif length <= INLINE_READ_BYTES:
-        drv = _driver_of(tier)
+        drv = registry.driver_for(tier)
         data = drv.read_cached(obj.locator, read.start, read.end) if isinstance(drv, PosixDriver) else None
         if data is not None:
             read.chunks, read.first = iter(()), data
     return read
-
-
-_drivers: dict[int, tuple[TierSpec, TierDriver]] = {}
-
-
-def _driver_of(tier: TierSpec) -> TierDriver:
-    """The tier's driver, remembered with the spec it was built for: the directory hands out a new spec when a
-    tier changed, and then the registry is asked again (it fingerprints the spec on every call)."""
-    known = _drivers.get(tier.id)
-    if known is None or known[0] is not tier:
-        known = _drivers[tier.id] = (tier, registry.driver_for(tier))
-    return known[1]
 
 
 def _part_range(obj: Object, part: str) -> tuple[int, int] | None:
