@@ -66,3 +66,22 @@ def test_lookup_sees_a_commit_made_after_its_previous_read(bucket: Bucket, tiers
 
 def test_lookup_of_an_absent_key_is_none(bucket: Bucket) -> None:
     assert _lookups(bucket.id, "never-written") == [None] * (2 if hotread.inline_capable() else 1)
+
+
+def test_empty_json_columns_read_as_new_values_each_time(bucket: Bucket, tiers: dict[str, Tier]) -> None:
+    # "{}", "null" and "[]" are made without json.loads on SQLite: still equal to the ORM's, and never shared
+    spec = store.NewObject(tier=spec_of(tiers["hot-disk"]), storage_class="STANDARD", content_type="text/plain")
+    store.put_object(bucket, "plain", iter([b"x"]), spec)
+    with transaction(write=True) as s:
+        s.execute(update(Object).where(Object.bucket_id == bucket.id, Object.key == "plain").values(part_sizes=[]))
+    with transaction() as s:
+        orm = repository.get_object(s, bucket.id, "plain")
+        assert orm is not None
+        expected = {col.key: getattr(orm, col.key) for col in Object.__table__.columns}
+    assert expected["user_metadata"] == {} and expected["part_checksums"] is None and expected["part_sizes"] == []
+    first, second = _lookups(bucket.id, "plain")[-1], _lookups(bucket.id, "plain")[-1]
+    assert first is not None and second is not None
+    assert {col.key: getattr(first, col.key) for col in Object.__table__.columns} == expected
+    first.user_metadata["changed"] = "yes"
+    first.part_sizes.append(1)  # type: ignore[union-attr]
+    assert second.user_metadata == {} and second.part_sizes == []

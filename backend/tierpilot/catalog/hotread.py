@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, cast
 
-from sqlalchemy import Engine, Table, bindparam, select
+from sqlalchemy import JSON, Engine, Table, bindparam, select
 from sqlalchemy.orm import instrumentation
 from sqlalchemy.orm.attributes import instance_dict
 
@@ -28,6 +28,7 @@ from tierpilot.kit.db import get_engine
 
 _TABLE = cast(Table, Object.__table__)
 _COLUMNS = tuple(_TABLE.columns)
+_KEYS = tuple(col.key for col in _COLUMNS)
 _STATEMENT = select(*_COLUMNS).where(_TABLE.c.bucket_id == bindparam("bucket_id"), _TABLE.c.key == bindparam("key"))
 _MANAGER = instrumentation.manager_of_class(Object)
 
@@ -39,6 +40,30 @@ class _Busy:
 BUSY: Final = _Busy()
 
 Processor = Callable[[Any], Any] | None
+
+# what a JSON column of an object row holds nearly always (no metadata, headers or tags; no parts): each a new
+# value as ``json.loads`` makes it, without its call (five JSON columns decoded per read were the row's cost)
+_JSON_LITERALS: Final[dict[str, Callable[[], Any]]] = {"null": lambda: None, "{}": dict, "[]": list}
+
+
+def _json_column(decode: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A JSON column's converter: the common literals made directly, anything else as the dialect decodes it."""
+    literal = _JSON_LITERALS.get
+
+    def convert(value: Any) -> Any:
+        if value is None:
+            return None
+        make = literal(value) if value.__class__ is str else None
+        return make() if make is not None else decode(value)
+
+    return convert
+
+
+def _converter(col: Any, engine: Engine) -> Processor:
+    conv = col.type.dialect_impl(engine.dialect).result_processor(engine.dialect, None)
+    if conv is not None and isinstance(col.type, JSON) and engine.dialect._json_deserializer is None:
+        return _json_column(conv)
+    return conv
 
 
 class _SqliteReader:
@@ -54,8 +79,7 @@ class _SqliteReader:
         compiled = _STATEMENT.compile(dialect=engine.dialect)
         self.sql = compiled.string
         self.order = list(compiled.positiontup or ())
-        self.converters: Sequence[Processor] = [
-            col.type.dialect_impl(engine.dialect).result_processor(engine.dialect, None) for col in _COLUMNS]
+        self.converters: Sequence[Processor] = [_converter(col, engine) for col in _COLUMNS]
 
     def read(self, bucket_id: int, key: str) -> Object | None | _Busy:
         params = {"bucket_id": bucket_id, "key": key}
@@ -88,7 +112,7 @@ def _reader() -> _SqliteReader:
 def _as_object(values: Sequence[Any]) -> Object:
     """A transient ``Object`` holding the row's values (what the ORM's loader does, without its bookkeeping)."""
     obj = cast(Object, _MANAGER.new_instance())
-    instance_dict(obj).update(zip((col.key for col in _COLUMNS), values, strict=True))
+    instance_dict(obj).update(zip(_KEYS, values, strict=True))
     return obj
 
 
