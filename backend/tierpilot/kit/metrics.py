@@ -212,22 +212,30 @@ class _Batch:
         self._loop: asyncio.AbstractEventLoop | None = None  # the one loop whose turns gather (the gateway's)
         self._scheduled = False
 
-    def add(self, value: Any, amount: float) -> None:
+    def pending(self) -> dict[Any, float] | None:
+        """The dict this turn's increments go to (flushed at the turn's end), or None when the caller is not
+        on the gathering loop (a thread or another loop: write at once). One check for all the increments
+        of a request."""
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
-            loop = None
-        if loop is None or (loop is not self._loop and self._loop is not None and not self._loop.is_closed()):
-            value.inc(amount)  # a thread or another loop: written at once
-            return
+            return None
         if loop is not self._loop:
+            if self._loop is not None and not self._loop.is_closed():
+                return None
             self.flush()  # what a closed loop left
             self._loop = loop
-        pending = self._pending
-        pending[value] = pending.get(value, 0.0) + amount
         if not self._scheduled:
             self._scheduled = True
             loop.call_soon(self.flush)
+        return self._pending
+
+    def add(self, value: Any, amount: float) -> None:
+        pending = self.pending()
+        if pending is None:
+            value.inc(amount)  # a thread or another loop: written at once
+            return
+        pending[value] = pending.get(value, 0.0) + amount
 
     def flush(self) -> None:
         """Write what was gathered (also before this process renders its exposition)."""
@@ -262,6 +270,13 @@ class _HistogramChild:
         _batch.add(self.sum, seconds)
         _batch.add(self.buckets[bisect_left(self.bounds, seconds)], 1.0)  # the first bound >= seconds
 
+    def observe_into(self, pending: dict[Any, float], seconds: float) -> None:
+        """``observe`` into the batch's ``pending`` dict (the caller checked the loop once)."""
+        value = self.sum
+        pending[value] = pending.get(value, 0.0) + seconds
+        value = self.buckets[bisect_left(self.bounds, seconds)]
+        pending[value] = pending.get(value, 0.0) + 1.0
+
 
 class RequestObserver:
     """Feeds a finished gateway request to the histograms; label children are looked up once per label set,
@@ -274,12 +289,15 @@ class RequestObserver:
 
     def observe(self, operation: str, status: int, total_ns: int, phases: Iterable[tuple[str, int, int]],
                 bytes_in: int, bytes_out: int, waited_ns: int | None) -> None:
-        add = _batch.add
+        pending = _batch.pending()  # the loop checked once for the request's dozen increments
+        direct = pending is None
+        if pending is None:
+            pending = {}
         key = (operation, status)
         counter = self._requests.get(key)
         if counter is None:
             counter = self._requests[key] = GATEWAY_REQUESTS.labels(operation, str(status))._value
-        add(counter, 1.0)
+        pending[counter] = pending.get(counter, 0.0) + 1.0
         per_op = self._per_op.get(operation)
         if per_op is None:
             per_op = self._per_op[operation] = (_HistogramChild(GATEWAY_DURATION.labels(operation)),
@@ -287,19 +305,23 @@ class RequestObserver:
                                                 GATEWAY_BYTES_OUT.labels(operation)._value,
                                                 _HistogramChild(LIMITER_WAIT.labels(operation)))
         duration, received, sent, wait = per_op
-        duration.observe(total_ns / 1e9)
+        duration.observe_into(pending, total_ns / 1e9)
         if bytes_in:
-            add(received, bytes_in)
+            pending[received] = pending.get(received, 0.0) + bytes_in
         if bytes_out:
-            add(sent, bytes_out)
+            pending[sent] = pending.get(sent, 0.0) + bytes_out
         if waited_ns is not None:
-            wait.observe(waited_ns / 1e9)
+            wait.observe_into(pending, waited_ns / 1e9)
         phase_of = self._phases
         for name, _start, took in phases:
             phase = phase_of.get((operation, name))
             if phase is None:
                 phase = phase_of[(operation, name)] = _HistogramChild(GATEWAY_PHASE.labels(operation, name))
-            phase.observe(took / 1e9)
+            phase.observe_into(pending, took / 1e9)
+        if direct:  # a thread or another loop: written at once
+            for value, amount in pending.items():
+                if amount:
+                    value.inc(amount)
 
 
 def _pool() -> Iterable[Metric]:
