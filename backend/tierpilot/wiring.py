@@ -9,7 +9,8 @@ only by the edges (API, gateway, worker, CLI), fills it:
 - ``install()`` also tells auth what blocks deleting a user (``auth.accounts.install_ownership_check``):
   the buckets and uploads the catalog holds for them.
 - ``install()`` also lets the catalog's API serve buckets shared with the caller as the sharing domain decides
-  (``catalog.service.install_shared_access``: the gateway's decision for the same S3 action).
+  (``catalog.service.install_shared_access``: the gateway's decision for the same S3 action, and whether the
+  bucket's sharing names the caller at all: the API then shows it to them, else answers as for a missing one).
 - ``GATEWAY_EXTENSIONS``: the domains' gateway modules. Importing one registers its S3 operations
   (``gateway.ext.route``); the gateway calls their optional ``startup``/``shutdown``/``health`` hooks
   (reservations installs its flow policy in ``startup``) and ``finished(req, op, status)`` after each
@@ -41,4 +42,4 @@ def install() -> None:
     """Fill the lower layers' hooks for this process (idempotent)."""
     registry.tiers.install(tiers_repository.load_specs)
     accounts.install_ownership_check(catalog_repository.owned_by)
-    catalog_service.install_shared_access(sharing_dashboard.allows)
+    catalog_service.install_shared_access(sharing_dashboard.allows, sharing_dashboard.names)

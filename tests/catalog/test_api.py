@@ -33,8 +33,8 @@ def test_buckets_list_with_usage_members_see_their_own(client: TestClient, membe
         ("member-bucket", 2, 150, "member")]
     everything = client.get("/api/buckets").json()
     assert sorted(b["name"] for b in everything) == ["admin-bucket", "member-bucket"]
-    # others' buckets are off limits to members, open to admins
-    assert member_client.get("/api/buckets/admin-bucket/objects").status_code == 403
+    # others' buckets are off limits to members (as missing ones), open to admins
+    assert member_client.get("/api/buckets/admin-bucket/objects").status_code == 404
     assert client.get("/api/buckets/member-bucket/objects").status_code == 200
     assert member_client.get("/api/buckets/nope/objects").status_code == 404
 
@@ -151,6 +151,6 @@ def test_create_folder_writes_the_marker_object_on_the_buckets_tier(client: Test
     assert client.post("/api/buckets/folders/folders", json={}).status_code == 422
     listing = client.get("/api/buckets/folders/objects", params={"delimiter": ""}).json()
     assert [o["key"] for o in listing["objects"]] == ["runs/2026/"]
-    # members cannot add folders to others' buckets; unknown buckets are 404
-    assert member_client.post("/api/buckets/folders/folders", json={"prefix": "x"}).status_code == 403
+    # members cannot add folders to others' buckets (they do not see them); unknown buckets are 404 alike
+    assert member_client.post("/api/buckets/folders/folders", json={"prefix": "x"}).status_code == 404
     assert client.post("/api/buckets/nope/folders", json={"prefix": "x"}).status_code == 404

@@ -123,6 +123,7 @@ def read(world: World, key: str) -> bytes:
 
 
 def set_rules(world: World, rules: list[dict[str, object]], min_size: str | None = None) -> None:
+    from tierpilot.catalog import service as catalog_service
     from tierpilot.kit.db import transaction
     from tierpilot.lifecycle import service
     from tierpilot.lifecycle.rules import LifecycleConfig
@@ -131,5 +132,5 @@ def set_rules(world: World, rules: list[dict[str, object]], min_size: str | None
     if min_size:
         body["transition_default_minimum_object_size"] = min_size
     with transaction(write=True) as s:
-        bucket = service.get_bucket(s, world.bucket, world.owner_id, False)
+        bucket = catalog_service.get_bucket(s, world.bucket)
         service.put_config(s, bucket, LifecycleConfig.model_validate(body), "test")

@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 from tierpilot.auth import service as auth
 from tierpilot.catalog import repository as catalog_repository
 from tierpilot.catalog import service as catalog
-from tierpilot.kit.errors import NotFound
+from tierpilot.catalog.errors import NoSuchBucket
 from tierpilot.planner import service
 from tierpilot.pricing.service import parse_scenario
 from tierpilot.tiers import service as tiers
@@ -56,7 +56,8 @@ def test_from_my_data_sees_only_your_buckets(session: Session, tmp_path: Path) -
     owner, _ = auth.create_user(session, "owner", "owner-password")
     other, _ = auth.create_user(session, "other", "other-password")
     _bucket_with_objects(session, tmp_path, owner.id)
-    with pytest.raises(NotFound, match="belle2"):
+    with pytest.raises(NoSuchBucket) as hidden:  # as for a bucket that does not exist
         service.from_my_data(session, other, ["belle2"], "aws-us-east-1", now=NOW)
+    assert hidden.value.extra == {"BucketName": "belle2"}
     empty = service.from_my_data(session, other, None, "aws-us-east-1", now=NOW)
     assert empty["scenario"]["volume_gib"] == 0 and empty["basis"]["buckets"] == []

@@ -1,6 +1,6 @@
 """The Browser's API on a bucket shared with the caller: exactly the rights the sharing grants, decided by the
 sharing domain as the gateway decides them (a grant to read lists and downloads; read-write also uploads and
-deletes), and nothing for a user the bucket is not shared with.
+deletes), and for a user the bucket is not shared with, the answers of a bucket that does not exist.
 
 (Named to run before the gateway tests of this package: their package-scoped gateways keep their tiers until
 the package ends, and the catalog's ``tiers`` fixture makes tiers of the same names.)"""
@@ -70,8 +70,8 @@ def test_a_read_grant_lets_the_grantee_list_and_download_and_nothing_more(
     [entry] = carol.get("/api/sharing/with-me").json()
     assert (entry["bucket"], entry["may_list"], entry["may_read"], entry["may_write"], entry["may_delete"]) == (
         shared, True, True, False, False)
-    # a user the bucket is not shared with gets what any other user's bucket answers, and no entry
-    assert set(_statuses(dave, shared).values()) == {403}
+    # a user the bucket is not shared with gets what a missing bucket answers, and no entry
+    assert set(_statuses(dave, shared).values()) == {404}
     assert dave.get("/api/sharing/with-me").json() == []
     assert dave.get("/api/buckets/no-such-bucket/objects").status_code == 404
 
@@ -88,7 +88,7 @@ def test_read_write_adds_upload_and_delete_and_a_revoke_takes_everything_back(
                                                 params={"prefix": "runs/"}).json()["objects"]]
     assert keys == ["runs/a.csv", "runs/new.csv"]  # the grantee's upload is in the owner's bucket
     assert member_client.delete(f"/api/buckets/{shared}/sharing/users/carol").status_code == 200
-    assert set(_statuses(carol, shared).values()) == {403}
+    assert set(_statuses(carol, shared).values()) == {404}  # no longer shared: as if it did not exist
 
 
 def test_a_policy_deny_binds_the_browser_as_it_binds_the_gateway(

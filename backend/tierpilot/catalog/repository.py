@@ -87,11 +87,6 @@ def bucket_names(session: Session, bucket_ids: Sequence[int] | None = None) -> d
     return {int(i): str(n) for i, n in session.execute(q)}
 
 
-def bucket_owner(session: Session, name: str) -> int | None:
-    """The owner of a bucket, or None when no such bucket exists (yet)."""
-    return session.scalar(select(Bucket.owner_id).where(Bucket.name == name))
-
-
 def add_buckets(session: Session, buckets: Sequence[Bucket]) -> None:
     """Insert new buckets (their ids are set on return)."""
     session.add_all(buckets)

@@ -1,7 +1,9 @@
 """/api/buckets: the Browser page's buckets, folders, object details, uploads and downloads.
 
-Members see and touch their own buckets, admins all. Uploads and downloads stream through the same
-data path as the gateway (``catalog.store``): bytes to a new locator, then one catalog commit.
+Members see and touch their own buckets, admins all; in a bucket shared with a member the API allows what its
+sharing allows (else 403 naming the S3 action), and anyone else's bucket answers as a missing one (404).
+Uploads and downloads stream through the same data path as the gateway (``catalog.store``): bytes to a new
+locator, then one catalog commit.
 """
 
 from __future__ import annotations
@@ -67,18 +69,13 @@ READ_CHUNK = 1 << 20
 MAX_UPLOAD = 5 * 1024**3
 
 
-def _bucket_for(session: Any, name: str, user: User, action: str | None = None, *, key: str | None = None,
-                prefix: str | None = None, request: Request | None = None) -> Bucket:
+def _bucket_for(session: Any, name: str, user: User, action: str, request: Request, *, key: str | None = None,
+                prefix: str | None = None) -> Bucket:
     """The bucket for its owner and admins; for anyone else only where its sharing allows ``action``, the S3
-    action the request amounts to (None: owner and admins only), as the gateway would decide it."""
-    bucket = service.get_bucket(session, name)
-    shared = None
-    if action is not None:
-        client = client_of(request) if request is not None else ""
-        shared = service.SharedRequest(user.id, user.username, action, key, prefix, client,
-                                       request is not None and request.url.scheme == "https")
-    service.require_api_access(session, bucket, user.id, user.is_admin, shared)
-    return bucket
+    action the request amounts to, as the gateway would decide it (else 403 or 404: ``service.api_bucket``)."""
+    shared = service.SharedRequest(user.id, user.username, action, key, prefix, client_of(request),
+                                   request.url.scheme == "https")
+    return service.api_bucket(session, name, user, shared)
 
 
 def _tier_names() -> dict[int, TierSpec]:
@@ -123,7 +120,7 @@ def create_bucket(body: BucketCreate, session: SessionDep, user: CurrentUser) ->
 
 @router.delete("/{name}", status_code=status.HTTP_204_NO_CONTENT)
 def delete_bucket(name: str, request: Request, session: ReaderSession, user: StoreUser) -> None:
-    bucket = _bucket_for(session, name, user)
+    bucket = service.owned_bucket(session, name, user, "deleting it")
     actor = audit.Actor(user.id, user.username, request.client.host if request.client else "")
     store.delete_bucket(bucket, actor)  # its own transaction, then the tier clean-up
 
@@ -137,7 +134,7 @@ def list_objects(
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
 ) -> FolderListing:
     """One page of a folder: its sub-folders (common prefixes) and objects, in key order."""
-    bucket = _bucket_for(session, name, user, "s3:ListBucket", prefix=prefix, request=request)
+    bucket = _bucket_for(session, name, user, "s3:ListBucket", request, prefix=prefix)
     marker = service.decode_marker(cursor) if cursor else ""
     page = service.list_objects(session, bucket.id, prefix, delimiter, marker, limit)
     tiers = _tier_names()
@@ -158,7 +155,7 @@ def _object(session: Any, bucket: Bucket, key: str) -> Object:
 @router.get("/{name}/object", response_model=ObjectDetail)
 def object_detail(name: str, key: str, request: Request, session: SessionDep, user: CurrentUser) -> ObjectDetail:
     """Everything the catalog knows about one object: tier, class, size, checksum, restore state."""
-    bucket = _bucket_for(session, name, user, "s3:GetObject", key=key, request=request)
+    bucket = _bucket_for(session, name, user, "s3:GetObject", request, key=key)
     obj = _object(session, bucket, key)
     tiers = _tier_names()
     summary = _summary(obj, tiers)
@@ -175,7 +172,7 @@ def object_detail(name: str, key: str, request: Request, session: SessionDep, us
 
 @router.delete("/{name}/object", status_code=status.HTTP_204_NO_CONTENT)
 def delete_object(name: str, key: str, request: Request, session: ReaderSession, user: StoreUser) -> None:
-    store.delete_objects(_bucket_for(session, name, user, "s3:DeleteObject", key=key, request=request), [key])
+    store.delete_objects(_bucket_for(session, name, user, "s3:DeleteObject", request, key=key), [key])
 
 
 def _content_disposition(key: str) -> str:
@@ -187,7 +184,7 @@ def _content_disposition(key: str) -> str:
 @router.get("/{name}/object/content", response_class=StreamingResponse)
 def download(name: str, key: str, request: Request, session: SessionDep, user: CurrentUser) -> StreamingResponse:
     """The object's bytes as a download (archived objects need a completed restore: 403)."""
-    bucket = _bucket_for(session, name, user, "s3:GetObject", key=key, request=request)
+    bucket = _bucket_for(session, name, user, "s3:GetObject", request, key=key)
     obj = _object(session, bucket, key)
     chunks: Iterator[bytes] = store.open_object(obj) if obj.size else iter(())
     store.access_log.note(obj.id)
@@ -199,7 +196,7 @@ def download(name: str, key: str, request: Request, session: SessionDep, user: C
 def _may_put(bucket: Bucket, key: str, user: User, request: Request) -> None:
     if not service.may_access(bucket, user.id, user.is_admin):
         with transaction() as session:
-            _bucket_for(session, bucket.name, user, "s3:PutObject", key=key, request=request)
+            _bucket_for(session, bucket.name, user, "s3:PutObject", request, key=key)
 
 
 def _spooled_chunks(upload: UploadFile) -> Iterator[bytes]:
@@ -217,7 +214,7 @@ async def upload(request: Request, name: str, user: StoreUser, key: str | None =
     browser, or the raw request body with ``?key=`` (streamed, never held in memory)."""
     def prepare() -> tuple[Bucket, TierSpec, str]:
         with transaction() as session:
-            bucket = _bucket_for(session, name, user, "s3:PutObject", key=key, request=request)
+            bucket = _bucket_for(session, name, user, "s3:PutObject", request, key=key)
             session.expunge(bucket)
         tier, cls = service.tier_for_class(registry.tiers.all(), bucket.tier_id, storage_class)
         return bucket, tier, cls
@@ -297,7 +294,7 @@ def create_folder(name: str, body: FolderCreate, request: Request, session: Read
                   user: StoreUser) -> FolderOut:
     """Create an empty folder: the zero-byte `prefix/` object S3 consoles use, on the bucket's tier."""
     key = folder_marker(body.prefix)
-    bucket = _bucket_for(session, name, user, "s3:PutObject", key=key, request=request)
+    bucket = _bucket_for(session, name, user, "s3:PutObject", request, key=key)
     tier, cls = service.tier_for_class(registry.tiers.all(), bucket.tier_id, None)
     spec = store.NewObject(tier=tier, storage_class=cls, content_type=FOLDER_CONTENT_TYPE)
     try:
@@ -322,13 +319,13 @@ def _settings(bucket: Bucket) -> BucketSettings:
 @router.get("/{name}/settings", response_model=BucketSettings)
 def bucket_settings(name: str, session: SessionDep, user: CurrentUser) -> BucketSettings:
     """Versioning and object lock of a bucket."""
-    return _settings(_bucket_for(session, name, user))
+    return _settings(service.owned_bucket(session, name, user, "reading its settings"))
 
 
 @router.put("/{name}/versioning", response_model=BucketSettings)
 def put_versioning(name: str, body: VersioningUpdate, session: SessionDep, user: CurrentUser) -> BucketSettings:
     """Enable or suspend versioning (a bucket with object lock stays enabled)."""
-    bucket = _bucket_for(session, name, user)
+    bucket = service.owned_bucket(session, name, user, "changing its versioning")
     versions.set_versioning(session, bucket.id, body.status)
     session.refresh(bucket)
     return _settings(bucket)
@@ -337,7 +334,7 @@ def put_versioning(name: str, body: VersioningUpdate, session: SessionDep, user:
 @router.put("/{name}/lock", response_model=BucketSettings)
 def put_lock(name: str, body: LockUpdate, session: SessionDep, user: CurrentUser) -> BucketSettings:
     """The default retention of a bucket created with object lock (409 for a bucket without lock)."""
-    bucket = _bucket_for(session, name, user)
+    bucket = service.owned_bucket(session, name, user, "changing its object lock")
     versions.set_lock_configuration(session, bucket.id, body.mode, body.days, body.years)
     session.refresh(bucket)
     return _settings(bucket)
@@ -346,7 +343,7 @@ def put_lock(name: str, body: LockUpdate, session: SessionDep, user: CurrentUser
 @router.put("/{name}/cors", response_model=BucketSettings)
 def put_cors(name: str, body: CorsUpdate, session: SessionDep, user: CurrentUser) -> BucketSettings:
     """Replace the bucket's CORS rules (checked as S3's PutBucketCors checks them: 422 naming the rule)."""
-    bucket = _bucket_for(session, name, user)
+    bucket = service.owned_bucket(session, name, user, "changing its CORS rules")
     cors.set_rules(session, bucket.id, [cors.Rule(tuple(r.origins), tuple(r.methods), tuple(r.headers),
                                                   tuple(r.expose), r.max_age, r.id) for r in body.rules])
     session.refresh(bucket)
@@ -356,7 +353,7 @@ def put_cors(name: str, body: CorsUpdate, session: SessionDep, user: CurrentUser
 @router.delete("/{name}/cors", response_model=BucketSettings)
 def delete_cors(name: str, session: SessionDep, user: CurrentUser) -> BucketSettings:
     """Remove the bucket's CORS configuration (browsers' cross-origin requests are refused again)."""
-    bucket = _bucket_for(session, name, user)
+    bucket = service.owned_bucket(session, name, user, "changing its CORS rules")
     cors.set_rules(session, bucket.id, None)
     session.refresh(bucket)
     return _settings(bucket)
@@ -366,7 +363,7 @@ def delete_cors(name: str, session: SessionDep, user: CurrentUser) -> BucketSett
 def object_versions(name: str, key: str, request: Request, session: SessionDep,
                     user: CurrentUser) -> list[VersionOut]:
     """Every version of one object and its delete markers, newest first (at most 1,000)."""
-    bucket = _bucket_for(session, name, user, "s3:ListBucketVersions", prefix=key, request=request)
+    bucket = _bucket_for(session, name, user, "s3:ListBucketVersions", request, prefix=key)
     service.validate_key(key)
     listing = versions.list_versions(session, bucket.id, prefix=key, max_keys=1000)
     return [VersionOut(version_id=row.version_id, is_latest=latest,

@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -145,9 +145,17 @@ def may_access(bucket: Bucket, user_id: int, is_admin: bool) -> bool:
     return bucket.owner_id == user_id or is_admin
 
 
-def require_access(bucket: Bucket, user_id: int, is_admin: bool) -> None:
-    if not may_access(bucket, user_id, is_admin):
-        raise AccessDenied("Access Denied")
+class Viewer(Protocol):
+    """Who asks through the API, as bucket lookups need them (``auth.models.User`` is one)."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def username(self) -> str: ...
+
+    @property
+    def is_admin(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -163,25 +171,69 @@ class SharedRequest:
     secure: bool = False  # over HTTPS (aws:SecureTransport)
 
 
-# Whether the bucket's sharing settings allow a SharedRequest: the sharing domain's decision, the one the gateway
-# takes (installed by ``wiring.install``; the catalog may not import sharing). Not installed: owners only.
+# The sharing domain's answers (installed by ``wiring.install``; the catalog may not import sharing), both asked
+# only for a caller who neither owns nor administers the bucket. Not installed: owners and admins only.
+# - SharedAccess: whether the bucket's sharing allows a SharedRequest (the decision the gateway takes);
+# - SharedWith: whether its sharing names the caller at all (user id, username): then they see the bucket.
 SharedAccess = Callable[[Session, Bucket, SharedRequest], bool]
+SharedWith = Callable[[Session, Bucket, int, str], bool]
 _shared_access: SharedAccess | None = None
+_shared_with: SharedWith | None = None
 
 
-def install_shared_access(check: SharedAccess) -> None:
-    global _shared_access
-    _shared_access = check
+def install_shared_access(check: SharedAccess, names: SharedWith) -> None:
+    global _shared_access, _shared_with
+    _shared_access, _shared_with = check, names
 
 
-def require_api_access(session: Session, bucket: Bucket, user_id: int, is_admin: bool,
-                       request: SharedRequest | None) -> None:
-    """The owner and admins may do anything through the API; anyone else what the bucket's sharing allows for
-    ``request`` (None: nothing, e.g. bucket settings), else AccessDenied."""
-    if may_access(bucket, user_id, is_admin):
-        return
-    if request is None or _shared_access is None or not _shared_access(session, bucket, request):
-        raise AccessDenied("Access Denied")
+def hidden_bucket(name: str) -> NoSuchBucket:
+    """What the API answers for a bucket the caller may not see: exactly what it answers for one that does not
+    exist, so an answer never tells that a name is taken."""
+    return NoSuchBucket("The specified bucket does not exist", BucketName=name)
+
+
+def _named(session: Session, bucket: Bucket, viewer: Viewer) -> bool:
+    return _shared_with is not None and _shared_with(session, bucket, viewer.id, viewer.username)
+
+
+def visible_bucket(session: Session, name: str, viewer: Viewer) -> tuple[Bucket, bool]:
+    """The API's bucket lookup by name: the bucket and whether the caller owns or administers it.
+
+    Its owner and admins see it, and users its sharing names (a grant, or an Allow statement covering them);
+    anyone else gets ``hidden_bucket``, the NoSuchBucket of a missing bucket. Owners cost no statement more.
+    """
+    bucket = get_bucket(session, name)
+    if may_access(bucket, viewer.id, viewer.is_admin):
+        return bucket, True
+    if not _named(session, bucket, viewer):
+        raise hidden_bucket(name)
+    return bucket, False
+
+
+def owned_bucket(session: Session, name: str, viewer: Viewer, doing: str) -> Bucket:
+    """A bucket for what only its owner or an admin may do (``doing``, e.g. "changing its lifecycle rules"):
+    NoSuchBucket where the caller may not see it, AccessDenied (403) saying what is missing where they see it
+    through its sharing."""
+    bucket, owns = visible_bucket(session, name, viewer)
+    if not owns:
+        raise AccessDenied(f"bucket {name!r} is shared with you, but {doing} needs its owner or an admin",
+                           BucketName=name, needs="owner")
+    return bucket
+
+
+def api_bucket(session: Session, name: str, viewer: Viewer, request: SharedRequest) -> Bucket:
+    """A bucket for an API request that amounts to an S3 action: its owner and admins may do anything, anyone
+    else what its sharing allows for ``request``; refused, AccessDenied naming the action where the caller sees
+    the bucket, NoSuchBucket where they do not."""
+    bucket = get_bucket(session, name)
+    if may_access(bucket, viewer.id, viewer.is_admin) or (
+            _shared_access is not None and _shared_access(session, bucket, request)):
+        return bucket
+    if not _named(session, bucket, viewer):
+        raise hidden_bucket(name)
+    on = f" on {request.key!r}" if request.key is not None else ""
+    raise AccessDenied(f"bucket {name!r} is shared with you without {request.action}{on}", BucketName=name,
+                       needs=request.action)
 
 
 def require_bucket(session: Session, bucket_id: int) -> None:
@@ -216,9 +268,11 @@ def check_space(bucket: Bucket, used_bytes: int, incoming: int, now: datetime) -
 
 
 def get_bucket(session: Session, name: str) -> Bucket:
+    """The bucket of that name whoever asks (the gateway, workers, the CLI); the API looks up with
+    ``visible_bucket``."""
     bucket = repository.get_bucket_by_name(session, name)
     if bucket is None:
-        raise NoSuchBucket("The specified bucket does not exist", BucketName=name)
+        raise hidden_bucket(name)
     return bucket
 
 

@@ -41,7 +41,8 @@ def _actor(user: User) -> str:
 
 
 def _bucket(session: Session, user: User, name: str) -> Bucket:
-    return service.get_bucket(session, name, user.id, user.is_admin)
+    """A bucket whose lifecycle the caller owns (or administers): 403 for a grantee, 404 for anyone else."""
+    return catalog_service.owned_bucket(session, name, user, "its lifecycle")
 
 
 def _visible(session: Session, user: User) -> dict[int, str]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 from sqlalchemy.orm import Session
 
 from tierpilot.catalog import repository as catalog_repository
-from tierpilot.catalog import service as catalog_service
 from tierpilot.catalog.models import Bucket
 from tierpilot.kit.db import utcnow
 from tierpilot.kit.errors import NotFound
@@ -25,13 +24,6 @@ class NoSuchLifecycleConfiguration(NotFound):
 
     def __init__(self, bucket: str) -> None:
         super().__init__("The lifecycle configuration does not exist", BucketName=bucket)
-
-
-def get_bucket(session: Session, name: str, user_id: int, is_admin: bool) -> Bucket:
-    """A bucket the caller may configure (owner or admin); NoSuchBucket / AccessDenied otherwise."""
-    bucket = catalog_service.get_bucket(session, name)
-    catalog_service.require_access(bucket, user_id, is_admin)
-    return bucket
 
 
 def load(row: LifecycleConfiguration) -> LifecycleConfig:

@@ -13,7 +13,8 @@ from sqlalchemy.orm import Session
 
 from tierpilot.auth.models import User
 from tierpilot.catalog import repository as catalog_repository
-from tierpilot.kit.errors import Invalid, NotFound
+from tierpilot.catalog import service as catalog_service
+from tierpilot.kit.errors import Invalid
 from tierpilot.pricing import service as pricing
 from tierpilot.pricing.report import report_csv
 from tierpilot.pricing.schemas import InstallationTierOut, Scenario
@@ -96,8 +97,8 @@ def from_my_data(session: Session, actor: User, bucket_names: Sequence[str] | No
     catalog = pricing.get_catalog(session, catalog_id)
     buckets = catalog_repository.buckets_named(session, bucket_names, None if actor.is_admin else actor.id)
     if bucket_names:
-        missing = sorted(set(bucket_names) - {b.name for b in buckets})
-        if missing:
-            raise NotFound(f"no bucket {', '.join(missing)} that you own")
+        for name in sorted(set(bucket_names) - {b.name for b in buckets}):
+            # 404 as for a missing bucket, or 403 for one shared with the caller: it prices its owner's data
+            catalog_service.owned_bucket(session, name, actor, "pricing its data")
     stats = catalog_repository.iter_object_stats(session, [b.id for b in buckets])
     return pricing.scenario_from_usage(catalog, [b.name for b in buckets], stats, now or datetime.now(UTC))

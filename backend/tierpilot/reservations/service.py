@@ -13,9 +13,10 @@ from sqlalchemy.orm import Session
 
 from tierpilot.auth import repository as auth_repository
 from tierpilot.auth.models import User
-from tierpilot.catalog import repository as catalog_repository
+from tierpilot.catalog import service as catalog_service
+from tierpilot.catalog.errors import NoSuchBucket
 from tierpilot.kit.db import utcnow
-from tierpilot.kit.errors import Conflict, Forbidden, Invalid, NotFound
+from tierpilot.kit.errors import Conflict, Invalid, NotFound
 from tierpilot.reservations import admission, changes, repository
 from tierpilot.reservations.admission import Booking, Step
 from tierpilot.reservations.models import DIRECTIONS, STATES, CapacityPool, Reservation
@@ -178,12 +179,12 @@ def book(session: Session, owner: User, *, bucket: str, direction: str, rate_bps
         raise Invalid(f"reservations may be booked at most {MAX_HORIZON.days} days ahead")
     if len(note) > 500:
         raise Invalid("note must be at most 500 characters")
-    owner_of_bucket = catalog_repository.bucket_owner(session, bucket)
-    # a booking names the bucket its traffic goes to: one that does not exist is a typo, not a plan
-    if owner_of_bucket is None:
-        raise Invalid(f"bucket: no bucket named {bucket!r}; create it first", field="bucket")
-    if owner_of_bucket != owner.id and not owner.is_admin:
-        raise Forbidden(f"bucket {bucket!r} belongs to another user")
+    # a booking names the bucket its traffic goes to: one that does not exist is a typo, not a plan, and one the
+    # caller may not see answers the same (a grantee's: 403, booking is the owner's)
+    try:
+        catalog_service.owned_bucket(session, bucket, owner, "booking a reservation on it")
+    except NoSuchBucket:
+        raise Invalid(f"bucket: no bucket named {bucket!r}; create it first", field="bucket") from None
 
     pool = locked_capacity(session)
     limit = bookable(pool, direction)

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 from tierpilot.auth import repository as auth_repository
 from tierpilot.auth.models import User
 from tierpilot.catalog import repository as catalog_repository
+from tierpilot.catalog import service as catalog_service
 from tierpilot.catalog.models import Bucket
 from tierpilot.drivers.offline import MAX_RESTORE_DAYS
 from tierpilot.drivers.registry import TierLike
@@ -84,18 +85,15 @@ class Resolved:
 
 
 def resolve(session: Session, user: User, selection: Selection) -> Resolved:
-    """The archived objects a selection names (the user must own the bucket, or be an admin)."""
+    """The archived objects a selection names (the user must own the bucket, or be an admin: 403 for a grantee,
+    404 for anyone else)."""
     if not selection.keys and not selection.prefixes:
         raise Invalid("give keys or prefixes to restore (a prefix of \"\" is the whole bucket)")
     if len(selection.keys) > MAX_KEYS:
         raise Invalid(f"at most {MAX_KEYS} keys per request; use a prefix for more")
     if len(selection.prefixes) > MAX_PREFIXES:
         raise Invalid(f"at most {MAX_PREFIXES} prefixes per request")
-    bucket = catalog_repository.get_bucket_by_name(session, selection.bucket)
-    if bucket is None:
-        raise NotFound(f"bucket {selection.bucket!r} does not exist")
-    if bucket.owner_id != user.id and not user.is_admin:
-        raise NotFound(f"bucket {selection.bucket!r} does not exist")  # do not reveal others' buckets
+    bucket = catalog_service.owned_bucket(session, selection.bucket, user, "restoring its objects")
     limit = get_settings().restore_max_objects
     rows: dict[int, Any] = {}
     keys = list(dict.fromkeys(selection.keys))

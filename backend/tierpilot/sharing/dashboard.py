@@ -56,6 +56,24 @@ def allows(session: Session, bucket: Bucket, request: SharedRequest) -> bool:
     return state is not EMPTY and _decide(session, bucket, state, request)
 
 
+def names(session: Session, bucket: Bucket, user_id: int, username: str) -> bool:
+    """Whether the bucket's sharing gives the caller anything (they are not its owner or an admin): an Allow
+    statement of its policy covering them or an ACL grant to them, public ones included unless its public
+    access block sets them aside. The API then shows them the bucket (a 403 says what they lack), where to
+    anyone else it does not exist."""
+    state = service.load_state(session, bucket)
+    if state is EMPTY:
+        return False
+    caller = Caller(user_id, username)
+    block = state.public_block
+    if state.policy is not None and any(
+            st.effect == "Allow" and st.principals.covers(caller) != st.not_principal
+            and not (st.public and block.restrict_public_buckets) for st in state.policy.statements):
+        return True
+    return state.acls_enabled and any(g.grantee == f"id:{user_id}" or (g.public and not block.ignore_public_acls)
+                                      for g in state.grants)
+
+
 @dataclass(frozen=True)
 class Rights:
     """What a user may do bucket-wide in a bucket shared with them, as the Browser offers it."""

@@ -1,7 +1,8 @@
 """The Sharing panel's API: who may reach a bucket, grants to other users, public prefixes, the policy.
 
-Owner or admin only for a bucket's sharing; ``GET /api/sharing/with-me`` lists what others share with the
-caller. Every change goes through the same service the gateway's ?policy operations use.
+Owner or admin only for a bucket's sharing (403 for a grantee, 404 for anyone else: ``catalog.service``);
+``GET /api/sharing/with-me`` lists what others share with the caller. Every change goes through the same
+service the gateway's ?policy operations use.
 """
 
 from __future__ import annotations
@@ -38,9 +39,7 @@ router = APIRouter(tags=["sharing"])
 
 
 def _bucket(session: Session, user: User, name: str) -> Bucket:
-    bucket = catalog_service.get_bucket(session, name)
-    catalog_service.require_access(bucket, user.id, user.is_admin)
-    return bucket
+    return catalog_service.owned_bucket(session, name, user, "seeing or changing its sharing")
 
 
 def _actor(user: User, request: Request) -> Actor:

@@ -35,7 +35,6 @@ from tierpilot.auth import repository as auth_repository
 from tierpilot.auth.models import User
 from tierpilot.catalog import repository as catalog_repository
 from tierpilot.catalog import service as catalog_service
-from tierpilot.catalog.errors import NoSuchBucket
 from tierpilot.catalog.models import Bucket
 from tierpilot.kit.errors import Invalid, NotFound
 from tierpilot.lifecycle import repository as lifecycle_repository
@@ -577,12 +576,9 @@ def _plan_out(bucket: Bucket, row: SpendPlan) -> dict[str, Any]:
 
 
 def _plannable(session: Session, user: User, name: str) -> Bucket:
-    """A bucket whose plan the caller may see and change: its owner or an admin; NoSuchBucket for anyone else, as
-    for a bucket that does not exist (the Spend view lists only the caller's own buckets)."""
-    bucket = catalog_repository.get_bucket_by_name(session, name)
-    if bucket is None or not catalog_service.may_access(bucket, user.id, user.is_admin):
-        raise NoSuchBucket("The specified bucket does not exist", BucketName=name)
-    return bucket
+    """A bucket whose plan the caller may see and change: its owner or an admin (403 for a grantee, 404 for anyone
+    else: ``catalog.service.owned_bucket``; the Spend view lists only the caller's own buckets)."""
+    return catalog_service.owned_bucket(session, name, user, "its spend plan")
 
 
 def get_plan(session: Session, user: User, name: str) -> dict[str, Any]:
