@@ -249,10 +249,13 @@ class Gateway:
         if header_bytes > MAX_HEADER_BYTES:
             raise S3Error("RequestHeaderSectionTooLarge", "Your request header section exceeds the maximum allowed "
                           "size.", 400, MaxSizeAllowed=str(MAX_HEADER_BYTES))
-        try:
-            path = unquote_to_bytes(raw_path).decode("utf-8")
-        except UnicodeDecodeError:
-            raise S3Error("InvalidURI", "Couldn't parse the specified URI.", 400) from None
+        if "%" not in raw_path and raw_path.isascii():  # nothing to decode: the path is what was sent
+            path = raw_path
+        else:
+            try:
+                path = unquote_to_bytes(raw_path).decode("utf-8")
+            except UnicodeDecodeError:
+                raise S3Error("InvalidURI", "Couldn't parse the specified URI.", 400) from None
         req.bucket, req.key = _locate(path, headers.get("host", ""), self.domain)
         return req
 

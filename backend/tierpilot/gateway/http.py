@@ -7,6 +7,7 @@ from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
+from functools import lru_cache
 from typing import Any
 
 from tierpilot.auth.service import Credential
@@ -118,8 +119,8 @@ class Request:
         return "/" + self.bucket + ("/" + self.key if self.key else "")
 
     def base_headers(self) -> Headers:
-        return [(b"x-amz-request-id", self.request_id.encode()), (b"x-amz-id-2", self.request_id.encode()),
-                (b"server", b"tierpilot")]
+        rid = self.request_id.encode()
+        return [(b"x-amz-request-id", rid), (b"x-amz-id-2", rid), (b"server", b"tierpilot")]
 
     async def start(self, status: int, headers: Headers, content_length: int | None = None) -> None:
         """Send the status line and headers (the body follows with ``body`` or a stream)."""
@@ -156,6 +157,11 @@ def request_timeout() -> S3Error:
 
 
 def http_date(moment: datetime) -> str:
+    return _http_date(moment)
+
+
+@lru_cache(maxsize=4096)  # an object's Last-Modified, the same in every read of it
+def _http_date(moment: datetime) -> str:
     return format_datetime(moment.astimezone(UTC).replace(microsecond=0), usegmt=True)
 
 
