@@ -3,6 +3,7 @@ import userEvent from "@testing-library/user-event";
 import { describe, expect, it, vi } from "vitest";
 import { Button } from "./Button";
 import { ConfirmDialog } from "./ConfirmDialog";
+import { ErrorBanner } from "./ErrorBanner";
 import { Input } from "./Field";
 import { ProgressBar } from "./ProgressBar";
 import { chooseLayout, Table } from "./Table";
@@ -21,6 +22,30 @@ describe("ProgressBar", () => {
     const fill = container.querySelector(".ui-progress__fill") as HTMLElement;
     expect(fill.className).toContain("ui-progress__fill--danger");
     expect(Number.parseFloat(fill.style.width)).toBe(100);
+  });
+});
+
+describe("ErrorBanner", () => {
+  const answered = (status: number, message: string) => Object.assign(new Error(message), { status });
+
+  it("says a 404 is not found and a 403 not allowed, with the server's words and no retry", () => {
+    const onRetry = vi.fn();
+    const { rerender } = render(
+      <ErrorBanner error={answered(404, "The specified bucket does not exist")} onRetry={onRetry} />,
+    );
+    expect(screen.getByRole("alert")).toHaveTextContent("Not found");
+    expect(screen.getByRole("alert")).toHaveTextContent("The specified bucket does not exist");
+    expect(screen.queryByRole("button", { name: "Try again" })).toBeNull();
+    rerender(<ErrorBanner error={answered(403, "bucket 'b' is shared with you without s3:PutObject")} />);
+    expect(screen.getByRole("alert")).toHaveTextContent("Not allowed");
+  });
+
+  it("offers a retry for other failures", async () => {
+    const onRetry = vi.fn();
+    render(<ErrorBanner error={answered(503, "database unavailable")} onRetry={onRetry} />);
+    expect(screen.getByRole("alert")).toHaveTextContent("Something went wrong");
+    await userEvent.click(screen.getByRole("button", { name: "Try again" }));
+    expect(onRetry).toHaveBeenCalledOnce();
   });
 });
 
