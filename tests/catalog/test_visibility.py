@@ -127,6 +127,12 @@ def test_a_stranger_gets_what_a_missing_bucket_gets_word_for_word(world: World) 
         assert hidden.text.replace(BUCKET, MISSING) == missing.text, where
 
 
+def test_filters_by_a_bucket_name_answer_a_stranger_alike_for_a_hidden_and_a_missing_bucket(world: World) -> None:
+    for method, path in sorted(FILTERS - {("POST", "/api/tiers/{tier_id}/adopt")}):
+        hidden, missing = (world.stranger.request(method, path, params={"bucket": b}) for b in (BUCKET, MISSING))
+        assert (hidden.status_code, hidden.text) == (missing.status_code, missing.text), (method, path)
+
+
 def test_a_read_only_grantee_reads_and_is_told_what_else_it_lacks(world: World, member_client: TestClient
                                                                   ) -> None:
     for call in CALLS:
