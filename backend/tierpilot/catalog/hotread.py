@@ -17,6 +17,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC
 from typing import Any, Final, cast
 
 from sqlalchemy import JSON, Engine, Table, bindparam, select
@@ -24,7 +25,7 @@ from sqlalchemy.orm import instrumentation
 from sqlalchemy.orm.attributes import instance_dict
 
 from tierpilot.catalog.models import Object
-from tierpilot.kit.db import get_engine
+from tierpilot.kit.db import UTCDateTime, get_engine
 
 _TABLE = cast(Table, Object.__table__)
 _COLUMNS = tuple(_TABLE.columns)
@@ -59,9 +60,29 @@ def _json_column(decode: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return convert
 
 
+def _utc_column(parse: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A ``UTCDateTime`` column's converter in one call: the dialect's parse, then the zone
+    (``UTCDateTime.process_result_value``), which the decorator's own processor calls as a second step."""
+
+    def convert(value: Any) -> Any:
+        if value is None:
+            return None
+        moment = parse(value)
+        if moment is None:
+            return None
+        return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+    return convert
+
+
 def _converter(col: Any, engine: Engine) -> Processor:
-    conv = col.type.dialect_impl(engine.dialect).result_processor(engine.dialect, None)
-    if conv is not None and isinstance(col.type, JSON) and engine.dialect._json_deserializer is None:
+    dialect = engine.dialect
+    if isinstance(col.type, UTCDateTime):
+        parse = col.type.impl_instance.dialect_impl(dialect).result_processor(dialect, None)
+        if parse is not None:
+            return _utc_column(parse)
+    conv = col.type.dialect_impl(dialect).result_processor(dialect, None)
+    if conv is not None and isinstance(col.type, JSON) and dialect._json_deserializer is None:
         return _json_column(conv)
     return conv
 
