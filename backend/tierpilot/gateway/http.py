@@ -46,7 +46,8 @@ class Request:
     body_consumed: bool = False
     _receive_raw: Receive | None = None
     _send_raw: Send | None = None
-    _body_timer: IdleReceive | None = None
+    _body_timer: IdleReceive | None = None  # made at the first receive of a body (GET and HEAD never make one)
+    _body_timeout_s: float | None = None
     # the minimum body rate: bytes a body must bring in each ``_rate_window_s`` of the time it keeps the
     # gateway waiting (time the gateway spends elsewhere, e.g. throttling the flow, is not the client's)
     _rate_window_s: float = 0.0
@@ -60,12 +61,16 @@ class Request:
         return self.caller
 
     async def _receive_tracked(self) -> MutableMapping[str, Any]:
-        if self.body_consumed or self._body_timer is None:  # past the body only a disconnect can come
+        if self.body_consumed or self._body_timeout_s is None:  # past the body only a disconnect can come
             assert self._receive_raw is not None
             return await self._receive_raw()
+        timer = self._body_timer
+        if timer is None:
+            assert self._receive_raw is not None
+            timer = self._body_timer = IdleReceive(self._receive_raw, self._body_timeout_s)
         began = time.monotonic()
         try:
-            message = await self._body_timer()
+            message = await timer()
         except ReceiveTimeout:
             raise request_timeout() from None
         if message["type"] != "http.request" or not message.get("more_body", False):
@@ -91,7 +96,7 @@ class Request:
         sends nothing for ``idle_timeout_s`` or less than the minimum rate, and end the request when the server
         dropped its connection (a client that stopped reading the response)."""
         self._receive_raw = self.receive
-        self._body_timer = IdleReceive(self.receive, idle_timeout_s)
+        self._body_timeout_s = idle_timeout_s
         self.receive = self._receive_tracked
         self._send_raw = self.send
         self.send = self._send_checked
