@@ -99,18 +99,42 @@ def test_a_delimiter_page_inside_a_folder_reads_few_statements(session: Session,
     assert len(seen) <= 7, len(seen)
 
 
-def test_a_list_versions_page_of_1000_is_one_statement(session: Session, bucket: Bucket) -> None:
+@pytest.mark.parametrize("listing", [versions.list_versions, versions.list_versions_s3], ids=["api", "s3"])
+def test_a_list_versions_page_of_1000_is_one_statement(session: Session, bucket: Bucket, listing: Any) -> None:
     _fill(session, bucket, [f"k/{i:05d}" for i in range(1200)], noncurrent=1, marker_every=10)
     with statements(session) as seen:
-        page = versions.list_versions(session, bucket.id, prefix="k/", key_marker="k/00100", max_keys=1000)
-    assert len(page.entries) == 1000 and page.truncated
+        page = listing(session, bucket.id, prefix="k/", key_marker="k/00100", max_keys=1000)
+    assert len(page.versions) == 1000 and page.truncated
     assert len(seen) == 1, seen
-    # resuming inside a key from the page's markers: the markers' version is looked up, then one page
+    # resuming inside a key from the page's markers (as every client's next page does): the statement looks
+    # the version-id marker up itself
     with statements(session) as seen:
-        nxt = versions.list_versions(session, bucket.id, prefix="k/", key_marker=page.next_key_marker or "",
-                                     version_id_marker=page.next_version_id_marker or "", max_keys=1000)
-    assert len(nxt.entries) == 1000
-    assert len(seen) <= 3, seen
+        nxt = listing(session, bucket.id, prefix="k/", key_marker=page.next_key_marker or "",
+                      version_id_marker=page.next_version_id_marker or "", max_keys=1000)
+    assert len(nxt.versions) == 1000
+    assert len(seen) == 1, seen
+
+
+def test_the_s3_versions_page_reads_what_list_object_versions_shows_in_its_order(session: Session,
+                                                                                 bucket: Bucket) -> None:
+    _fill(session, bucket, ["a", "b"], noncurrent=1, marker_every=2)
+    page = versions.list_versions_s3(session, bucket.id)
+    # the driver's tuples: key, version id, LastModified, bare ETag, size, class, delete marker, then the row id
+    # (the current row's above every version's)
+    shown = [(key, vid, modified, etag, size, cls, bool(marker)) for key, vid, modified, etag, size, cls, marker, _
+             in page.versions]
+    stamp = "2026-11-01T00:00:00.000Z"
+    etag = "e" * 32
+    assert shown == [("a", "m-0", stamp, etag, 0, "STANDARD", True), ("a", "v0-0", stamp, etag, 7, "STANDARD", False),
+                     ("b", "c-1", stamp, etag, 7, "STANDARD", False), ("b", "v0-1", stamp, etag, 7, "STANDARD", False)]
+    assert page.versions[2][-1] == repository.ALL_VERSIONS
+    assert page.latest() == [True, False, True, False]
+
+
+def test_version_markers_before_the_prefix_start_the_listing_at_the_prefix(session: Session, bucket: Bucket) -> None:
+    _fill(session, bucket, ["a/1", "a/2", "b/1"], noncurrent=2)
+    page = versions.list_versions(session, bucket.id, prefix="b/", key_marker="a/1", version_id_marker="v0-0")
+    assert [(row.key, row.version_id) for row in page.versions] == [("b/1", "c-2"), ("b/1", "v1-2"), ("b/1", "v0-2")]
 
 
 def test_delimiter_listings_seek_past_each_folder(session: Session, bucket: Bucket,

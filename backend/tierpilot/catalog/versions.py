@@ -10,20 +10,23 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from sqlalchemy.orm import Session
 
 from tierpilot.catalog import repository
 from tierpilot.catalog.errors import InvalidBucketState, InvalidInput, NoSuchBucket, NoSuchVersion, ObjectLocked
 from tierpilot.catalog.models import VERSION_FIELDS, Object, ObjectVersion
-from tierpilot.catalog.repository import ListedVersion
+from tierpilot.catalog.repository import ListedVersion, ListedVersionForS3
 from tierpilot.kit.db import utcnow
 
 LOCK_MODES = ("GOVERNANCE", "COMPLIANCE")
 VERSIONING_STATES = ("Enabled", "Suspended")
+
+Version = TypeVar("Version", ListedVersion, ListedVersionForS3)
 
 
 @dataclass(frozen=True)
@@ -274,19 +277,30 @@ def set_legal_hold(session: Session, row: Object | ObjectVersion, on: bool) -> N
 
 # ListObjectVersions ----------------------------------------------------------------------------------
 
-_ALL_VERSIONS = 2**31 - 1  # "below this id": every noncurrent version of a key (ids are INTEGER columns)
-
 
 @dataclass
-class VersionListing:
-    """One page of ListObjectVersions: (version, is latest) in key order, newest first within a key; versions
-    are plain column tuples (``ListedVersion``), never ORM objects."""
+class VersionListing(Generic[Version]):
+    """One page of ListObjectVersions: versions in key order, newest first within a key, as plain column tuples
+    (``ListedVersion`` or the gateway's ``ListedVersionForS3``, key first, version id second), never ORM objects.
+    ``resumed_key``: the key the page resumed inside of (its newest version was on an earlier page)."""
 
-    entries: list[tuple[ListedVersion, bool]] = field(default_factory=list)
+    versions: list[Version] = field(default_factory=list)
     prefixes: list[str] = field(default_factory=list)
     truncated: bool = False
     next_key_marker: str | None = None
     next_version_id_marker: str | None = None
+    resumed_key: str | None = None
+
+    def latest(self) -> list[bool]:
+        """Whether each version is its key's latest: the first of its key in S3's order (a key's current row
+        comes first; without one, its newest version or delete marker)."""
+        keys: list[str] = [v[0] for v in self.versions]
+        return [key != before for key, before in zip(keys, [self.resumed_key, *keys], strict=False)]
+
+    @property
+    def entries(self) -> list[tuple[Version, bool]]:
+        """(version, is latest) of each version."""
+        return list(zip(self.versions, self.latest(), strict=True))
 
 
 @dataclass
@@ -294,10 +308,10 @@ class _Position:
     key: str | None
     inclusive: bool = True
     below_id: int | None = None  # inside ``key``: its noncurrent versions older than this id (not its current)
+    version_id_marker: str | None = None  # inside ``key``: below the version of this id (looked up by the read)
 
 
-def _start(session: Session, bucket_id: int, prefix: str, delimiter: str, key_marker: str,
-           version_id_marker: str) -> _Position | None:
+def _start(prefix: str, delimiter: str, key_marker: str, version_id_marker: str) -> _Position | None:
     if not key_marker:
         return _Position(prefix or None)
     if delimiter and key_marker.startswith(prefix):
@@ -305,63 +319,82 @@ def _start(session: Session, bucket_id: int, prefix: str, delimiter: str, key_ma
         if cut >= 0:  # a common prefix returned already: past it
             end = repository.prefix_end(key_marker[: cut + len(delimiter)])
             return None if end is None else _Position(end)
+    if prefix and prefix > key_marker:  # the markers are before every key of the prefix
+        return _Position(prefix)
     if version_id_marker:
-        current = repository.get_object(session, bucket_id, key_marker)
-        if current is not None and current.version_id == version_id_marker:
-            return _Position(key_marker, False, _ALL_VERSIONS)
-        version = repository.get_version(session, bucket_id, key_marker, version_id_marker)
-        if version is not None:
-            return _Position(key_marker, False, version.id)
-    pos = _Position(key_marker, False)
-    if prefix and prefix > key_marker:
-        pos = _Position(prefix)
-    return pos
+        return _Position(key_marker, False, version_id_marker=version_id_marker)
+    return _Position(key_marker, False)
 
 
-def list_versions(session: Session, bucket_id: int, prefix: str = "", delimiter: str = "", key_marker: str = "",
-                  version_id_marker: str = "", max_keys: int = 1000) -> VersionListing:
-    """Versions and delete markers after the markers, in S3's order: each read is one statement that merges
-    the current and the noncurrent range in the database; a common prefix is skipped with one seek past it.
+Scan = Callable[..., list[Any]]
 
-    Without a delimiter every row read is shown, so a page is one statement. With one, reads start small and
-    grow while keys are shown, and shrink again after a common prefix (whose other keys are never read).
-    """
-    out = VersionListing()
-    pos = _start(session, bucket_id, prefix, delimiter, key_marker, version_id_marker)
+
+def _list(scan: Scan, session: Session, bucket_id: int, prefix: str, delimiter: str, key_marker: str,
+          version_id_marker: str, max_keys: int) -> VersionListing[Any]:
+    out: VersionListing[Any] = VersionListing()
+    pos = _start(prefix, delimiter, key_marker, version_id_marker)
     upper = repository.prefix_end(prefix) if prefix else None
-    prev_key: str | None = key_marker if pos is not None and pos.below_id is not None else None
+    if pos is not None and pos.version_id_marker is not None:
+        out.resumed_key = key_marker
     full = min(max_keys + 1, 1001)
     batch = min(repository.FOLDER_BATCH, full) if delimiter else full
     while pos is not None:
-        rows = repository.scan_versions(session, bucket_id, pos.key, pos.inclusive, upper, batch,
-                                        below_id=pos.below_id)
+        rows = scan(session, bucket_id, pos.key, pos.inclusive, upper, batch, pos.below_id, pos.version_id_marker)
         next_pos: _Position | None = None
         folder = False
-        for row in rows:
-            key = row.key
-            common: str | None = None
-            if delimiter:
+        if not delimiter:
+            # every row read is shown: the page is a slice (row by row, the loop cost a tenth of a page's CPU)
+            room = max_keys - len(out.versions)
+            out.versions += rows[:room]
+            if out.versions:
+                out.next_key_marker, out.next_version_id_marker = out.versions[-1][0], out.versions[-1][1]
+            if len(rows) > room:
+                out.truncated = True
+                return out
+            if rows:
+                next_pos = _Position(rows[-1][0], False, rows[-1][-1])
+        else:
+            for row in rows:
+                key = row[0]
+                if len(out.versions) + len(out.prefixes) >= max_keys:
+                    out.truncated = True
+                    return out
                 cut = key.find(delimiter, len(prefix))
                 if cut >= 0:
                     common = key[: cut + len(delimiter)]
-            if len(out.entries) + len(out.prefixes) >= max_keys:
-                out.truncated = True
-                return out
-            if common is not None:
-                out.prefixes.append(common)
-                out.next_key_marker, out.next_version_id_marker = common, None
-                end = repository.prefix_end(common)
-                next_pos = None if end is None else _Position(end)
-                prev_key, folder = None, True
-                break
-            out.entries.append((row, row.current or key != prev_key))
-            out.next_key_marker, out.next_version_id_marker = key, row.version_id
-            prev_key = key
-            next_pos = _Position(key, False, _ALL_VERSIONS if row.current else row.row_id)
+                    out.prefixes.append(common)
+                    out.next_key_marker, out.next_version_id_marker = common, None
+                    end = repository.prefix_end(common)
+                    next_pos = None if end is None else _Position(end)
+                    folder = True
+                    break
+                out.versions.append(row)
+                out.next_key_marker, out.next_version_id_marker = key, row[1]
+                next_pos = _Position(key, False, row[-1])  # a row's last column: its row_id
         if not folder and len(rows) < batch:
             break  # the range is read to its end
         batch = min(repository.FOLDER_BATCH, full) if folder else min(full, batch * 2)
         pos = next_pos
-    if not out.entries and not out.prefixes and repository.bucket_versioning(session, bucket_id) is None:
+    if not out.versions and not out.prefixes and repository.bucket_versioning(session, bucket_id) is None:
         raise NoSuchBucket("The specified bucket does not exist")
     return out
+
+
+def list_versions(session: Session, bucket_id: int, prefix: str = "", delimiter: str = "", key_marker: str = "",
+                  version_id_marker: str = "", max_keys: int = 1000) -> VersionListing[ListedVersion]:
+    """Versions and delete markers after the markers, in S3's order: each read is one statement that merges
+    the current and the noncurrent range in the database (and looks the version-id marker up); a common prefix
+    is skipped with one seek past it.
+
+    Without a delimiter every row read is shown, so a page is one statement. With one, reads start small and
+    grow while keys are shown, and shrink again after a common prefix (whose other keys are never read).
+    """
+    return _list(repository.scan_versions, session, bucket_id, prefix, delimiter, key_marker, version_id_marker,
+                 max_keys)
+
+
+def list_versions_s3(session: Session, bucket_id: int, prefix: str = "", delimiter: str = "", key_marker: str = "",
+                     version_id_marker: str = "", max_keys: int = 1000) -> VersionListing[ListedVersionForS3]:
+    """``list_versions`` for the gateway's ListObjectVersions: the shown columns as the driver's tuples."""
+    return _list(repository.scan_versions_s3, session, bucket_id, prefix, delimiter, key_marker, version_id_marker,
+                 max_keys)

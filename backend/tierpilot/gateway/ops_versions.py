@@ -48,26 +48,32 @@ async def get_bucket_versioning(req: Request) -> None:
 
 
 def _list_versions(bucket_id: int, prefix: str, delimiter: str, key_marker: str, version_marker: str,
-                   max_keys: int) -> versions.VersionListing:
+                   max_keys: int) -> versions.VersionListing[repository.ListedVersionForS3]:
     with transaction() as session:
-        return versions.list_versions(session, bucket_id, prefix, delimiter, key_marker, version_marker, max_keys)
+        return versions.list_versions_s3(session, bucket_id, prefix, delimiter, key_marker, version_marker,
+                                         max_keys)
 
 
-def _version_elements(entries: list[tuple[repository.ListedVersion, bool]], enc: Any, owner: str) -> list[str]:
-    """One f-string per entry (1,000 a page), as ListObjectsV2's <Contents>; the ETag's quotes always escaped."""
-    rows = [(row.key if enc is str else enc(row.key), row.version_id, "true" if latest else "false",
-             xmlio.iso(row.last_modified), row.delete_marker, row.etag.strip('"'), row.size, row.storage_class)
-            for row, latest in entries]
-    # one search over the page's text decides, as for ListObjectsV2: a search per field cost more than the rest
-    if xmlio.needs_escape("".join([key + vid + etag + cls for key, vid, _, _, _, etag, _, cls in rows])):
-        rows = [(xmlio.esc(key), xmlio.esc(vid), latest, modified, marker, xmlio.esc(etag), size, xmlio.esc(cls))
-                for key, vid, latest, modified, marker, etag, size, cls in rows]
-    return [f"<DeleteMarker><Key>{key}</Key><VersionId>{vid}</VersionId><IsLatest>{latest}</IsLatest>"
-            f"<LastModified>{modified}</LastModified>{owner}</DeleteMarker>" if marker else
-            f"<Version><Key>{key}</Key><VersionId>{vid}</VersionId><IsLatest>{latest}</IsLatest>"
-            f"<LastModified>{modified}</LastModified><ETag>&quot;{etag}&quot;</ETag><Size>{size}</Size>"
-            f"<StorageClass>{cls}</StorageClass>{owner}</Version>"
-            for key, vid, latest, modified, marker, etag, size, cls in rows]
+def _version_elements(listing: versions.VersionListing[repository.ListedVersionForS3], enc: Any, owner: str
+                      ) -> str:
+    """The page's <Version> and <DeleteMarker> elements, one string (1,000 a page), as ListObjectsV2's
+    <Contents>: LastModified and the bare ETag come from the scan, escaping is decided once for the page."""
+    rows = listing.versions
+    latest = ["true" if flag else "false" for flag in listing.latest()]
+    # encoding-type=url (boto3 asks for it): most pages' keys are all characters it leaves as they are
+    if enc is not str and not (enc is xmlio.url_encode and xmlio.url_unchanged("".join([r[0] for r in rows]))):
+        rows = [(enc(key), *rest) for key, *rest in rows]
+    # one search over the page's text decides: a search per field cost more than the rest
+    if xmlio.needs_escape("".join([key + vid + etag + cls for key, vid, _, etag, _, cls, _, _ in rows])):
+        rows = [(xmlio.esc(key), xmlio.esc(vid), modified, xmlio.esc(etag), size, xmlio.esc(cls), marker, row_id)
+                for key, vid, modified, etag, size, cls, marker, row_id in rows]
+    # the ETag's quotes are always escaped, as el() would
+    return "".join([f"<DeleteMarker><Key>{key}</Key><VersionId>{vid}</VersionId><IsLatest>{is_latest}</IsLatest>"
+                    f"<LastModified>{modified}</LastModified>{owner}</DeleteMarker>" if marker else
+                    f"<Version><Key>{key}</Key><VersionId>{vid}</VersionId><IsLatest>{is_latest}</IsLatest>"
+                    f"<LastModified>{modified}</LastModified><ETag>&quot;{etag}&quot;</ETag><Size>{size}</Size>"
+                    f"<StorageClass>{cls}</StorageClass>{owner}</Version>"
+                    for (key, vid, modified, etag, size, cls, marker, _), is_latest in zip(rows, latest, strict=True)])
 
 
 @route("GET", "bucket", "versions")
@@ -94,9 +100,9 @@ async def list_object_versions(req: Request) -> None:
             head.append(xmlio.el("NextVersionIdMarker", listing.next_version_id_marker))
     if "encoding-type" in q:
         head.append(xmlio.el("EncodingType", "url"))
-    body = _version_elements(listing.entries, enc, owner)
+    body = _version_elements(listing, enc, owner)
     prefixes = [f"<CommonPrefixes>{xmlio.el('Prefix', enc(p))}</CommonPrefixes>" for p in listing.prefixes]
-    await req.respond(200, xmlio.document("ListVersionsResult", head + body + prefixes))
+    await req.respond(200, xmlio.document("ListVersionsResult", [*head, body, *prefixes]))
 
 
 # object lock -----------------------------------------------------------------------------------------
