@@ -83,12 +83,14 @@ class Results:
 
 
 def setup_world(tag: str) -> World:
+    from tierpilot import wiring
     from tierpilot.auth import service as auth
     from tierpilot.catalog import service as catalog
     from tierpilot.kit.db import transaction
     from tierpilot.tiers import service as tiers
     from tierpilot.tiers.schemas import TierCreate
 
+    wiring.install()  # the tier directory reads tiers through the tiers domain
     with transaction(write=True) as s:
         owner, _ = auth.create_user(s, f"bench-{tag}", "bench-password-1", is_admin=True)
         hot = tiers.create(s, TierCreate(name=f"hot-{tag}", driver="posix", config={"path": f"{tag}/hot"},
@@ -102,6 +104,7 @@ def setup_world(tag: str) -> World:
 
 
 def set_rule(world: World, extra_filter: dict[str, Any] | None = None) -> None:
+    from tierpilot.catalog import service as catalog
     from tierpilot.kit.db import transaction
     from tierpilot.lifecycle import service
     from tierpilot.lifecycle.rules import LifecycleConfig
@@ -110,7 +113,7 @@ def set_rule(world: World, extra_filter: dict[str, Any] | None = None) -> None:
     rule = {"id": "to-cold", "filter": {"object_size_greater_than": 0, **(extra_filter or {})},
             "transitions": [{"days": 30, "storage_class": "STANDARD_IA"}]}
     with transaction(write=True) as s:
-        bucket = service.get_bucket(s, world.bucket, world.owner_id, True)
+        bucket = catalog.get_bucket(s, world.bucket)
         service.put_config(s, bucket, LifecycleConfig.model_validate({"rules": [rule]}), "bench")
 
 

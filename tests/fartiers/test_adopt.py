@@ -248,9 +248,10 @@ def test_a_lifecycle_move_of_an_adopted_object_leaves_the_remote_original(remote
     """The adopted bucket belongs to whoever adopted it: a transition copies an object to another tier and
     points the catalog there, but the original stays in the remote bucket (a user's DELETE still deletes it)."""
     from tests.lifecycle.conftest import lifecycle_settings
+    from tierpilot.catalog.service import get_bucket
     from tierpilot.lifecycle.rules import LifecycleConfig
     from tierpilot.lifecycle.runner import run_now
-    from tierpilot.lifecycle.service import get_bucket, put_config
+    from tierpilot.lifecycle.service import put_config
     from tierpilot.tiers import service as tiers
     from tierpilot.tiers.schemas import TierCreate
 
@@ -263,7 +264,7 @@ def test_a_lifecycle_move_of_an_adopted_object_leaves_the_remote_original(remote
         cold = tiers.create(s, TierCreate(name=f"cold-{remote['tag']}", driver="posix",
                                           config={"path": f"cold-{remote['tag']}"}, storage_classes=["STANDARD_IA"]))
         cold_id = cold.id
-        local = get_bucket(s, bucket, _owner_id(remote), True)
+        local = get_bucket(s, bucket)
         put_config(s, local, LifecycleConfig.model_validate(
             {"rules": [{"id": "cool", "filter": {"prefix": "old/"},
                         "transitions": [{"days": 1, "storage_class": "STANDARD_IA"}]}]}), "test")
