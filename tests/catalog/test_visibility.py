@@ -160,3 +160,45 @@ def test_every_endpoint_naming_a_bucket_is_walked(client: TestClient) -> None:
             fields = schemas[ref.rsplit("/", 1)[-1]].get("properties", {}) if ref else {}
             if {"name", "bucket"} & named or "bucket" in fields:
                 assert (method.upper(), path) in walked, f"{method.upper()} {path} names a bucket: walk it in CALLS"
+
+
+def _sharing(change: Any) -> None:
+    """Change the bucket's sharing through the sharing service, as the gateway's ?acl and ?publicAccessBlock do."""
+    from tierpilot.catalog import service as catalog
+    from tierpilot.kit.db import transaction
+
+    with transaction(write=True) as s:
+        change(s, catalog.get_bucket(s, BUCKET))
+
+
+def test_who_sees_a_bucket_follows_its_grants_and_its_public_access_block(
+        world: World, member_client: TestClient, member_user: dict[str, str]) -> None:
+    """Visible to a user its sharing names: a grant to them, a public Allow or public ACL (unless its public access
+    block sets those aside); a 403 then says what they lack, to anyone else the bucket does not exist."""
+    from tierpilot.auth import repository as auth_repository
+    from tierpilot.kit.db import transaction
+    from tierpilot.sharing import service
+    from tierpilot.sharing.acl import ALL_USERS, Grant
+
+    def settings() -> int:
+        return int(world.stranger.get(f"/api/buckets/{BUCKET}/settings").status_code)
+
+    with transaction() as s:
+        stranger = auth_repository.get_user_by_name(s, "stranger")
+        assert stranger is not None
+        stranger_id = stranger.id
+    owner = Grant(f"id:{member_user['id']}", "FULL_CONTROL")
+    assert settings() == 404
+    _sharing(lambda s, b: service.put_bucket_acl(s, b, (owner, Grant(f"id:{stranger_id}", "READ"))))
+    assert settings() == 403
+    assert world.stranger.get(f"/api/buckets/{BUCKET}/objects").status_code == 200  # the ACL's READ lists
+    _sharing(lambda s, b: service.put_bucket_acl(s, b, (owner, Grant(f"uri:{ALL_USERS}", "READ"))))
+    assert settings() == 403
+    _sharing(lambda s, b: service.set_public_block(s, b, {"IgnorePublicAcls": True}))
+    assert settings() == 404
+    _sharing(lambda s, b: service.put_bucket_acl(s, b, (owner,)))
+    assert member_client.post(f"/api/buckets/{BUCKET}/sharing/public",
+                              json={"prefix": "pub/", "confirm": True}).status_code == 200
+    assert settings() == 403  # a public prefix: anyone may read there
+    _sharing(lambda s, b: service.set_public_block(s, b, {"RestrictPublicBuckets": True}))
+    assert settings() == 404
