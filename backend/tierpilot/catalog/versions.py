@@ -342,35 +342,28 @@ def _list(scan: Scan, session: Session, bucket_id: int, prefix: str, delimiter: 
         rows = scan(session, bucket_id, pos.key, pos.inclusive, upper, batch, pos.below_id, pos.version_id_marker)
         next_pos: _Position | None = None
         folder = False
-        if not delimiter:
-            # every row read is shown: the page is a slice (row by row, the loop cost a tenth of a page's CPU)
-            room = max_keys - len(out.versions)
-            out.versions += rows[:room]
-            if out.versions:
-                out.next_key_marker, out.next_version_id_marker = out.versions[-1][0], out.versions[-1][1]
-            if len(rows) > room:
+        # the rows before the first one under a common prefix (without a delimiter: every row) are shown as
+        # they are, up to the page's room: a slice (row by row, the loop cost a tenth of a page's CPU)
+        start = len(prefix)
+        cut_at = len(rows) if not delimiter else next(
+            (i for i, row in enumerate(rows) if row[0].find(delimiter, start) >= 0), len(rows))
+        room = max_keys - len(out.versions) - len(out.prefixes)
+        shown = rows[:min(cut_at, room)]
+        if shown:
+            out.versions += shown
+            out.next_key_marker, out.next_version_id_marker = shown[-1][0], shown[-1][1]
+            next_pos = _Position(shown[-1][0], False, shown[-1][-1])  # a row's last column: its row_id
+        if len(shown) < len(rows):
+            if len(shown) == room:  # a row past the page's room
                 out.truncated = True
                 return out
-            if rows:
-                next_pos = _Position(rows[-1][0], False, rows[-1][-1])
-        else:
-            for row in rows:
-                key = row[0]
-                if len(out.versions) + len(out.prefixes) >= max_keys:
-                    out.truncated = True
-                    return out
-                cut = key.find(delimiter, len(prefix))
-                if cut >= 0:
-                    common = key[: cut + len(delimiter)]
-                    out.prefixes.append(common)
-                    out.next_key_marker, out.next_version_id_marker = common, None
-                    end = repository.prefix_end(common)
-                    next_pos = None if end is None else _Position(end)
-                    folder = True
-                    break
-                out.versions.append(row)
-                out.next_key_marker, out.next_version_id_marker = key, row[1]
-                next_pos = _Position(key, False, row[-1])  # a row's last column: its row_id
+            key = rows[cut_at][0]
+            common = key[: key.find(delimiter, start) + len(delimiter)]
+            out.prefixes.append(common)
+            out.next_key_marker, out.next_version_id_marker = common, None
+            end = repository.prefix_end(common)
+            next_pos = None if end is None else _Position(end)
+            folder = True
         if not folder and len(rows) < batch:
             break  # the range is read to its end
         batch = min(repository.FOLDER_BATCH, full) if folder else min(full, batch * 2)
