@@ -4,6 +4,7 @@ so what shares a round is decided by the test, not by timing."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -100,3 +101,29 @@ def test_a_round_takes_at_most_max_items_and_the_rest_follow() -> None:
         assert [f.result(10) for f in [first, *later]] == [i * 10 for i in range(8)]
     assert [len(b) for b in rounds.batches] == [1, 3, 3, 1]
     assert sorted(i for b in rounds.batches for i in b) == list(range(8))
+
+
+def test_event_loop_callers_share_rounds_with_threads_and_are_answered_after_their_round() -> None:
+    """``submit_async`` queues beside blocking callers: a thread's round takes the loop's items that arrived
+    during the round before, a leader thread leads when the oldest item is the loop's, errors stay per item."""
+    rounds = _Rounds()
+    group: GroupCommit[int, int] = GroupCommit(rounds)
+
+    async def main() -> list[int | BaseException]:
+        futures = [group.submit_async(1)]  # led by a leader thread: the loop never blocks
+        assert await asyncio.to_thread(rounds.first_started.wait, 10)
+        futures += [group.submit_async(i) for i in (2, -3)]
+        with ThreadPoolExecutor(1) as pool:
+            blocking = pool.submit(group.submit, 4)
+            more = [group.submit_async(i) for i in (5, 6)]
+            await asyncio.to_thread(_wait_queued, group, 5)
+            assert not any(f.done() for f in futures)
+            rounds.release_first.set()
+            assert await asyncio.wrap_future(blocking) == 40
+            return list(await asyncio.gather(*futures, *more, return_exceptions=True))
+
+    results = asyncio.run(main())
+    assert results[:2] == [10, 20] and isinstance(results[2], ValueError) and results[3:] == [50, 60]
+    assert rounds.batches[0] == [1] and sorted(i for b in rounds.batches[1:] for i in b) == [-3, 2, 4, 5, 6]
+    assert rounds.batches[1] == [2, -3, 4, 5, 6]  # everything queued during the first round shares the second
+    assert (group.rounds, group.items) == (2, 6)
