@@ -4,15 +4,19 @@ gateway process — although concurrent PUTs shared their syncfs rounds and cata
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import signal
 import threading
 import uuid
 from pathlib import Path
+from typing import Any
 
+import pytest
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from tests.gateway.conftest import Gateway, start_gateway, stop
+from tests.gateway.conftest import Gateway, blob_files, catalog_rows, start_gateway, stop
 
 WRITERS = 16
 KILL_AFTER_ACKS = 300
@@ -77,3 +81,21 @@ def test_sigkill_during_a_burst_of_small_puts_loses_nothing_acknowledged(gateway
             assert len(fresh.get_object(Bucket=bucket, Key=key)["Body"].read()) == 1024, key
     finally:
         stop(proc2)
+
+
+def test_a_small_put_is_checked_before_any_byte_is_written(gateway: Gateway, s3: Any, bucket: str) -> None:
+    """A body of a few KiB is read whole and checked on the event loop before its blob is queued for a syncfs
+    round: one refused by its Content-MD5 leaves no file on the tier; one accepted is there and is the object."""
+    tier = gateway.tier_dirs["hot-disk"]
+    before = set(blob_files(tier)) | {p.name for p in (tier / "tmp").iterdir()}
+    body = b"x" * 1500
+    wrong = base64.b64encode(hashlib.md5(b"other").digest()).decode()
+    with pytest.raises(ClientError) as exc:
+        s3.put_object(Bucket=bucket, Key="small/refused", Body=body, ContentMD5=wrong)
+    assert exc.value.response["Error"]["Code"] == "BadDigest"
+    assert set(blob_files(tier)) | {p.name for p in (tier / "tmp").iterdir()} == before
+    s3.put_object(Bucket=bucket, Key="small/kept", Body=body,
+                  ContentMD5=base64.b64encode(hashlib.md5(body).digest()).decode())
+    assert s3.get_object(Bucket=bucket, Key="small/kept")["Body"].read() == body
+    (row,) = [r for r in catalog_rows(bucket) if r[0] == "small/kept"]
+    assert row[1] == len(body) and (tier / "blobs").exists() and len(blob_files(tier)) == len(before) + 1

@@ -25,6 +25,7 @@ on a case-sensitive file system.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ctypes
 import errno
@@ -155,24 +156,48 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _syncfs_round(roots: Sequence[Path]) -> list[None]:
-    """One syncfs of the file system holding ``roots`` (all on one device): data and names of every
-    blob written before the call are durable when it returns."""
-    fd = os.open(roots[0], os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+@dataclass(frozen=True)
+class _SmallWrite:
+    """A small blob whose bytes are all in memory, written by the syncfs round that makes it durable."""
+
+    driver: PosixDriver
+    locator: str
+    pieces: Sequence[bytes]
+
+
+def _syncfs_round(items: Sequence[Path | _SmallWrite]) -> list[BaseException | None]:
+    """One syncfs of the file system holding the items (all on one device): data and names of every blob
+    written before the call are durable when it returns. A ``_SmallWrite`` is written (renamed into place,
+    unsynced) first, in this thread, beside the others of the round; its own failure is its outcome."""
+    outcomes: list[BaseException | None] = []
+    root: Path | None = None
+    for item in items:
+        if isinstance(item, Path):
+            root = root or item
+            outcomes.append(None)
+            continue
+        root = root or item.driver.root
+        try:
+            item.driver._write_small(item.locator, item.pieces)
+            outcomes.append(None)
+        except Exception as exc:  # noqa: BLE001  (that write's outcome, raised to its caller)
+            outcomes.append(exc)
+    assert root is not None
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         if _SYNCFS(fd) != 0:  # type: ignore[misc]
             err = ctypes.get_errno()
             raise OSError(err, f"syncfs: {os.strerror(err)}")
     finally:
         os.close(fd)
-    return [None] * len(roots)
+    return outcomes
 
 
-_rounds: dict[int, GroupCommit[Path, None]] = {}
+_rounds: dict[int, GroupCommit[Path | _SmallWrite, None]] = {}
 _rounds_lock = threading.Lock()
 
 
-def _durability_rounds(root: Path) -> GroupCommit[Path, None] | None:
+def _durability_rounds(root: Path) -> GroupCommit[Path | _SmallWrite, None] | None:
     """The shared syncfs rounds of ``root``'s file system (one per device and process), or None without syncfs."""
     if _SYNCFS is None:
         return None
@@ -848,6 +873,46 @@ class PosixDriver(TierDriver):
                 self.delete(locator)
                 raise TierError(f"could not make {locator!r} durable: {exc}") from exc
         return digest.result()
+
+    def takes_small_writes(self) -> bool:
+        """Whether ``put_small`` is this tier's write of a small blob (syncfs rounds, the plain layout)."""
+        return self.rounds is not None and type(self).put is PosixDriver.put
+
+    async def put_small(self, locator: str, pieces: Sequence[bytes]) -> None:
+        """From an event loop: a blob of at most ``GROUP_SYNC_MAX`` bytes, all in memory, written and made
+        durable by the next syncfs round of its file system; returns once it is durable (``put``'s promise).
+
+        The round's thread writes it beside the blobs of the round's other PUTs and then syncs them all, so
+        the loop neither blocks on the disk nor hands the request to a thread of its own. The caller checks
+        the bytes first (``StreamDigest`` over ``pieces``): a refused body is never written. A caller
+        cancelled while it waits leaves the blob to be removed when its round ends.
+        """
+        if sum(len(p) for p in pieces) > GROUP_SYNC_MAX or not self.takes_small_writes():
+            raise ValueError("put_small takes a small blob of a tier with syncfs rounds")
+        map_locator(locator)  # refuse a bad locator before queueing it
+        assert self.rounds is not None
+        done = self.rounds.submit_async(_SmallWrite(self, locator, pieces))
+        try:
+            await asyncio.shield(done)
+        except asyncio.CancelledError:
+            done.add_done_callback(lambda _: _IO_POOL.submit(self.delete, locator))
+            raise
+        except OSError as exc:
+            await asyncio.get_running_loop().run_in_executor(_IO_POOL, self.delete, locator)
+            raise TierError(f"could not make {locator!r} durable: {exc}") from exc
+
+    def _write_small(self, locator: str, pieces: Sequence[bytes]) -> None:
+        """Write a small blob and rename it into place, unsynced (its syncfs round follows)."""
+        tmp = self._new_tmp()
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+        try:
+            _pwrite_all(fd, memoryview(pieces[0] if len(pieces) == 1 else b"".join(pieces)), 0)
+        except BaseException:
+            os.close(fd)
+            _unlink_quiet(tmp)
+            raise
+        os.close(fd)
+        self._install_blob(tmp, locator, sync=False)
 
     # reads ---------------------------------------------------------------------------------------------
 

@@ -46,7 +46,7 @@ from tierpilot.gateway.errors import (
     precondition_failed,
 )
 from tierpilot.gateway.http import Headers, Request, http_date, parse_http_date
-from tierpilot.gateway.payload import MAX_OBJECT_SIZE, Payload
+from tierpilot.gateway.payload import MAX_OBJECT_SIZE, Payload, WholeBody, small_body
 from tierpilot.gateway.routes import route
 from tierpilot.kit.db import transaction
 from tierpilot.kit.streaming import Inbound, run, send_stream
@@ -174,16 +174,26 @@ async def put_object(req: Request) -> None:
     meta, headers, tags = user_metadata(req), stored_headers(req), tags_from_header(req.header("x-amz-tagging"))
     lock_mode, lock_until, legal_hold = lock_from_headers(req, bucket)
     flow = await open_flow(req, bucket, "write", None)
-    inbound = Inbound(req.receive, flow)
-    payload = Payload(req, inbound)
+    whole = WholeBody() if small_body(req, store.SMALL_PUT_MAX) else None
+    inbound = Inbound(req.receive, flow) if whole is None else None
+    payload = Payload(req, whole if whole is not None else inbound)  # type: ignore[arg-type]
     if store.space_limited(bucket):
         await run(store.check_space, bucket, payload.expected_size, None, key)
     spec = store.NewObject(tier=tier, storage_class=storage_class, content_type=req.header("content-type"),
                            user_metadata=meta, headers=headers, tags=tags,
                            checksum_algorithm=payload.algorithm,  # type: ignore[arg-type]
                            lock_mode=lock_mode, lock_until=lock_until, legal_hold=legal_hold)
-    obj = await inbound.drive(store.put_object, bucket, key, payload.chunks(), spec, verify=payload.verify,
-                              if_match=req.header("if-match"), if_none_match=req.header("if-none-match"))
+    small = store.small_put_driver(spec) if whole is not None else None
+    if small is not None and whole is not None:  # a few KiB: read, checked and stored from the event loop
+        await whole.read(req.receive, flow)
+        obj = await store.put_small_object(small, bucket, key, list(payload.chunks()), spec, verify=payload.verify,
+                                           if_match=req.header("if-match"), if_none_match=req.header("if-none-match"))
+    else:
+        if inbound is None:  # a small body for a tier without syncfs rounds: streamed to a worker thread
+            inbound = Inbound(req.receive, flow)
+            payload = Payload(req, inbound)
+        obj = await inbound.drive(store.put_object, bucket, key, payload.chunks(), spec, verify=payload.verify,
+                                  if_match=req.header("if-match"), if_none_match=req.header("if-none-match"))
     req.bytes_in = obj.size
     await sharing.record_write(bucket, key, obj.version_id, wanted)
     out: Headers = [(b"etag", etag(obj.etag).encode())]

@@ -13,13 +13,15 @@ import hmac
 import queue
 import threading
 from collections.abc import Iterator
+from typing import Protocol
 
 from tierpilot.drivers.base import PutResult
 from tierpilot.gateway import checksums, sigv4
 from tierpilot.gateway.chunked import AwsChunkedDecoder
 from tierpilot.gateway.errors import S3Error, bad_digest, invalid_argument, invalid_request
 from tierpilot.gateway.http import Request
-from tierpilot.kit.streaming import Inbound
+from tierpilot.kit.flow import Flow
+from tierpilot.kit.streaming import ClientDisconnected, Receive
 
 MAX_OBJECT_SIZE = 5 * 1024**3  # one PUT or part, as S3
 CLAIMED = "(claimed)"
@@ -32,6 +34,14 @@ def _int_header(req: Request, name: str) -> int | None:
     if not (value.strip().isascii() and value.strip().isdigit()):
         raise invalid_argument(f"{name} must be a non-negative integer", name, value[:64])
     return int(value)
+
+
+def small_body(req: Request, limit: int) -> bool:
+    """Whether the request's body is at most ``limit`` bytes on the wire (its Content-Length says so)."""
+    if "transfer-encoding" in req.headers:
+        return False
+    value = req.header("content-length")
+    return value is not None and value.isdigit() and int(value) <= limit
 
 
 def requested_checksum(req: Request) -> tuple[str | None, str | None, str | None]:
@@ -90,10 +100,37 @@ class SideHasher:
         self._thread.join()
 
 
+class BodySource(Protocol):
+    def blocks(self) -> Iterator[bytes]: ...
+
+
+class WholeBody:
+    """A small body read whole on the event loop (``read``), then decoded and checked like any other by
+    ``Payload`` there too: no worker thread and no hand-off queue for a body of a few KiB."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+
+    async def read(self, receive: Receive, flow: Flow) -> None:
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise ClientDisconnected("client disconnected")
+            body = message.get("body", b"")
+            more = bool(message.get("more_body", False))
+            if body:
+                await flow.consume(len(body))
+                self.parts.append(body)
+
+    def blocks(self) -> Iterator[bytes]:
+        return iter(self.parts)
+
+
 class Payload:
     """The decoded body of one request and what it must match."""
 
-    def __init__(self, req: Request, inbound: Inbound, stored_algorithm: str | None = CLAIMED) -> None:
+    def __init__(self, req: Request, inbound: BodySource, stored_algorithm: str | None = CLAIMED) -> None:
         """``stored_algorithm``: the checksum the tier computes and the catalog keeps (default: the claimed one)."""
         signed = req.signed  # None: an anonymous write (a bucket anyone may write): a plain, unsigned body
         self._inbound = inbound
