@@ -184,3 +184,37 @@ def test_concurrent_puts_share_rounds_and_each_answer_is_committed_and_readable(
         assert items == 64 and 1 <= rounds <= 64
     else:  # PostgreSQL: a transaction per PUT (see store._commit_row)
         assert items == rounds == 0
+
+
+def test_a_round_that_refuses_nothing_takes_no_savepoint_and_one_that_refuses_a_row_takes_one_per_row(
+        bucket: Bucket, tiers: dict[str, Tier]) -> None:
+    """A round is written first as one plain transaction; only a refusal (rolled back whole) writes it again with
+    a savepoint per row, so the refused row fails alone."""
+    from sqlalchemy import event
+
+    from tierpilot.catalog.errors import PreconditionFailed
+    from tierpilot.kit.db import get_engine
+
+    hot = tiers["hot-disk"]
+    store.put_object(bucket, "there", iter([b"0"]), _spec(hot))
+    savepoints: list[str] = []
+
+    def row(key: str, if_none_match: str | None = None) -> store._Row:
+        return store._Row(bucket, key, _spec(hot), f"{bucket.name}/{key}~sp", size=1, etag="e", checksum_value=None,
+                          checksum_algorithm=None, if_none_match=if_none_match)
+
+    def note(conn: object, name: str) -> None:
+        savepoints.append(name)
+
+    engine = get_engine()
+    event.listen(engine, "savepoint", note)
+    try:
+        plain = store._record_round([row("p1"), row("p2"), row("p3")])
+        assert not any(isinstance(o, BaseException) for o in plain) and savepoints == []
+        refused = store._record_round([row("q1"), row("there", if_none_match="*"), row("q2")])
+    finally:
+        event.remove(engine, "savepoint", note)
+    assert isinstance(refused[1], PreconditionFailed) and len(savepoints) == 3
+    assert not isinstance(refused[0], BaseException) and not isinstance(refused[2], BaseException)
+    rows = dict(_rows(bucket))
+    assert {k for k in rows if k[0] in "pq"} == {"p1", "p2", "p3", "q1", "q2"}
