@@ -52,8 +52,10 @@ HEARTBEAT_S = 2.0
 PROCESS_TTL_S = 10.0
 
 # KEYS: class bucket, pool bucket. ARGV: class rate, class burst, pool rate, pool burst, want, ttl ms,
-# pool debt allowed. Returns {guaranteed bytes, spare bytes, wait in microseconds}. Redis' clock times every
-# bucket, so hosts with skewed clocks still share one timeline; times are integer microseconds (exact in doubles).
+# pool debt allowed. Returns {guaranteed bytes, spare bytes, wait in microseconds, now in microseconds, starved}
+# (starved: refused although the class held the bytes, because the pool's debt was too deep). Redis' clock times
+# every bucket, so hosts with skewed clocks still share one timeline; times are integer microseconds (exact in
+# doubles). The decision's time lets callers count grants per slot of that one timeline.
 LEASE_SCRIPT = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -71,7 +73,7 @@ local function level(key, rate, burst)
 end
 local c = level(KEYS[1], cr, cb)
 local p = level(KEYS[2], pr, pb)
-local guaranteed, spare, wait = 0, 0, 0
+local guaranteed, spare, wait, starved = 0, 0, 0, 0
 if c >= want and p - want >= -pd then
   guaranteed = want
   c = c - want
@@ -80,6 +82,7 @@ elseif p >= want then
   spare = want
   p = p - want
 else
+  if c >= want then starved = 1 end
   local g = 1e15
   if cr > 0 then g = math.max(0, (want - c) * 1000000 / cr) end
   local s = 1e15
@@ -94,7 +97,7 @@ redis.call('HSET', KEYS[1], 'tokens', string.format('%.3f', c), 'ts', string.for
 redis.call('PEXPIRE', KEYS[1], ttl)
 redis.call('HSET', KEYS[2], 'tokens', string.format('%.3f', p), 'ts', string.format('%d', now))
 redis.call('PEXPIRE', KEYS[2], ttl)
-return {guaranteed, spare, wait}
+return {guaranteed, spare, wait, now, starved}
 """
 
 # KEYS: buckets to drain; ARGV: ttl ms, then rate and burst of each key in order. A drained bucket keeps
@@ -127,6 +130,8 @@ class Grant:
     guaranteed: int
     spare: int
     wait_s: float
+    at: float = 0.0  # when the buckets decided, on their clock (Redis': Unix seconds; a MemoryBackend's own)
+    starved: bool = False  # refused although the class held the bytes: the pool's debt was too deep
 
     @property
     def granted(self) -> int:
@@ -202,8 +207,8 @@ def _script_call(req: Lease) -> dict[str, list[Any]]:
 
 
 def _grant(reply: list[Any]) -> Grant:
-    g, s, w = reply
-    return Grant(int(g), int(s), int(w) / 1_000_000)
+    g, s, w, now, starved = reply
+    return Grant(int(g), int(s), int(w) / 1_000_000, int(now) / 1_000_000, bool(int(starved)))
 
 
 def _drain_buckets(scope: str, klass: str, class_rate: int, pool_rate: int) -> list[tuple[str, int, int]]:
@@ -237,11 +242,13 @@ class MemoryBackend:
         want = req.want
         guaranteed = spare = 0
         wait = 0.0
+        starved = False
         if c >= want and p - want >= -req.pool_debt:
             guaranteed, c, p = want, c - want, p - want
         elif p >= want:
             spare, p = want, p - want
         else:
+            starved = c >= want
             until_guaranteed = until_spare = math.inf
             if cr > 0:
                 until_guaranteed = max(0.0, (want - c) / cr)
@@ -252,7 +259,7 @@ class MemoryBackend:
         p = max(p, -pr)
         self._buckets[ck] = (c, now)
         self._buckets[pk] = (p, now)
-        return Grant(guaranteed, spare, wait)
+        return Grant(guaranteed, spare, wait, now, starved)
 
     def drain_now(self, scope: str, klass: str, class_rate: int, pool_rate: int) -> None:
         """``DRAIN_SCRIPT`` on these buckets: the class and the pool keep their debt, not their savings."""

@@ -24,13 +24,15 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from prometheus_client import Counter
 from sqlalchemy import select
 
 from tierpilot.gateway.ext import invalid_reservation
+from tierpilot.kit import metrics
 from tierpilot.kit.cache import TTLCache
 from tierpilot.kit.db import session_factory, utcnow
 from tierpilot.kit.flow import Flow, FlowRequest, set_policy
-from tierpilot.kit.limiter import HEARTBEAT_S, REDIS_RETRY_S, Burst, Scheduler, SharedBuckets
+from tierpilot.kit.limiter import HEARTBEAT_S, REDIS_RETRY_S, Burst, Grant, Lease, Scheduler, SharedBuckets
 from tierpilot.kit.settings import get_settings
 from tierpilot.kit.streaming import BLOCK
 from tierpilot.reservations import changes, metering, repository, service
@@ -45,7 +47,7 @@ LOOKUP_TTL_S = 2.0  # a cancellation reaches requests that open new flows within
 LOOKUP_CACHE_MAX = 10_000
 SNAPSHOT_BEHIND = timedelta(minutes=1)
 SNAPSHOT_AHEAD = timedelta(minutes=5)
-SLOT_S = 0.1  # resolution of the recent bytes the health answer reports
+SLOT_S = 0.1  # resolution of the recent bytes and grants the health answer reports
 RECENT_SLOTS = 100
 BEST_EFFORT = "best-effort"
 # What a 1 s interval can carry beyond the capacity: what the pool saved and what a class borrowed from it,
@@ -59,6 +61,16 @@ BEST_EFFORT = "best-effort"
 # and always goes first: saved tokens buy priority, not bytes beyond capacity.
 POOL_BURST = Burst(class_s=0.5, pool_s=0.01, pool_debt_s=0.01, floor=BLOCK, spare_lease_s=0.0025)
 PROCESSES_KEY = "tp:gateways"  # the live gateway processes: their count divides rates while Redis is down
+KINDS = ("reserved", BEST_EFFORT)  # /metrics and the recent grants name no reservation (an id is a credential)
+GRANT_COLUMNS = tuple(f"{kind} {what}" for kind in KINDS for what in ("guaranteed", "spare", "refused", "starved"))
+GRANTED_BYTES = Counter("tierpilot_limiter_granted_bytes_total",
+                        "bytes the gateway's limiter granted, by direction, class (reserved or best-effort) and grant "
+                        "(guaranteed: within the class's rate; spare: capacity the other classes left unused)",
+                        ["direction", "class", "grant"])
+REFUSED_LEASES = Counter("tierpilot_limiter_refused_leases_total",
+                         "leases the gateway's limiter refused, by direction, class and reason (past-rate: the class "
+                         "had used its rate; pool-debt: the class held the bytes but the pool was in debt, i.e. it "
+                         "was starved by the others' guaranteed grants)", ["direction", "class", "reason"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,27 +258,69 @@ class Directory:
 
 
 class Recent:
-    """Bytes moved per direction per ``SLOT_S``, reserved and best-effort apart, over the last
-    ``RECENT_SLOTS``: what the gateway moved in the last seconds, for its health answer."""
+    """Counts per direction per ``SLOT_S`` of a clock over the last ``RECENT_SLOTS``, in named columns:
+    what the gateway did in the last seconds, for its health answer."""
 
-    def __init__(self) -> None:
+    def __init__(self, columns: tuple[str, ...]) -> None:
+        self.columns = columns
         self._slots: dict[str, dict[int, list[int]]] = {"read": {}, "write": {}}
 
-    def add(self, direction: str, reserved: bool, nbytes: int, now: float) -> None:
+    def add(self, direction: str, now: float, column: int, amount: int) -> None:
         slots = self._slots[direction]
         slot = int(now / SLOT_S)
         counts = slots.get(slot)
         if counts is None:
-            counts = slots[slot] = [0, 0]
+            counts = slots[slot] = [0] * len(self.columns)
             for old in [s for s in slots if s <= slot - RECENT_SLOTS]:
                 del slots[old]
-        counts[0 if reserved else 1] += nbytes
+        counts[column] += amount
 
     def report(self, now: float) -> dict[str, Any]:
+        """The slots after ``now - RECENT_SLOTS * SLOT_S``, keyed by slot number (``int(t / slot_s)``)."""
         first = int(now / SLOT_S) - RECENT_SLOTS
-        return {"slot_s": SLOT_S, "columns": ["reserved", "best-effort"],
+        return {"slot_s": SLOT_S, "columns": list(self.columns),
                 **{d: {str(s): list(c) for s, c in sorted(slots.items()) if s > first}
                    for d, slots in self._slots.items()}}
+
+
+class Decisions:
+    """The buckets (``SharedBuckets``) counting every lease decision: per ``SLOT_S`` of the buckets' own clock
+    (Redis': every gateway's decisions fall in the same slots, whatever each process's delays) for the health
+    answer, and in /metrics. What the limiter granted and refused is what enforcement can be judged by; the
+    bytes a client received in a second also depend on when its threads got a core."""
+
+    def __init__(self, buckets: SharedBuckets, wall: Callable[[], float]) -> None:
+        self.buckets = buckets
+        self.recent = Recent(GRANT_COLUMNS)
+        self._wall = wall
+        self._counters: dict[tuple[str, str, str], Any] = {}
+
+    def _count(self, direction: str, kind: str, name: str, amount: int) -> None:
+        counter = self._counters.get((direction, kind, name))
+        if counter is None:
+            family = GRANTED_BYTES if name in ("guaranteed", "spare") else REFUSED_LEASES
+            counter = self._counters[(direction, kind, name)] = family.labels(direction, kind, name)
+        metrics.count(counter, amount)
+
+    async def lease(self, req: Lease) -> Grant:
+        grant = await self.buckets.lease(req)
+        # local buckets (Redis down) decide on this process's monotonic clock: their slots go by its wall clock
+        at = grant.at if self.buckets.status.mode == "redis" else self._wall()
+        direction = req.scope
+        reserved = req.klass != BEST_EFFORT
+        kind = KINDS[0] if reserved else BEST_EFFORT
+        base = 0 if reserved else 4
+        if grant.granted:
+            for i, (name, n) in enumerate((("guaranteed", grant.guaranteed), ("spare", grant.spare))):
+                if n:
+                    self.recent.add(direction, at, base + i, n)
+                    self._count(direction, kind, name, n)
+        else:
+            self.recent.add(direction, at, base + 2, 1)
+            if grant.starved:
+                self.recent.add(direction, at, base + 3, 1)
+            self._count(direction, kind, "pool-debt" if grant.starved else "past-rate", 1)
+        return grant
 
 
 class ReservationFlow:
@@ -300,7 +354,7 @@ class ReservationFlow:
         if not rates.contended:
             # no window of this direction is open: nothing to protect, bytes move untouched (and
             # without a lease) until one opens
-            policy.recent.add(direction, False, nbytes, directory.wall())
+            policy.recent.add(direction, directory.wall(), 1, nbytes)
             return
         if policy.drained[direction] != rates.since:
             await policy.drain(direction, rates)
@@ -311,7 +365,7 @@ class ReservationFlow:
         if reserved:
             assert entry is not None
             policy.meter.add(entry.id, nbytes)
-        policy.recent.add(direction, reserved, nbytes, now)
+        policy.recent.add(direction, now, 0 if reserved else 1, nbytes)
 
     async def close(self) -> None:
         self._policy.open_flows -= 1
@@ -325,11 +379,12 @@ class ReservationPolicy:
         self.directory = Directory(clock, wall)
         self._redis_url = redis_url if redis_url is not None else get_settings().redis_url
         self.buckets = SharedBuckets(self._redis_url, processes_key=PROCESSES_KEY, clock=clock)
-        self.scheduler = Scheduler(self.buckets, self._pool_rate, POOL_BURST)
+        self.decisions = Decisions(self.buckets, wall)
+        self.scheduler = Scheduler(self.decisions, self._pool_rate, POOL_BURST)
         self.meter = metering.Meter()
         self.moved = {"read": 0, "write": 0}
         self.open_flows = 0  # requests whose flow is not closed yet: a stalled one shows here
-        self.recent = Recent()
+        self.recent = Recent(("reserved", BEST_EFFORT))
         # the contended period (``Rates.since``) whose savings this process drained, per direction
         self.drained = {"read": 0.0, "write": 0.0}
         self._drain_locks = {"read": asyncio.Lock(), "write": asyncio.Lock()}
@@ -494,6 +549,7 @@ class ReservationPolicy:
             "moved_bytes": dict(self.moved),
             "open_flows": self.open_flows,
             "recent_bytes": self.recent.report(time.time()),
+            "recent_grants": self.decisions.recent.report(time.time()),
             "classes": {f"{d}:{k}": {"guaranteed_bytes": b.guaranteed, "spare_bytes": b.spare,
                                      "waited_s": round(b.waited_s, 3)}
                         for (d, k), b in self.scheduler.buffers().items()},
