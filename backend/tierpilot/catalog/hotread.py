@@ -101,20 +101,28 @@ class _SqliteReader:
         self.sql = compiled.string
         self.order = list(compiled.positiontup or ())
         self.converters: Sequence[Processor] = [_converter(col, engine) for col in _COLUMNS]
+        # (position, converter) of the columns that have one; a NULL is None whatever the type
+        self.converting = [(i, conv) for i, conv in enumerate(self.converters) if conv is not None]
+        assert sorted(self.order) == ["bucket_id", "key"], self.order
+        self.key_first = self.order[0] == "key"
 
     def read(self, bucket_id: int, key: str) -> Object | None | _Busy:
-        params = {"bucket_id": bucket_id, "key": key}
+        params = (key, bucket_id) if self.key_first else (bucket_id, key)
         try:
             # fetchall steps the statement to its end, which ends its read transaction
-            rows = self.conn.execute(self.sql, [params[name] for name in self.order]).fetchall()
+            rows = self.conn.execute(self.sql, params).fetchall()
         except sqlite3.OperationalError as exc:
             if "locked" in str(exc) or "busy" in str(exc):
                 return BUSY
             raise
         if not rows:
             return None
-        return _as_object([conv(v) if conv is not None else v
-                           for conv, v in zip(self.converters, rows[0], strict=True)])
+        values = list(rows[0])
+        for i, conv in self.converting:
+            value = values[i]
+            if value is not None:
+                values[i] = conv(value)
+        return _as_object(values)
 
 
 _local = threading.local()
