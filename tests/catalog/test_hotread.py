@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC
+
 import pytest
 from sqlalchemy import update
 
@@ -82,6 +84,7 @@ def test_empty_json_columns_read_as_new_values_each_time(bucket: Bucket, tiers: 
     first, second = _lookups(bucket.id, "plain")[-1], _lookups(bucket.id, "plain")[-1]
     assert first is not None and second is not None
     assert {col.key: getattr(first, col.key) for col in Object.__table__.columns} == expected
+    assert first.last_modified.tzinfo is UTC and first.created_at.tzinfo is UTC
     first.user_metadata["changed"] = "yes"
     first.part_sizes.append(1)  # type: ignore[union-attr]
     assert second.user_metadata == {} and second.part_sizes == []

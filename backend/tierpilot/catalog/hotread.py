@@ -17,10 +17,11 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC
+from datetime import UTC, datetime
 from typing import Any, Final, cast
 
 from sqlalchemy import JSON, Engine, Table, bindparam, select
+from sqlalchemy.engine import processors
 from sqlalchemy.orm import instrumentation
 from sqlalchemy.orm.attributes import instance_dict
 
@@ -32,6 +33,7 @@ _COLUMNS = tuple(_TABLE.columns)
 _KEYS = tuple(col.key for col in _COLUMNS)
 _STATEMENT = select(*_COLUMNS).where(_TABLE.c.bucket_id == bindparam("bucket_id"), _TABLE.c.key == bindparam("key"))
 _MANAGER = instrumentation.manager_of_class(Object)
+_fromisoformat = datetime.fromisoformat
 
 
 class _Busy:
@@ -60,13 +62,23 @@ def _json_column(decode: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return convert
 
 
-def _utc_column(parse: Callable[[Any], Any]) -> Callable[[Any], Any]:
+def _utc_column(parse: Callable[[Any], Any], iso: bool) -> Callable[[Any], Any]:
     """A ``UTCDateTime`` column's converter in one call: the dialect's parse, then the zone
-    (``UTCDateTime.process_result_value``), which the decorator's own processor calls as a second step."""
+    (``UTCDateTime.process_result_value``), which the decorator's own processor calls as a second step.
+
+    SQLite's text (SQLAlchemy parses it with ``datetime.fromisoformat``) is read with the UTC offset appended:
+    the same instant and ``tzinfo`` at a sixth of the cost of ``replace(tzinfo=UTC)`` (in callgrind, 4 % of a
+    small HEAD's instructions for the row's two or three timestamps). Text that does not take the suffix (one
+    with an offset of its own, say) goes the dialect's way."""
 
     def convert(value: Any) -> Any:
         if value is None:
             return None
+        if iso and value.__class__ is str:
+            try:
+                return _fromisoformat(value + "+00:00")
+            except ValueError:
+                pass
         moment = parse(value)
         if moment is None:
             return None
@@ -80,7 +92,7 @@ def _converter(col: Any, engine: Engine) -> Processor:
     if isinstance(col.type, UTCDateTime):
         parse = col.type.impl_instance.dialect_impl(dialect).result_processor(dialect, None)
         if parse is not None:
-            return _utc_column(parse)
+            return _utc_column(parse, iso=parse is processors.str_to_datetime)
     conv = col.type.dialect_impl(dialect).result_processor(dialect, None)
     if conv is not None and isinstance(col.type, JSON) and dialect._json_deserializer is None:
         return _json_column(conv)
