@@ -881,7 +881,7 @@ def _version_columns(t: Table, s3_dialect: str | None) -> list[ColumnElement[Any
             t.c.storage_class, marker.label("delete_marker"), row_id.label("row_id")]
 
 
-@lru_cache(maxsize=32)
+@lru_cache(maxsize=64)  # 5 kinds of lower bound x upper bound or not x 2 column sets, per database
 def _versions_statement(lower: str, has_upper: bool, dialect: str, s3: bool) -> Any:
     """Current rows and noncurrent ones from the position, merged in S3's order (key, then the current version,
     then noncurrent ones newest first: key, row_id DESC) by the database from the ranges of two indexes,
