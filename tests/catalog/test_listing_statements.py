@@ -208,3 +208,21 @@ def test_list_versions_pages_match_the_versions_key_by_key(session: Session, buc
                 break
             key_marker, version_marker = page.next_key_marker or "", page.next_version_id_marker or ""
         assert got == expected, (prefix, delimiter)
+
+
+def test_a_delimiter_versions_page_reads_no_more_rows_than_it_shows(session: Session, bucket: Bucket,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    _fill(session, bucket, [f"k/{i:05d}" for i in range(2500)], noncurrent=1)
+    read: list[int] = []
+    scan_versions = repository.scan_versions
+
+    def versioned(*args: Any, **kwargs: Any) -> Any:
+        found = scan_versions(*args, **kwargs)
+        read.append(len(found))
+        return found
+
+    monkeypatch.setattr(repository, "scan_versions", versioned)
+    page = versions.list_versions(session, bucket.id, prefix="k/", delimiter="/", max_keys=1000)
+    assert len(page.versions) == 1000 and page.truncated and not page.prefixes
+    # reads of 32, 64, ... rows, the last one only what the page still has room for and one more
+    assert read == [32, 64, 128, 256, 512, 9], read

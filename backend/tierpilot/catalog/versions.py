@@ -367,6 +367,9 @@ def _list(scan: Scan, session: Session, bucket_id: int, prefix: str, delimiter: 
         if not folder and len(rows) < batch:
             break  # the range is read to its end
         batch = min(repository.FOLDER_BATCH, full) if folder else min(full, batch * 2)
+        # never more than the page has room for, and the row that tells it is truncated (the last of 32, 64, ...
+        # reads read 1,001 rows to show the page's last few)
+        batch = min(batch, max_keys - len(out.versions) - len(out.prefixes) + 1)
         pos = next_pos
     if not out.versions and not out.prefixes and repository.bucket_versioning(session, bucket_id) is None:
         raise NoSuchBucket("The specified bucket does not exist")
