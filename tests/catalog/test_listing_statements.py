@@ -99,6 +99,26 @@ def test_a_delimiter_page_inside_a_folder_reads_few_statements(session: Session,
     assert len(seen) <= 7, len(seen)
 
 
+@pytest.mark.parametrize("scan", ["scan_listed", "scan_listed_s3"])
+def test_a_delimiter_page_reads_no_more_rows_than_it_shows(session: Session, bucket: Bucket, scan: str,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    _fill(session, bucket, [f"k/{i:05d}" for i in range(2500)])
+    read: list[int] = []
+    scanned = getattr(repository, scan)
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        found = scanned(*args, **kwargs)
+        read.append(len(found))
+        return found
+
+    monkeypatch.setattr(repository, scan, counted)
+    listing = service.list_objects_s3 if scan.endswith("_s3") else service.list_objects
+    page = listing(session, bucket.id, prefix="k/", delimiter="/", max_keys=1000)
+    assert len(page.objects) == 1000 and page.truncated and not page.prefixes
+    # reads of 32, 64, ... rows, the last one only what the page still has room for and one more
+    assert read == [32, 64, 128, 256, 512, 9], read
+
+
 @pytest.mark.parametrize("listing", [versions.list_versions, versions.list_versions_s3], ids=["api", "s3"])
 def test_a_list_versions_page_of_1000_is_one_statement(session: Session, bucket: Bucket, listing: Any) -> None:
     _fill(session, bucket, [f"k/{i:05d}" for i in range(1200)], noncurrent=1, marker_every=10)

@@ -614,16 +614,19 @@ def _listing(scan: Callable[[Session, int, str | None, bool, str | None, int], l
                     break
                 out.objects.append(row)
                 out.next_marker = key
+        # a delimiter page's next read: never more rows than the page has room for, and the one that tells it
+        # is truncated (the last of 32, 64, ... reads read 1,001 rows to show the page's last few)
+        room = max_keys - len(out.objects) - len(out.prefixes) + 1
         if folder is not None:
             lower, inclusive = repository.prefix_end(folder), True
-            batch = min(repository.FOLDER_BATCH, full)
+            batch = min(repository.FOLDER_BATCH, full, room)
             if lower is None:
                 break
             continue
         if len(listed) < batch:
             break
         lower, inclusive = listed[-1][0], False
-        batch = min(full, batch * 2)
+        batch = min(full, batch * 2, room)
     if not out.objects and not out.prefixes:
         require_bucket(session, bucket_id)
     return out
