@@ -176,13 +176,14 @@ def _syncfs_round(items: Sequence[Path | _SmallWrite]) -> list[BaseException | N
             root = root or item
             outcomes.append(None)
             continue
-        root = root or item.driver.root
         try:
             item.driver._write_small(item.locator, item.pieces)
             outcomes.append(None)
+            root = root or item.driver.root
         except Exception as exc:  # noqa: BLE001  (that write's outcome, raised to its caller)
             outcomes.append(exc)
-    assert root is not None
+    if root is None:  # every write of the round failed (a vanished tier directory, say): nothing to sync
+        return outcomes
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         if _SYNCFS(fd) != 0:  # type: ignore[misc]
@@ -903,6 +904,7 @@ class PosixDriver(TierDriver):
 
     def _write_small(self, locator: str, pieces: Sequence[bytes]) -> None:
         """Write a small blob and rename it into place, unsynced (its syncfs round follows)."""
+        self._check_root()  # a vanished volume answers TierUnavailable (503), as ``put`` does
         tmp = self._new_tmp()
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
         try:
