@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from fastapi.testclient import TestClient
 from sqlalchemy import text
 
 from tierpilot.auth.models import ApiToken
-from tierpilot.kit.db import after_commit, transaction
+from tierpilot.kit.db import after_commit, make_engine, transaction
 from tierpilot.tiers.models import Tier
 
 
@@ -45,3 +47,15 @@ def test_a_token_used_for_a_write_with_a_savepoint_notes_its_last_use(db: str, c
     with transaction() as s:
         used = [t.last_used_at for t in s.query(ApiToken).filter(ApiToken.name == "script")]
     assert used and used[0] is not None
+
+
+def test_a_sqlite_catalog_syncs_its_wal_at_every_commit(tmp_path: Path) -> None:
+    """An answered write's row must survive a power loss, not only a process crash: WAL with synchronous=FULL
+    (NORMAL would sync only at checkpoints)."""
+    engine = make_engine(f"sqlite:///{tmp_path / 'catalog.db'}")
+    try:
+        with engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+            assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
+    finally:
+        engine.dispose()

@@ -74,7 +74,9 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
             dbapi_conn.isolation_level = None
             cur = dbapi_conn.cursor()
             cur.execute("PRAGMA journal_mode=WAL")
-            cur.execute("PRAGMA synchronous=NORMAL")
+            # every commit syncs the WAL: an answered PUT's row survives a power loss, not only a process crash
+            # (NORMAL syncs at checkpoints only); one fsync per shared commit round cost no measurable PUT rate
+            cur.execute("PRAGMA synchronous=FULL")
             cur.execute("PRAGMA foreign_keys=ON")
             cur.execute("PRAGMA busy_timeout=30000")
             cur.close()
