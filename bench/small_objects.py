@@ -47,7 +47,8 @@ BODY = 1024
 SEEDS = 256
 CLIENT_PROCS = 4
 DISK_THREADS = 64
-PHASES = ("headers", "auth", "lookup", "admission", "tier_open", "limiter_wait", "transfer", "commit", "response")
+PHASES = ("queue", "headers", "auth", "lookup", "admission", "tier_open", "limiter_wait", "transfer", "commit",
+          "response")
 PHASE_METRIC = "tierpilot_gateway_phase_duration_seconds"
 
 

@@ -199,6 +199,11 @@ def test_past_its_slots_the_gateway_answers_slow_down_within_the_bound_and_serve
 
     try:
         with ThreadPoolExecutor(6) as pool:
+            waiting = pool.submit(head, 0)
+            # a request past the slots is counted as waiting while it waits, and no longer once refused
+            _wait_for(lambda: _metric(narrow.gateway.url, "tierpilot_gateway_requests_waiting") >= 1)
+            assert waiting.result()[2] == 503
+            _wait_for(lambda: _metric(narrow.gateway.url, "tierpilot_gateway_requests_waiting") == 0)
             answers = list(pool.map(head, range(6)))
         put = httpx.put(f"{narrow.gateway.url}/{bucket}/unsigned", content=b"y", timeout=10)
     finally:
@@ -208,7 +213,7 @@ def test_past_its_slots_the_gateway_answers_slow_down_within_the_bound_and_serve
     assert all(WAIT_S * 0.9 <= took < WAIT_S + 2.0 for took, _, _, _ in answers), answers
     assert (put.status_code, raw.error_code(put), put.headers.get("retry-after")) == (503, "SlowDown", "1")
     assert finished == [b"HTTP/1.1 200 OK"] * SLOTS
-    assert _metric(narrow.gateway.url, "tierpilot_gateway_slowdowns_total") >= refused_before + 7
+    assert _metric(narrow.gateway.url, "tierpilot_gateway_slowdowns_total") >= refused_before + 8
     # the slots are free again: normal requests are served, the held PUTs stored whole
     assert s3.get_object(Bucket=bucket, Key="held-0")["Body"].read() == b"0123456789"
     s3.put_object(Bucket=bucket, Key="after", Body=b"fine")

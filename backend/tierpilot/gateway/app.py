@@ -285,9 +285,15 @@ class Gateway:
         # backpressure before any work: a wait for a slot is the trace's "queue" phase (stamped only when there
         # was one: the fast path takes no time, and a stamp after it would time the OS scheduler)
         queued = self.admission.waiting or self.admission.in_flight >= self.admission.limit
-        admitted = await self.admission.enter()
         if queued:
+            metrics.count(metrics.GATEWAY_WAITING)
+            try:
+                admitted = await self.admission.enter()
+            finally:
+                metrics.count(metrics.GATEWAY_WAITING, -1)
             rec.queued = now_ns()
+        else:
+            admitted = await self.admission.enter()
         metrics.count(metrics.GATEWAY_IN_FLIGHT)
         request_id = _request_id()
         req: Request | None = None

@@ -179,6 +179,8 @@ GATEWAY_BYTES_OUT = Counter("tierpilot_gateway_sent_bytes_total", "response body
                             ["operation"])
 GATEWAY_IN_FLIGHT = Gauge("tierpilot_gateway_requests_in_flight", "S3 requests being served",
                           multiprocess_mode="livesum")
+GATEWAY_WAITING = Gauge("tierpilot_gateway_requests_waiting", "S3 requests waiting for a slot (backpressure: "
+                        "TIERPILOT_GATEWAY_MAX_INFLIGHT were in flight)", multiprocess_mode="livesum")
 GATEWAY_SLOWDOWNS = Counter("tierpilot_gateway_slowdowns_total", "S3 requests answered 503 SlowDown: no slot "
                             "came free within TIERPILOT_GATEWAY_QUEUE_WAIT_S (backpressure)")
 LIMITER_WAIT = Histogram("tierpilot_limiter_wait_seconds",
