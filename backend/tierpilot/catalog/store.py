@@ -208,19 +208,9 @@ def put_object(bucket: Bucket, key: str, chunks: Iterator[bytes], spec: NewObjec
     locator = service.new_locator(bucket.name, key)
     drv = driver_for(spec.tier)
     result = drv.put(locator, chunks, checksum_algorithm=spec.checksum_algorithm, storage_class=spec.storage_class)
-    try:
-        if verify is not None:
-            verify(result)
-        obj, replaced = _commit_row(_Row(bucket, key, spec, locator, size=result.size, etag=result.md5_hex,
-                                         checksum_value=result.checksum_b64,
-                                         checksum_algorithm=result.checksum_algorithm,
-                                         if_match=if_match, if_none_match=if_none_match))
-    except BaseException:
-        drv.delete(locator)
-        raise
-    if replaced is not None:
-        discard([replaced])
-    return obj
+    row = _Row(bucket, key, spec, locator, size=result.size, etag=result.md5_hex, checksum_value=result.checksum_b64,
+               checksum_algorithm=result.checksum_algorithm, if_match=if_match, if_none_match=if_none_match)
+    return _commit_or_delete(drv, locator, row, functools.partial(verify, result) if verify is not None else None)
 
 
 SMALL_PUT_MAX = 64 << 10  # a PutObject body up to this size may take ``put_small_object``
@@ -271,8 +261,12 @@ async def put_small_object(drv: PosixDriver, bucket: Bucket, key: str, pieces: S
     return obj
 
 
-def _commit_or_delete(drv: TierDriver, locator: str, row: _Row) -> Object:
+def _commit_or_delete(drv: TierDriver, locator: str, row: _Row, check: Callable[[], None] | None = None) -> Object:
+    """The row of a durable blob committed (the replaced blob deleted after it), or the blob deleted: when
+    ``check`` refuses the body or the catalog refuses the row."""
     try:
+        if check is not None:
+            check()
         obj, replaced = _commit_row(row)
     except BaseException:
         drv.delete(locator)
