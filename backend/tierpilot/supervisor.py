@@ -4,6 +4,7 @@ restart a child that dies (with backoff, a bound per minute), and stop them all 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import select
 import shutil
@@ -74,6 +75,23 @@ def _describe_exit(code: int) -> str:
     return f"exit code {code}"
 
 
+_PR_SET_PDEATHSIG = 1
+_libc = ctypes.CDLL(None, use_errno=True)  # loaded before any fork: the child only calls it
+
+
+def _die_with(parent: int) -> Callable[[], None]:
+    """A child's first step after the fork: SIGTERM when the supervisor dies (a SIGKILLed supervisor left its
+    children serving on their own sessions, holding the ports the next supervisor's children then could not
+    bind); and exit at once if it died before that was set."""
+
+    def arrange() -> None:
+        _libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return arrange
+
+
 @dataclass
 class Child:
     name: str
@@ -90,7 +108,7 @@ class Child:
 
     def start(self, env: dict[str, str], now: float) -> None:
         # a session of its own: the child's whole process group can be signalled (uvicorn and Celery fork)
-        self.proc = subprocess.Popen(self.argv, env=env, start_new_session=True)
+        self.proc = subprocess.Popen(self.argv, env=env, start_new_session=True, preexec_fn=_die_with(os.getpid()))
         self.state, self.started_at, self.since, self.restart_at = "running", now, _utc(), None
 
     def view(self) -> dict[str, Any]:

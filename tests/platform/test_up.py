@@ -127,6 +127,22 @@ def test_up_serves_api_and_gateway_then_stops_all_children(tmp_path: Path, sig: 
         assert not _listening(int(up.api.rsplit(":", 1)[1])) and not _listening(up.gateway_port)
 
 
+def test_children_of_a_killed_supervisor_stop_and_free_their_ports(tmp_path: Path) -> None:
+    """SIGKILL leaves the supervisor no time to stop its children, which run in sessions of their own: each was
+    told at its start to take a SIGTERM when its parent dies, so none is left serving (nor holding the ports the
+    next `tierpilot up` binds)."""
+    with _up(tmp_path) as up:
+        children = _children(up.proc.pid)
+        assert len(children) >= 4  # api, gateway, worker, beat (+ redis)
+        up.proc.kill()
+        up.proc.wait(timeout=10)
+        deadline = time.monotonic() + 60  # a bound for their graceful stop, not a measurement
+        while (left := [c for c in children if _alive(c)]) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert left == [], left
+        assert not _listening(int(up.api.rsplit(":", 1)[1])) and not _listening(up.gateway_port)
+
+
 def _wait_restarted(up: Up, name: str, old_pid: int, restarts: int) -> dict:
     """Poll the status file until the supervisor reports `name` running again under a new pid."""
     deadline = time.monotonic() + 60
