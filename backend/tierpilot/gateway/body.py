@@ -9,7 +9,7 @@ from tierpilot.gateway import checksums
 from tierpilot.gateway.errors import S3Error, bad_digest, invalid_request
 from tierpilot.gateway.http import Request
 from tierpilot.gateway.sigv4 import UNSIGNED_PAYLOAD
-from tierpilot.kit.streaming import ClientDisconnected, Receive
+from tierpilot.kit.streaming import Receive, body_pieces
 
 XML_BODY_LIMIT = 2 * 1024 * 1024
 
@@ -23,13 +23,7 @@ async def read_all(receive: Receive, limit: int) -> bytes:
     """A small request body (XML documents) read whole; over ``limit`` bytes is an error."""
     parts: list[bytes] = []
     size = 0
-    more = True
-    while more:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise ClientDisconnected("client disconnected")
-        body = message.get("body", b"")
-        more = bool(message.get("more_body", False))
+    async for body in body_pieces(receive):
         size += len(body)
         if size > limit:
             raise S3Error("MaxMessageLengthExceeded", "Your request was too big.", 400)

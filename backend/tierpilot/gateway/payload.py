@@ -21,7 +21,7 @@ from tierpilot.gateway.chunked import AwsChunkedDecoder
 from tierpilot.gateway.errors import S3Error, bad_digest, invalid_argument, invalid_request
 from tierpilot.gateway.http import Request
 from tierpilot.kit.flow import Flow
-from tierpilot.kit.streaming import ClientDisconnected, Receive
+from tierpilot.kit.streaming import Receive, body_pieces
 
 MAX_OBJECT_SIZE = 5 * 1024**3  # one PUT or part, as S3
 CLAIMED = "(claimed)"
@@ -112,16 +112,9 @@ class WholeBody:
         self.parts: list[bytes] = []
 
     async def read(self, receive: Receive, flow: Flow) -> None:
-        more = True
-        while more:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                raise ClientDisconnected("client disconnected")
-            body = message.get("body", b"")
-            more = bool(message.get("more_body", False))
-            if body:
-                await flow.consume(len(body))
-                self.parts.append(body)
+        async for body in body_pieces(receive):
+            await flow.consume(len(body))
+            self.parts.append(body)
 
     def blocks(self) -> Iterator[bytes]:
         return iter(self.parts)

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import functools
 import queue
-from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -43,6 +43,20 @@ async def run(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 
 class ClientDisconnected(Exception):
     """The client went away before its request body was complete."""
+
+
+async def body_pieces(receive: Receive) -> AsyncIterator[bytes]:
+    """A request body's pieces as they arrive, to its last message; ``ClientDisconnected`` if the client goes
+    first."""
+    more = True
+    while more:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientDisconnected("client disconnected")
+        more = bool(message.get("more_body", False))
+        body = message.get("body", b"")
+        if body:
+            yield body
 
 
 class ReceiveTimeout(Exception):
@@ -122,21 +136,17 @@ class Inbound:
         try:
             parts: list[bytes] = []
             held = 0
-            more = True
-            while more:
-                message = await self._receive()
-                if message["type"] == "http.disconnect":
-                    raise ClientDisconnected("client disconnected")
-                body = message.get("body", b"")
-                more = bool(message.get("more_body", False))
-                if body:
-                    await self._flow.consume(len(body))
-                    parts.append(body)
-                    held += len(body)
-                if parts and (held >= self._block or not more):
+            async for body in body_pieces(self._receive):
+                await self._flow.consume(len(body))
+                parts.append(body)
+                held += len(body)
+                if held >= self._block:
                     await self._credit.acquire()
                     self._queue.put(parts)
                     parts, held = [], 0
+            if parts:
+                await self._credit.acquire()
+                self._queue.put(parts)
             self._queue.put(None)
         except Exception as exc:
             self._queue.put(exc)
