@@ -161,12 +161,8 @@ def request_timeout() -> S3Error:
                    "within the timeout period. Idle connections will be closed.", 400)
 
 
-def http_date(moment: datetime) -> str:
-    return _http_date(moment)
-
-
 @lru_cache(maxsize=4096)  # an object's Last-Modified, the same in every read of it
-def _http_date(moment: datetime) -> str:
+def http_date(moment: datetime) -> str:
     return format_datetime(moment.astimezone(UTC).replace(microsecond=0), usegmt=True)
 
 
