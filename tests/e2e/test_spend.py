@@ -4,6 +4,7 @@ in the browser changes the plan beside the actual."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,6 +14,7 @@ import boto3
 import pytest
 from botocore.config import Config as BotoConfig
 from playwright.sync_api import Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.e2e.conftest import Product
 from tests.e2e.helpers import shoot, sign_in
@@ -134,6 +136,10 @@ def test_spend_view_shows_metered_gateway_traffic_of_the_demo_seed(page: Page, p
     shoot(page, artifacts, "spend-by-bucket")
     page.set_viewport_size({"width": 390, "height": 844})
     expect(table).to_be_visible()
+    # the charts follow a new width by ResizeObserver, a frame or two after it: wait for the layout to settle
+    # (a page still wider after 5 s fails here), then check it
+    with contextlib.suppress(PlaywrightTimeout):
+        page.wait_for_function("() => document.documentElement.scrollWidth <= 391", timeout=5000)
     assert page.evaluate("document.documentElement.scrollWidth") <= 390 + 1  # no sideways scrolling of the page
     shoot(page, artifacts, "spend-by-bucket-390")
     page.set_viewport_size({"width": 1280, "height": 800})
