@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC
 
 import pytest
-from sqlalchemy import update
+from sqlalchemy import text, update
 
+from tests.conftest import TEST_DB
 from tierpilot.catalog import hotread, repository, store
 from tierpilot.catalog.models import Bucket, Object
+from tierpilot.kit import db as kitdb
 from tierpilot.kit.db import transaction
+from tierpilot.kit.settings import get_settings
 from tierpilot.tiers.models import Tier
 from tierpilot.tiers.repository import spec_of
 
@@ -34,12 +38,11 @@ def _put(bucket: Bucket, tier: Tier, key: str, body: bytes, **meta: str) -> None
 
 
 def _lookups(bucket_id: int, key: str) -> list[Object | None]:
-    found = [hotread.current(bucket_id, key)]
-    if hotread.inline_capable():
-        now = hotread.current_nowait(bucket_id, key)
-        assert now is not hotread.BUSY
-        found.append(now)  # type: ignore[arg-type]
-    return found
+    """The row read in a worker thread's way and from an event loop (a new loop each time: PostgreSQL's
+    connections of the last loop are closed and new ones made)."""
+    now = asyncio.run(hotread.current_on_loop(bucket_id, key))
+    assert now is not hotread.BUSY
+    return [hotread.current(bucket_id, key), now]  # type: ignore[list-item]
 
 
 def test_lookup_reads_every_column_the_orm_reads(bucket: Bucket, tiers: dict[str, Tier]) -> None:
@@ -67,7 +70,7 @@ def test_lookup_sees_a_commit_made_after_its_previous_read(bucket: Bucket, tiers
 
 
 def test_lookup_of_an_absent_key_is_none(bucket: Bucket) -> None:
-    assert _lookups(bucket.id, "never-written") == [None] * (2 if hotread.inline_capable() else 1)
+    assert _lookups(bucket.id, "never-written") == [None, None]
 
 
 def test_empty_json_columns_read_as_new_values_each_time(bucket: Bucket, tiers: dict[str, Tier]) -> None:
@@ -88,3 +91,52 @@ def test_empty_json_columns_read_as_new_values_each_time(bucket: Bucket, tiers: 
     first.user_metadata["changed"] = "yes"
     first.part_sizes.append(1)  # type: ignore[union-attr]
     assert second.user_metadata == {} and second.part_sizes == []
+
+
+@pytest.mark.skipif(TEST_DB != "postgresql", reason="PostgreSQL's event-loop connections")
+def test_postgresql_reads_share_a_bounded_set_of_connections(bucket: Bucket, tiers: dict[str, Tier]) -> None:
+    # 40 concurrent reads on one loop: each runs on one of the loop's connections (never more than the setting),
+    # each a statement of its own (prepared once per connection), and the rows are the ones asked for
+    for i in range(8):
+        _put(bucket, tiers["hot-disk"], f"k{i}", b"x" * i)
+
+    async def run() -> tuple[list[Object | None], int, int]:
+        found = await asyncio.gather(*(hotread.current_on_loop(bucket.id, f"k{i % 10}") for i in range(40)))
+        readers = hotread._pg
+        assert readers is not None
+        return list(found), readers.count, readers.reads  # type: ignore[arg-type]
+
+    found, opened, reads = asyncio.run(run())
+    assert [o.size if o else None for o in found] == [i % 10 if i % 10 < 8 else None for i in range(40)]
+    assert opened == get_settings().gateway_db_readers and reads == 40
+    with kitdb.get_engine().connect() as conn:
+        backends = conn.execute(text("SELECT count(*) FROM pg_stat_activity WHERE application_name = "
+                                     "'tierpilot-gateway-reads' AND datname = current_database()")).scalar()
+    assert backends == get_settings().gateway_db_readers
+    hotread.close_readers()
+
+
+@pytest.mark.skipif(TEST_DB != "postgresql", reason="PostgreSQL's event-loop connections")
+def test_postgresql_connection_killed_under_a_reader_is_dropped_and_replaced(bucket: Bucket,
+                                                                            tiers: dict[str, Tier]) -> None:
+    # the server ends the loop's connection (a restart, an admin's pg_terminate_backend): that read answers BUSY
+    # (the request reads in a worker thread instead), the connection is dropped, the next read opens a new one
+    _put(bucket, tiers["hot-disk"], "k", b"one")
+
+    async def run() -> list[object]:
+        out: list[object] = [await hotread.current_on_loop(bucket.id, "k")]
+        with kitdb.get_engine().connect() as conn:
+            conn.execute(text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = "
+                              "'tierpilot-gateway-reads' AND datname = current_database()"))
+            conn.commit()
+        out.append(await hotread.current_on_loop(bucket.id, "k"))
+        out.append(await hotread.current_on_loop(bucket.id, "k"))
+        readers = hotread._pg
+        assert readers is not None
+        out.append(readers.count)
+        return out
+
+    first, killed, after, opened = asyncio.run(run())
+    assert isinstance(first, Object) and killed is hotread.BUSY
+    assert isinstance(after, Object) and after.etag == first.etag and opened == 1
+    hotread.close_readers()

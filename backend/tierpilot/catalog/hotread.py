@@ -7,18 +7,25 @@ connection of the calling thread's own, in autocommit: each SELECT is its own re
 mode, so it sees every commit made before it began (no snapshot is held between requests), and nothing
 else is cached. The row becomes a transient ``Object`` without the ORM's loading machinery.
 
-On SQLite ``current_nowait`` may run on the event loop: it never waits for a lock (a busy database
-answers ``BUSY`` and the caller takes the worker-thread path). Other databases read through a Core
-connection from the engine's pool, in a worker thread.
+``current_on_loop`` reads from the event loop, without a worker thread. On SQLite it never waits for a lock (a
+busy database answers ``BUSY`` and the caller takes the worker-thread path, ``current``). On PostgreSQL it awaits
+one of the loop's own psycopg connections (``TIERPILOT_GATEWAY_DB_READERS`` of them per process), in autocommit
+with the statement prepared: one round trip per read, where the engine's pool in a worker thread costs three
+(``pool_pre_ping``'s ``SELECT 1``, the ``SELECT``, the pool's ``ROLLBACK``) plus two thread hand-offs. Each read
+is a statement of its own, so it too sees every commit made before it began. A connection that fails is
+dropped and that read answers ``BUSY``: the worker-thread path then reads (or reports) as it always did.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import sqlite3
 import threading
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from sqlalchemy import JSON, Engine, Table, bindparam, select
 from sqlalchemy.engine import processors
@@ -27,6 +34,12 @@ from sqlalchemy.orm.attributes import instance_dict
 
 from tierpilot.catalog.models import Object
 from tierpilot.kit.db import UTCDateTime, get_engine
+from tierpilot.kit.settings import get_settings
+
+if TYPE_CHECKING:
+    from psycopg import AsyncConnection
+
+log = logging.getLogger("tierpilot.catalog.hotread")
 
 _TABLE = cast(Table, Object.__table__)
 _COLUMNS = tuple(_TABLE.columns)
@@ -37,7 +50,7 @@ _fromisoformat = datetime.fromisoformat
 
 
 class _Busy:
-    """The database was locked: ask again where waiting is allowed."""
+    """Not read from the event loop (a locked SQLite database, a failed connection): read in a worker thread."""
 
 
 BUSY: Final = _Busy()
@@ -164,14 +177,132 @@ def object_from(values: Mapping[str, Any]) -> Object:
     return obj
 
 
-def inline_capable() -> bool:
-    """True when ``current_nowait`` can answer without blocking (SQLite: a local file, no lock waits)."""
-    return get_engine().dialect.name == "sqlite"
+def _utc(value: Any) -> Any:
+    return value if value is None or value.tzinfo is UTC else value.astimezone(UTC)
 
 
-def current_nowait(bucket_id: int, key: str) -> Object | None | _Busy:
-    """The key's current version (None: no such row) or ``BUSY``; SQLite only (see ``inline_capable``)."""
-    return _reader().read(bucket_id, key)
+class _PgReaders:
+    """One event loop's connections that read the row from PostgreSQL: at most ``size``, made when needed, each
+    in autocommit with the statement prepared on it; a read waits for a free one."""
+
+    def __init__(self, engine: Engine, loop: asyncio.AbstractEventLoop, size: int) -> None:
+        self.engine, self.loop, self.size = engine, loop, size
+        self.conninfo = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+        self.sql = str(_STATEMENT.compile(dialect=engine.dialect))  # pyformat: %(bucket_id)s, %(key)s
+        # psycopg makes the Python values itself (JSON decoded, timestamps zoned by the session's TimeZone):
+        # what is left is the zone, UTC as ``UTCDateTime`` gives it
+        self.converting = [(i, _utc) for i, col in enumerate(_COLUMNS) if isinstance(col.type, UTCDateTime)]
+        self.idle: list[AsyncConnection[Any]] = []
+        self.count = 0  # connections open or being opened
+        self.waiters: deque[asyncio.Future[None]] = deque()
+        self.reads = 0  # statements run (tests count them)
+
+    async def read(self, bucket_id: int, key: str) -> Object | None | _Busy:
+        import psycopg
+
+        try:
+            conn = await self._acquire()
+        except psycopg.Error as exc:
+            log.warning("cannot open a PostgreSQL connection for object reads: %s", exc)
+            return BUSY
+        try:
+            cur = await conn.execute(self.sql, {"bucket_id": bucket_id, "key": key}, prepare=True)
+            row = await cur.fetchone()
+        except BaseException as exc:
+            # cut mid-statement (a cancelled request) or failed: the connection's state is unknown, it goes
+            self._drop(conn)
+            if isinstance(exc, psycopg.Error):
+                log.warning("an object read failed on its PostgreSQL connection (dropped): %s", exc)
+                return BUSY
+            raise
+        self.reads += 1
+        self.idle.append(conn)
+        self._wake()
+        if row is None:
+            return None
+        values = list(row)
+        for i, conv in self.converting:
+            values[i] = conv(values[i])
+        return _as_object(values)
+
+    async def _acquire(self) -> AsyncConnection[Any]:
+        from psycopg import AsyncConnection
+
+        while True:
+            if self.idle:
+                return self.idle.pop()
+            if self.count < self.size:
+                self.count += 1
+                try:
+                    return await AsyncConnection.connect(self.conninfo, autocommit=True, connect_timeout=5,
+                                                         application_name="tierpilot-gateway-reads")
+                except BaseException:
+                    self.count -= 1
+                    self._wake()
+                    raise
+            waiting = self.loop.create_future()
+            self.waiters.append(waiting)
+            try:
+                await waiting
+            except asyncio.CancelledError:
+                if waiting.done() and not waiting.cancelled():
+                    self._wake()  # woken as this request went away: the next waiter takes the turn
+                else:
+                    self.waiters.remove(waiting)
+                raise
+
+    def _wake(self) -> None:
+        while self.waiters:
+            waiting = self.waiters.popleft()
+            if not waiting.done():
+                waiting.set_result(None)
+                return
+
+    def _drop(self, conn: AsyncConnection[Any]) -> None:
+        self.count -= 1
+        conn.pgconn.finish()  # closes the socket at once, from any loop or none
+        self._wake()
+
+    def abandon(self) -> None:
+        """Close the idle connections (the process moved to another engine or loop, or is stopping)."""
+        for conn in self.idle:
+            conn.pgconn.finish()
+        self.count -= len(self.idle)
+        self.idle.clear()
+
+
+_pg: _PgReaders | None = None
+
+
+def _pg_readers(engine: Engine) -> _PgReaders:
+    global _pg
+    loop = asyncio.get_running_loop()
+    if _pg is None or _pg.engine is not engine or _pg.loop is not loop:  # tests move engines and loops
+        if _pg is not None:
+            _pg.abandon()
+        _pg = _PgReaders(engine, loop, get_settings().gateway_db_readers)
+    return _pg
+
+
+def close_readers() -> None:
+    """Close this process's PostgreSQL read connections (the gateway's shutdown)."""
+    global _pg
+    if _pg is not None:
+        _pg.abandon()
+        _pg = None
+
+
+async def current_on_loop(bucket_id: int, key: str) -> Object | None | _Busy:
+    """The key's current version (None: no such row), read from the event loop without a worker thread, or
+    ``BUSY``: read it with ``current`` in a worker thread (a locked SQLite database, a failed PostgreSQL
+    connection, another database)."""
+    engine = get_engine()
+    dialect = engine.dialect.name
+    if dialect == "sqlite":
+        return _reader().read(bucket_id, key)
+    if dialect == "postgresql":
+        return await _pg_readers(engine).read(bucket_id, key)
+    return BUSY
 
 
 def current(bucket_id: int, key: str) -> Object | None:

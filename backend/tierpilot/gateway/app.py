@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import quote, unquote, unquote_to_bytes
 
 from tierpilot import wiring
-from tierpilot.catalog import store
+from tierpilot.catalog import hotread, store
 from tierpilot.catalog.errors import CatalogError
 from tierpilot.drivers.base import TierError, TierUnavailable
 from tierpilot.gateway import (  # noqa: F401  (importing the operation modules registers their routes)
@@ -213,6 +213,7 @@ class Gateway:
                     await hook()
         with contextlib.suppress(Exception):
             await run(store.access_log.flush)
+        hotread.close_readers()
         metrics.flush()
         await credentials.stop()
 

@@ -263,20 +263,20 @@ def _open(read: _Read, method: str, reader: int | None) -> None:
         read.first = next(chunks, None)
 
 
-def _read_inline(bucket_id: int, req: Request, key: str) -> _Read | None:
+async def _read_inline(bucket_id: int, req: Request, key: str) -> _Read | None:
     """The read prepared on the event loop, without a thread hop, or None when it needs a worker thread.
 
     A hop costs a small GET more than its lookup: the worker waits for the GIL behind the busy loop (up to
-    the 5 ms switch interval each way). Inline: the current version on SQLite (never waiting for a lock), a
+    the 5 ms switch interval each way). Inline: the current version read from the loop
+    (``hotread.current_on_loop``: SQLite never waiting for a lock, PostgreSQL on the loop's own connections), a
     tier the process knows, not an archive. A GET's bytes come along when they are at most
     ``INLINE_READ_BYTES`` and all in the page cache (``PosixDriver.read_cached``); otherwise ``chunks`` is
     None and the caller opens the blob in a thread. Anything else (a version id, a part number, an absent
     key whose answer needs the versions table) takes the thread path whole.
     """
-    if "versionId" in req.query or "partNumber" in req.query or not registry.tiers.fresh() \
-            or not hotread.inline_capable():
+    if "versionId" in req.query or "partNumber" in req.query or not registry.tiers.fresh():
         return None
-    obj = hotread.current_nowait(bucket_id, key)
+    obj = await hotread.current_on_loop(bucket_id, key)
     if not isinstance(obj, Object):
         return None
     tier = next((t for t in registry.tiers.all() if t.id == obj.tier_id), None)
@@ -315,7 +315,7 @@ async def get_object(req: Request) -> None:
     key = key_of(req)
     bucket = await bucket_of(req)
     reader = req.caller.user_id if req.caller else None  # read-ahead follows each caller's pattern
-    read = _read_inline(bucket.id, req, key)
+    read = await _read_inline(bucket.id, req, key)
     if read is None:
         read = await run(_prepare_read, bucket.id, key, req.headers, req.method, req.query.get("partNumber"),
                          reader, req.query.get("versionId"))

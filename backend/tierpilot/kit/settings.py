@@ -35,6 +35,9 @@ class Settings(BaseSettings):
     gateway_region: str = Field("us-east-1", description="region the gateway reports (GetBucketLocation)")
     gateway_threads: int = Field(128, description="worker threads per gateway process for DB and tier I/O")
     gateway_cache_s: float = Field(2.0, description="how long a gateway reuses S3 keys, buckets and tiers it read")
+    gateway_db_readers: int = Field(4, ge=1, le=64, description="PostgreSQL connections per gateway process that "
+                                    "read GET/HEAD's object rows from its event loop (in autocommit, one prepared "
+                                    "statement each); beyond them a read waits for one to be free")
     gateway_header_timeout_s: float = Field(20.0, gt=0, description="a gateway connection that has not sent a "
                                             "request's whole header section this long after it began is closed")
     gateway_body_timeout_s: float = Field(20.0, gt=0, description="a request body that sends nothing this long is "
