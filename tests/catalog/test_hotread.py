@@ -95,25 +95,62 @@ def test_empty_json_columns_read_as_new_values_each_time(bucket: Bucket, tiers: 
 
 @pytest.mark.skipif(TEST_DB != "postgresql", reason="PostgreSQL's event-loop connections")
 def test_postgresql_reads_share_a_bounded_set_of_connections(bucket: Bucket, tiers: dict[str, Tier]) -> None:
-    # 40 concurrent reads on one loop: each runs on one of the loop's connections (never more than the setting),
-    # each a statement of its own (prepared once per connection), and the rows are the ones asked for
+    # 40 reads asked for at once on one loop share statements: the rows are the ones asked for (a key asked
+    # twice gets two objects of its own), on no more connections than the setting allows
     for i in range(8):
-        _put(bucket, tiers["hot-disk"], f"k{i}", b"x" * i)
+        _put(bucket, tiers["hot-disk"], f"k{i}", b"x" * i, colour=str(i))
 
     async def run() -> tuple[list[Object | None], int, int]:
         found = await asyncio.gather(*(hotread.current_on_loop(bucket.id, f"k{i % 10}") for i in range(40)))
         readers = hotread._pg
         assert readers is not None
-        return list(found), readers.count, readers.reads  # type: ignore[arg-type]
+        return list(found), readers.statements, readers.answered  # type: ignore[arg-type]
 
-    found, opened, reads = asyncio.run(run())
+    found, statements, answered = asyncio.run(run())
     assert [o.size if o else None for o in found] == [i % 10 if i % 10 < 8 else None for i in range(40)]
-    assert opened == get_settings().gateway_db_readers and reads == 40
+    assert [o.user_metadata if o else None for o in found] == [
+        {"colour": str(i % 10)} if i % 10 < 8 else None for i in range(40)]
+    assert found[0] is not None and found[10] is not None and found[0].user_metadata is not found[10].user_metadata
+    assert answered == 40 and statements == 1
     with kitdb.get_engine().connect() as conn:
-        backends = conn.execute(text("SELECT count(*) FROM pg_stat_activity WHERE application_name = "
-                                     "'tierpilot-gateway-reads' AND datname = current_database()")).scalar()
-    assert backends == get_settings().gateway_db_readers
+        backends = conn.execute(text("SELECT count(*) FROM pg_stat_activity WHERE application_name = :name "
+                                     "AND datname = current_database()"), {"name": hotread.APPLICATION_NAME}).scalar()
+    assert backends is not None and 1 <= backends <= get_settings().gateway_db_readers
     hotread.close_readers()
+
+
+@pytest.mark.skipif(TEST_DB != "postgresql", reason="PostgreSQL's event-loop connections")
+def test_postgresql_read_asked_during_a_statement_is_not_answered_by_it(bucket: Bucket, tiers: dict[str, Tier],
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # a read asked for while a statement is under way must see commits made before it was asked: it waits for
+    # the next statement, never taking the answer of one sent before it (one connection: one statement at a time)
+    monkeypatch.setattr(get_settings(), "gateway_db_readers", 1)
+    _put(bucket, tiers["hot-disk"], "k", b"old")
+
+    async def run() -> tuple[object, object, int]:
+        await hotread.current_on_loop(bucket.id, "k")  # the loop's connection made
+        readers = hotread._pg
+        assert readers is not None
+        before = readers.statements
+        first = asyncio.ensure_future(hotread.current_on_loop(bucket.id, "k"))
+        for _ in range(100):  # until the leader took the first read and its statement is under way
+            await asyncio.sleep(0)
+            if readers.leaders and not readers.pending:
+                break
+        assert readers.leaders == 1 and readers.pending == [] and not first.done()
+        await asyncio.to_thread(_rewrite_etag, bucket.id, "k", "changed")  # committed while it runs
+        second = await hotread.current_on_loop(bucket.id, "k")
+        return await first, second, readers.statements - before
+
+    first, second, statements = asyncio.run(run())
+    assert isinstance(first, Object) and isinstance(second, Object)
+    assert second.etag == "changed" and statements == 2
+    hotread.close_readers()
+
+
+def _rewrite_etag(bucket_id: int, key: str, etag: str) -> None:
+    with transaction(write=True) as s:
+        s.execute(update(Object).where(Object.bucket_id == bucket_id, Object.key == key).values(etag=etag))
 
 
 @pytest.mark.skipif(TEST_DB != "postgresql", reason="PostgreSQL's event-loop connections")
@@ -126,17 +163,17 @@ def test_postgresql_connection_killed_under_a_reader_is_dropped_and_replaced(buc
     async def run() -> list[object]:
         out: list[object] = [await hotread.current_on_loop(bucket.id, "k")]
         with kitdb.get_engine().connect() as conn:
-            conn.execute(text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = "
-                              "'tierpilot-gateway-reads' AND datname = current_database()"))
+            conn.execute(text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = :name "
+                              "AND datname = current_database()"), {"name": hotread.APPLICATION_NAME})
             conn.commit()
         out.append(await hotread.current_on_loop(bucket.id, "k"))
         out.append(await hotread.current_on_loop(bucket.id, "k"))
         readers = hotread._pg
         assert readers is not None
-        out.append(readers.count)
+        out.append(len(readers.idle))
         return out
 
-    first, killed, after, opened = asyncio.run(run())
+    first, killed, after, idle = asyncio.run(run())
     assert isinstance(first, Object) and killed is hotread.BUSY
-    assert isinstance(after, Object) and after.etag == first.etag and opened == 1
+    assert isinstance(after, Object) and after.etag == first.etag and idle == 1
     hotread.close_readers()

@@ -8,21 +8,22 @@ mode, so it sees every commit made before it began (no snapshot is held between 
 else is cached. The row becomes a transient ``Object`` without the ORM's loading machinery.
 
 ``current_on_loop`` reads from the event loop, without a worker thread. On SQLite it never waits for a lock (a
-busy database answers ``BUSY`` and the caller takes the worker-thread path, ``current``). On PostgreSQL it awaits
-one of the loop's own psycopg connections (``TIERPILOT_GATEWAY_DB_READERS`` of them per process), in autocommit
-with the statement prepared: one round trip per read, where the engine's pool in a worker thread costs three
-(``pool_pre_ping``'s ``SELECT 1``, the ``SELECT``, the pool's ``ROLLBACK``) plus two thread hand-offs. Each read
-is a statement of its own, so it too sees every commit made before it began. A connection that fails is
-dropped and that read answers ``BUSY``: the worker-thread path then reads (or reports) as it always did.
+busy database answers ``BUSY`` and the caller takes the worker-thread path, ``current``). On PostgreSQL the
+reads asked for at the same time share one statement (``_PgReaders``) on one of the loop's own psycopg
+connections (``TIERPILOT_GATEWAY_DB_READERS`` of them per process), in autocommit with the statement prepared:
+one round trip for many reads, where the engine's pool in a worker thread costs three per read
+(``pool_pre_ping``'s ``SELECT 1``, the ``SELECT``, the pool's ``ROLLBACK``) plus two thread hand-offs. A
+connection that fails is dropped and its reads answer ``BUSY``: the worker-thread path then reads (or
+reports) as it always did.
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import sqlite3
 import threading
-from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, cast
@@ -40,6 +41,9 @@ if TYPE_CHECKING:
     from psycopg import AsyncConnection
 
 log = logging.getLogger("tierpilot.catalog.hotread")
+
+MAX_BATCH = 256  # reads per PostgreSQL statement at most
+APPLICATION_NAME = "tierpilot-gateway-reads"  # what pg_stat_activity shows for the connections
 
 _TABLE = cast(Table, Object.__table__)
 _COLUMNS = tuple(_TABLE.columns)
@@ -182,92 +186,108 @@ def _utc(value: Any) -> Any:
 
 
 class _PgReaders:
-    """One event loop's connections that read the row from PostgreSQL: at most ``size``, made when needed, each
-    in autocommit with the statement prepared on it; a read waits for a free one."""
+    """One event loop's reads of the row from PostgreSQL, shared: the reads asked for while a statement runs go
+    together in the next one (``WHERE (bucket_id, key) IN`` the pairs asked for), on at most ``size`` connections
+    of the loop's own, each in autocommit with the statement prepared on it.
+
+    A read joins a statement that has not been sent yet, so it sees every commit made before it was asked for,
+    as a statement of its own would. Under load a statement answers dozens of requests: measured on this
+    2-core machine, psycopg's client CPU per read was 81 µs alone, 19 µs in statements of 8 and 4 µs in
+    statements of 64, and the database server does one index probe per pair instead of one statement each.
+    """
 
     def __init__(self, engine: Engine, loop: asyncio.AbstractEventLoop, size: int) -> None:
         self.engine, self.loop, self.size = engine, loop, size
         self.conninfo = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
-        self.sql = str(_STATEMENT.compile(dialect=engine.dialect))  # pyformat: %(bucket_id)s, %(key)s
+        quote = engine.dialect.identifier_preparer.quote
+        columns = ", ".join(f"o.{quote(col.name)}" for col in _COLUMNS)
+        # keys compare byte-wise (the column's collation is C: kit.db.KeyString), as the index orders them
+        self.sql = (f"SELECT {columns} FROM unnest(%(b)s::bigint[], %(k)s::text[]) AS w(bucket_id, key) "
+                    f"JOIN {quote(_TABLE.name)} AS o ON o.bucket_id = w.bucket_id AND o.{quote('key')} = w.key "
+                    'COLLATE "C"')
+        self.bucket_at, self.key_at = _KEYS.index("bucket_id"), _KEYS.index("key")
         # psycopg makes the Python values itself (JSON decoded, timestamps zoned by the session's TimeZone):
         # what is left is the zone, UTC as ``UTCDateTime`` gives it
         self.converting = [(i, _utc) for i, col in enumerate(_COLUMNS) if isinstance(col.type, UTCDateTime)]
+        self.pending: list[tuple[int, str, asyncio.Future[Object | None | _Busy]]] = []
         self.idle: list[AsyncConnection[Any]] = []
-        self.count = 0  # connections open or being opened
-        self.waiters: deque[asyncio.Future[None]] = deque()
-        self.reads = 0  # statements run (tests count them)
+        self.leaders = 0  # tasks sending statements (each on a connection of its own), at most ``size``
+        self.statements = 0  # statements run and reads they answered (tests count them)
+        self.answered = 0
 
     async def read(self, bucket_id: int, key: str) -> Object | None | _Busy:
+        answer: asyncio.Future[Object | None | _Busy] = self.loop.create_future()
+        self.pending.append((bucket_id, key, answer))
+        if self.leaders < self.size:
+            self.leaders += 1
+            self.loop.create_task(self._lead())
+        return await answer
+
+    async def _lead(self) -> None:
+        """Statements over what is asked for, until nothing is; on a connection of this task's own."""
         import psycopg
 
+        conn: AsyncConnection[Any] | None = None
+        batch: list[tuple[int, str, asyncio.Future[Object | None | _Busy]]] = []
         try:
-            conn = await self._acquire()
+            while self.pending:
+                batch, self.pending = self.pending[:MAX_BATCH], self.pending[MAX_BATCH:]
+                if conn is None:
+                    conn = self.idle.pop() if self.idle else await psycopg.AsyncConnection.connect(
+                        self.conninfo, autocommit=True, connect_timeout=5, application_name=APPLICATION_NAME)
+                wanted = list(dict.fromkeys((b, k) for b, k, _ in batch))
+                cur = await conn.execute(self.sql, {"b": [b for b, _ in wanted], "k": [k for _, k in wanted]},
+                                         prepare=True)
+                rows = await cur.fetchall()
+                self.statements += 1
+                self.answered += len(batch)
+                self._answer(batch, rows)
+                batch = []
+            if conn is not None:
+                self.idle.append(conn)
+                conn = None
         except psycopg.Error as exc:
-            log.warning("cannot open a PostgreSQL connection for object reads: %s", exc)
-            return BUSY
-        try:
-            cur = await conn.execute(self.sql, {"bucket_id": bucket_id, "key": key}, prepare=True)
-            row = await cur.fetchone()
-        except BaseException as exc:
-            # cut mid-statement (a cancelled request) or failed: the connection's state is unknown, it goes
-            self._drop(conn)
-            if isinstance(exc, psycopg.Error):
-                log.warning("an object read failed on its PostgreSQL connection (dropped): %s", exc)
-                return BUSY
+            log.warning("object reads failed on a PostgreSQL connection (dropped; read in worker threads): %s", exc)
+        except BaseException:  # cancelled: the loop is closing, nobody leads the reads still asked for
+            batch, self.pending = batch + self.pending, []
             raise
-        self.reads += 1
-        self.idle.append(conn)
-        self._wake()
-        if row is None:
-            return None
-        values = list(row)
-        for i, conv in self.converting:
-            values[i] = conv(values[i])
-        return _as_object(values)
+        finally:
+            # failed or cut mid-statement: the connection's state is unknown, it goes; its reads are BUSY (read in
+            # a worker thread), and what was asked for meanwhile gets a leader of its own
+            if conn is not None:
+                conn.pgconn.finish()
+            for _b, _k, answer in batch:
+                if not answer.done():
+                    answer.set_result(BUSY)
+            self.leaders -= 1
+            if self.pending and self.leaders == 0:
+                self.leaders += 1
+                self.loop.create_task(self._lead())
 
-    async def _acquire(self) -> AsyncConnection[Any]:
-        from psycopg import AsyncConnection
-
-        while True:
-            if self.idle:
-                return self.idle.pop()
-            if self.count < self.size:
-                self.count += 1
-                try:
-                    return await AsyncConnection.connect(self.conninfo, autocommit=True, connect_timeout=5,
-                                                         application_name="tierpilot-gateway-reads")
-                except BaseException:
-                    self.count -= 1
-                    self._wake()
-                    raise
-            waiting = self.loop.create_future()
-            self.waiters.append(waiting)
-            try:
-                await waiting
-            except asyncio.CancelledError:
-                if waiting.done() and not waiting.cancelled():
-                    self._wake()  # woken as this request went away: the next waiter takes the turn
-                else:
-                    self.waiters.remove(waiting)
-                raise
-
-    def _wake(self) -> None:
-        while self.waiters:
-            waiting = self.waiters.popleft()
-            if not waiting.done():
-                waiting.set_result(None)
-                return
-
-    def _drop(self, conn: AsyncConnection[Any]) -> None:
-        self.count -= 1
-        conn.pgconn.finish()  # closes the socket at once, from any loop or none
-        self._wake()
+    def _answer(self, batch: Sequence[tuple[int, str, asyncio.Future[Object | None | _Busy]]],
+                rows: Sequence[Sequence[Any]]) -> None:
+        found: dict[tuple[int, str], list[Any]] = {}
+        for row in rows:
+            values = list(row)
+            for i, conv in self.converting:
+                values[i] = conv(values[i])
+            found[(values[self.bucket_at], values[self.key_at])] = values
+        given: set[tuple[int, str]] = set()
+        for bucket_id, key, answer in batch:
+            if answer.done():  # its request went away
+                continue
+            hit = found.get((bucket_id, key))
+            if hit is None:
+                answer.set_result(None)
+                continue
+            # the same key asked twice in one statement: each request gets values of its own (JSON is mutable)
+            answer.set_result(_as_object(copy.deepcopy(hit) if (bucket_id, key) in given else hit))
+            given.add((bucket_id, key))
 
     def abandon(self) -> None:
         """Close the idle connections (the process moved to another engine or loop, or is stopping)."""
         for conn in self.idle:
             conn.pgconn.finish()
-        self.count -= len(self.idle)
         self.idle.clear()
 
 
