@@ -12,10 +12,16 @@ Without Redis, an installation on SQLite keeps the counter in a file next to the
 process of it shares (SQLite allows no other kind of sharing): a move appends one byte, a read is one
 ``stat`` (no round trip, no thread). On PostgreSQL without Redis there is no counter and readers cache
 nothing; with Redis configured but unreachable a reader gets None and uses no entry read under a counter.
+
+With Redis, a process reads every counter of one URL together (``_Counters``: one MGET over a connection of its
+own), and requests asking at about the same time share a read; but only one sent after they asked, never the
+one already under way when they did (it may have been answered before the writer moved the counter).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import os
 import secrets
@@ -131,38 +137,152 @@ def changed(session: Session, name: str) -> None:
     after_commit(session, lambda: bump(url, name))
 
 
-class Reader:
-    """Reads one counter on an event loop (one Redis GET, or a ``stat`` of the SQLite installation's file),
-    or None while it cannot be read."""
+class _Counters:
+    """The counters registered on one Redis URL, read for this process by one MGET on a connection of its own.
 
-    def __init__(self, url: str, name: str, clock: Callable[[], float] = time.monotonic) -> None:
-        self.key = PREFIX + name
-        self._clock = clock
+    At most one read is in flight. A caller waits for the next read to be sent: at once when none is in
+    flight, else as soon as the one in flight returns. That next read serves every caller that asked before it
+    was sent; none is served by a read sent before it asked (a writer may have moved its counter and answered
+    meanwhile). Under load a process thus sends about one read per round trip instead of one per request per
+    counter, and a read costs one command already packed (no pool, no per-call packing).
+
+    After a failure (connection refused, no reply in ``TIMEOUT_S``, an error reply) every reader of the URL
+    gets None for ``RETRY_S`` without waiting.
+    """
+
+    TIMEOUT_S = 0.5  # connecting included
+
+    def __init__(self, url: str, clock: Callable[[], float] = time.monotonic) -> None:
+        self.url = url
+        self.clock = clock
+        self.keys: dict[str, int] = {}  # key -> readers registered for it
+        self.reads = 0  # MGETs sent (tests count them)
         self._down_until = 0.0
-        self._client: Any = None
-        self.file = None if url else local_file(name)
-        if url:
-            import redis.asyncio as aioredis
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._conn: Any = None
+        self._packed: tuple[list[str], Any] | None = None  # the keys and the MGET packed for them
+        self._waiting: list[asyncio.Future[dict[str, int] | None]] = []  # callers of the read not yet sent
+        self._driver: asyncio.Task[None] | None = None  # sends the reads while callers wait
 
-            self._client = aioredis.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5)
+    def register(self, key: str) -> None:
+        self.keys[key] = self.keys.get(key, 0) + 1
+        self._packed = None
+
+    def unregister(self, key: str) -> bool:
+        """Drop one reader of ``key``: whether any key is still read."""
+        left = self.keys.get(key, 0) - 1
+        if left > 0:
+            self.keys[key] = left
+        else:
+            self.keys.pop(key, None)
+        self._packed = None
+        return bool(self.keys)
+
+    async def read(self) -> dict[str, int] | None:
+        """Every registered key's counter, read by a command sent after this call; None while Redis fails."""
+        if self.clock() < self._down_until:
+            return None
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:
+            self._bind(loop)
+        waiter: asyncio.Future[dict[str, int] | None] = loop.create_future()
+        self._waiting.append(waiter)
+        if self._driver is None:
+            self._driver = loop.create_task(self._drive())
+        return await waiter  # its own future: a caller that is cancelled cancels no other
+
+    async def _drive(self) -> None:
+        batch: list[asyncio.Future[dict[str, int] | None]] = []
+        try:
+            while self._waiting:
+                batch, self._waiting = self._waiting, []
+                values = await self._mget()
+                for waiter in batch:
+                    if not waiter.done():
+                        waiter.set_result(values)
+        finally:
+            self._driver = None
+            for waiter in (*batch, *self._waiting):  # cancelled (the loop is closing): nobody waits for ever
+                if not waiter.done():
+                    waiter.set_result(None)
+            self._waiting = []
+
+    async def _mget(self) -> dict[str, int] | None:
+        if self.clock() < self._down_until:  # the read before failed: its successors do not wait again
+            return None
+        if self._packed is None:
+            keys = list(self.keys)
+            self._packed = keys, self._conn.pack_command("MGET", *keys) if keys else None
+        keys, packed = self._packed
+        if packed is None:
+            return {}
+        self.reads += 1
+        try:
+            async with asyncio.timeout(self.TIMEOUT_S):
+                await self._conn.send_packed_command(packed, check_health=False)
+                values = await self._conn.read_response()
+            return {key: int(value or 0) for key, value in zip(keys, values, strict=True)}
+        except Exception as exc:  # noqa: BLE001  (any Redis failure: the callers bypass their caches)
+            log.warning("cannot read generations %s, caches they guard are bypassed for %.0f s: %s",
+                        ", ".join(keys), RETRY_S, str(exc) or type(exc).__name__)
+            self._down_until = self.clock() + RETRY_S
+            if self._conn.is_connected:  # a reply may still come: the next read must not take it for its own
+                with contextlib.suppress(Exception):
+                    await self._conn.disconnect(nowait=True)
+            return None
+
+    def _bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Start over on ``loop``: a connection and futures belong to the loop they were made on."""
+        import redis.asyncio as aioredis
+
+        # no socket timeout of its own (it would wrap each send in a task): TIMEOUT_S bounds the whole read
+        pool: Any = aioredis.ConnectionPool.from_url(self.url, socket_timeout=None,
+                                                     socket_connect_timeout=self.TIMEOUT_S)
+        self._loop, self._conn, self._waiting, self._driver = loop, pool.make_connection(), [], None
+
+    async def close(self) -> None:
+        if self._conn is not None and self._loop is asyncio.get_running_loop():
+            await self._conn.disconnect()
+        self._loop = self._conn = self._driver = None
+        self._waiting = []
+
+
+_counters: dict[str, _Counters] = {}
+_counters_lock = threading.Lock()
+
+
+class Reader:
+    """Reads one counter on an event loop (with every other counter of its Redis URL, see ``_Counters``, or a
+    ``stat`` of the SQLite installation's file), or None while it cannot be read."""
+
+    def __init__(self, url: str, name: str) -> None:
+        self.key = PREFIX + name
+        self.file = None if url else local_file(name)
+        self._counters: _Counters | None = None
+        if url:
+            with _counters_lock:
+                counters = self._counters = _counters.get(url) or _Counters(url)
+                _counters[url] = counters
+                counters.register(self.key)
 
     async def current(self) -> int | None:
         if self.file is not None:
             return _file_generation(self.file)
-        if self._client is None or self._clock() < self._down_until:
+        if self._counters is None:
             return None
-        try:
-            value = await self._client.get(self.key)
-        except Exception as exc:  # noqa: BLE001  (any Redis failure: the caller bypasses its cache)
-            log.warning("cannot read generation %s, caches it guards are bypassed for %.0f s: %s",
-                        self.key, RETRY_S, exc)
-            self._down_until = self._clock() + RETRY_S
-            return None
-        return int(value or 0)
+        values = await self._counters.read()
+        return None if values is None else values.get(self.key)
 
     async def close(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
+        counters, self._counters = self._counters, None
+        if counters is None:
+            return
+        with _counters_lock:
+            last = not counters.unregister(self.key)
+            if last and _counters.get(counters.url) is counters:
+                del _counters[counters.url]
+        if last:
+            await counters.close()
 
 
 class GenerationCache(Generic[K, V]):
