@@ -37,3 +37,19 @@ def gateways(db_url: str, data_dir: Path, redis_url: str) -> Iterator[tuple[Gate
 @pytest.fixture(scope="package")
 def gateway(gateways: tuple[Gateway, Gateway]) -> Gateway:
     return gateways[0]
+
+
+def store_policy_directly(bucket: str, text: str) -> None:
+    """Write ``text`` as the bucket's stored policy straight into ``bucket_sharing``, past every check (a policy an
+    older version accepted, or an edit in the database); gateways see it once the sharing generation moves."""
+    from sqlalchemy import text as sql
+
+    from tierpilot.kit.db import transaction
+
+    with transaction(write=True) as s:
+        bucket_id = s.execute(sql("SELECT id FROM buckets WHERE name = :name"), {"name": bucket}).scalar_one()
+        changed = s.execute(sql("UPDATE bucket_sharing SET policy = :policy WHERE bucket_id = :id"),
+                            {"policy": text, "id": bucket_id})
+        if changed.rowcount == 0:  # type: ignore[attr-defined]
+            s.execute(sql("INSERT INTO bucket_sharing (bucket_id, policy, object_acls, updated_at) "
+                          "VALUES (:id, :policy, false, CURRENT_TIMESTAMP)"), {"policy": text, "id": bucket_id})

@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 
 from tests.catalog.conftest import tiers  # noqa: F401  (fixture)
 from tests.conftest import login, make_user
+from tests.sharing.conftest import store_policy_directly
 from tierpilot.tiers.models import Tier
 
 PASSWORD = "grantee-password-123"
@@ -105,3 +106,55 @@ def test_a_policy_deny_binds_the_browser_as_it_binds_the_gateway(
     # the owner's dashboard is the owner's: the API does not bind the owner (the gateway's policy does)
     assert member_client.get(f"/api/buckets/{shared}/object/content",
                              params={"key": "runs/a.csv"}).status_code == 200
+
+
+def test_a_stored_policy_that_no_longer_parses_fails_closed_and_its_owner_sees_why_and_fixes_it(
+        client: TestClient, member_client: TestClient, shared: str, carol: TestClient, dave: TestClient) -> None:
+    member_client.put(f"/api/buckets/{shared}/sharing/users/carol", json={"access": "read-write"})
+    member_client.put(f"/api/buckets/{shared}/sharing/users/dave", json={"access": "read"})
+    policy = json.loads(member_client.get(f"/api/buckets/{shared}/sharing").json()["policy"])
+    # stored by an older version: operators this one no longer knows. As written the Deny bound only a user
+    # "nobody"; unreadable, it binds everyone but the owner. The unreadable Allow grants nothing.
+    policy["Statement"] += [
+        {"Sid": "LegacyDeny", "Effect": "Deny", "Principal": "*", "Action": ["s3:GetObject", "s3:DeleteObject"],
+         "Resource": f"arn:aws:s3:::{shared}/runs/*", "Condition": {"StringEqualsLegacy": {"aws:username": "nobody"}}},
+        {"Sid": "LegacyAllow", "Effect": "Allow", "Principal": "*", "Action": "s3:PutObject",
+         "Resource": f"arn:aws:s3:::{shared}/*", "Condition": {"LegacyOperator": {"aws:username": "dave"}}}]
+    store_policy_directly(shared, json.dumps(policy))
+
+    assert _statuses(carol, shared) == {"list": 200, "detail": 403, "download": 403, "versions": 200,
+                                        "upload": 201, "folder": 201, "delete": 204, "settings": 403}
+    assert carol.get(f"/api/buckets/{shared}/object/content", params={"key": "runs/new.csv"}).status_code == 403
+    assert carol.delete(f"/api/buckets/{shared}/object", params={"key": "runs/a.csv"}).status_code == 403
+    assert dave.post(f"/api/buckets/{shared}/objects", params={"key": "d.txt"}, content=b"x").status_code == 403
+    assert [e["bucket"] for e in carol.get("/api/sharing/with-me").json()] == [shared]
+    out = member_client.get(f"/api/buckets/{shared}/sharing").json()
+    assert out["policy_problems"] == [
+        "LegacyDeny cannot be read (Invalid Condition type: StringEqualsLegacy): it denies everything it could "
+        "match to anyone but the bucket owner and admins",
+        "LegacyAllow cannot be read (Invalid Condition type: LegacyOperator): an Allow, it grants nothing"]
+    assert f"LegacyDeny (unreadable, read at its widest): denies everyone but the bucket owner s3:GetObject, " \
+           f"s3:DeleteObject on {shared}/runs/*" in out["policy_words"]
+    assert [u["username"] for u in out["users"]] == ["carol", "dave"]
+    assert client.get(f"/api/buckets/{shared}/sharing").json()["policy_problems"] == out["policy_problems"]
+    # the owner keeps the bucket, and changes through the panel wait until the policy is replaced
+    assert member_client.get(f"/api/buckets/{shared}/object/content", params={"key": "runs/a.csv"}).content \
+        == b"1,2,3"
+    r = member_client.put(f"/api/buckets/{shared}/sharing/users/dave", json={"access": "read-write"})
+    assert r.status_code == 422 and r.json()["field"] == "policy" and "replace or delete it first" in r.text
+
+    store_policy_directly(shared, '{"Version": "2012-10-17", "Statement": [')  # not even JSON
+    assert set(_statuses(carol, shared).values()) == {404}  # nothing is shared with her any more
+    out = member_client.get(f"/api/buckets/{shared}/sharing").json()
+    assert out["policy_problems"] == ["the policy cannot be read (Policies must be valid JSON): every request of "
+                                      "anyone but the bucket owner and admins is denied"]
+    assert out["users"] == [] and out["public_prefixes"] == []
+    assert _statuses(member_client, shared) == {"list": 200, "detail": 200, "download": 200, "versions": 200,
+                                                "upload": 201, "folder": 409, "delete": 204, "settings": 200}
+    carol_only = {"Version": "2012-10-17", "Statement": policy["Statement"][:1]}  # the panel's grant to carol
+    r = member_client.put(f"/api/buckets/{shared}/sharing/policy", json={"policy": json.dumps(carol_only)})
+    assert r.status_code == 200 and r.json()["policy_problems"] == []
+    assert carol.get(f"/api/buckets/{shared}/object/content", params={"key": "runs/a.csv"}).status_code == 200
+    store_policy_directly(shared, "[]")
+    assert member_client.delete(f"/api/buckets/{shared}/sharing/policy").status_code == 204
+    assert member_client.get(f"/api/buckets/{shared}/sharing").json()["policy"] is None

@@ -9,7 +9,8 @@ import pytest
 
 from tierpilot.sharing import access
 from tierpilot.sharing.access import PublicBlock, SharingState
-from tierpilot.sharing.policy import Caller, Context, PolicyInvalid, describe, parse
+from tierpilot.sharing.acl import Grant
+from tierpilot.sharing.policy import Caller, Context, PolicyInvalid, describe, parse, parse_stored
 
 ALICE = Caller(1, "alice")
 BOB = Caller(2, "bob")
@@ -164,3 +165,63 @@ def test_versioned_requests_map_to_the_version_actions() -> None:
     assert access.action_for("DELETE", "object", "", versioned=True) == "s3:DeleteObjectVersion"
     assert access.action_for("PUT", "object", "tagging", versioned=False) == "s3:PutObjectTagging"
     assert access.action_for("GET", "bucket", "", versioned=False) == "s3:ListBucket"
+
+
+def test_a_stored_deny_that_cannot_be_read_is_taken_at_its_widest_and_spares_only_the_owner() -> None:
+    text = doc(stmt(principal={"AWS": "arn:aws:iam::2:user/bob"}, action="s3:*"),
+               stmt("Deny", action="s3:GetObject", resource="arn:aws:s3:::data/secret/*",
+                    Condition={"StringEqualsLegacy": {"aws:username": "nobody"},
+                               "Bool": {"aws:securetransport": "false"}}),
+               stmt("Deny", principal={"AWS": "not-an-arn"}, action="s3:DeleteObject"),
+               stmt("Allow", action="s3:PutObject", Condition={"Legacy": {"aws:username": "bob"}}))
+    with pytest.raises(PolicyInvalid):
+        parse(text, "data")
+    policy = parse_stored(text, "data")
+    assert [(st.effect, bool(st.unreadable)) for st in policy.statements] == [
+        ("Allow", False), ("Deny", True), ("Deny", True)]  # the unreadable Allow is gone: it grants nothing
+    assert len(policy.problems) == 3 and policy.problems[2].endswith("an Allow, it grants nothing")
+    plain = {"aws:securetransport": ["false"]}
+    # what can be read narrows the Deny (action, resource, the Bool block); the unknown block is dropped
+    assert policy.evaluate(BOB, get("secret/x", **plain)) == "deny"
+    assert policy.evaluate(BOB, get("secret/x", **{"aws:securetransport": ["true"]})) == "allow"
+    assert policy.evaluate(BOB, get("open/x", **plain)) == "allow"
+    # the unreadable principal is anyone: bob's delete is denied, his put was never granted
+    assert policy.evaluate(BOB, Context("s3:DeleteObject", "arn:aws:s3:::data/k")) == "deny"
+    assert policy.evaluate(BOB, Context("s3:PutObject", "arn:aws:s3:::data/k")) == "allow"  # bob's s3:*
+    assert policy.evaluate(ANON, Context("s3:PutObject", "arn:aws:s3:::data/k")) is None
+    # the owner is spared the widened Denies, never the readable ones
+    assert policy.evaluate(ALICE, Context("s3:DeleteObject", "arn:aws:s3:::data/k"), owner=True) is None
+    owned = parse_stored(doc(stmt("Deny", action="s3:DeleteObject", resource="arn:aws:s3:::data/keep/*"),
+                             stmt("Deny", action="s3:GetObject", Condition={"Nope": {"a": "b"}})), "data")
+    assert owned.evaluate(ALICE, Context("s3:DeleteObject", "arn:aws:s3:::data/keep/k"), owner=True) == "deny"
+    assert owned.evaluate(ALICE, get("x"), owner=True) is None
+    assert owned.evaluate(BOB, get("x")) == "deny"
+    assert any("(unreadable, read at its widest): denies everyone but the bucket owner s3:GetObject" in line
+               for line in describe(owned))
+
+
+@pytest.mark.parametrize("text", ["{not json", "[" * 20_000, '"a string"', json.dumps({"Statement": []}),
+                                  json.dumps({"Version": "2012-10-17"}), json.dumps({"Statement": [1, "x"]})])
+def test_a_stored_policy_that_cannot_be_read_at_all_denies_everyone_but_owner_and_admins(text: str) -> None:
+    policy = parse_stored(text, "data")
+    assert policy.problems and all(st.effect == "Deny" and st.unreadable for st in policy.statements)
+    state = SharingState(policy=policy, grants=(Grant("uri:http://acs.amazonaws.com/groups/global/AllUsers",
+                                                      "READ"),))
+    listing = Context("s3:ListBucket", "arn:aws:s3:::data")
+    assert not access.decide(state, ANON, is_owner=False, is_admin=False, ctx=listing)  # the ACL grant too
+    assert not access.decide(state, BOB, is_owner=False, is_admin=False, ctx=get("k"))
+    assert access.decide(state, ALICE, is_owner=True, is_admin=False, ctx=get("k"))
+    assert access.decide(state, BOB, is_owner=False, is_admin=True, ctx=get("k"))
+
+
+def test_a_stored_policy_whose_statements_read_but_whose_frame_does_not_applies_as_written() -> None:
+    text = json.dumps({"Version": "2011-01-01", "Statement": [stmt(resource="arn:aws:s3:::data/pub/*")]})
+    policy = parse_stored(text, "data")
+    assert policy.problems == ("the policy is not valid (Invalid policy version: 2011-01-01); its statements apply "
+                               "as written",)
+    assert policy.evaluate(ANON, get("pub/a")) == "allow" and policy.evaluate(ANON, get("other")) is None
+
+
+def test_arrays_nested_past_the_recursion_limit_are_malformed_not_a_crash() -> None:
+    with pytest.raises(PolicyInvalid, match="valid JSON"):
+        parse("[" * 20_000, "data")

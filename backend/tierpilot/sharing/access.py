@@ -1,8 +1,9 @@
 """Who may do what on a bucket: the S3 action of each gateway operation and the decision for one caller.
 
 Pure. The bucket owner may do everything a bucket policy does not explicitly deny (and always manage the
-policy itself, so an owner cannot lock themselves out); admins may do everything. Anyone else needs an Allow
-of the policy or, where ACLs are enabled, a grant of the bucket's or the object's ACL.
+policy itself, so an owner cannot lock themselves out; the Denies standing for statements of a stored policy
+that can no longer be read spare them too: ``policy.parse_stored``); admins may do everything. Anyone else
+needs an Allow of the policy or, where ACLs are enabled, a grant of the bucket's or the object's ACL.
 """
 
 from __future__ import annotations
@@ -160,7 +161,7 @@ def decide(state: SharingState, caller: Caller, *, is_owner: bool, is_admin: boo
         return True
     if state.policy is not None:
         restrict = state.public_block.restrict_public_buckets and not is_owner
-        decision = state.policy.evaluate(caller, ctx, skip_public=restrict)
+        decision = state.policy.evaluate(caller, ctx, skip_public=restrict, owner=is_owner)
         if decision is not None:
             return decision == "allow"
     if is_owner:

@@ -35,12 +35,28 @@ class UserGrant:
 
 
 def _document(text: str | None) -> dict[str, Any]:
-    if not text:
+    """The policy as a document whose Statement is a list of objects (what cannot be read shows as none)."""
+    try:
+        doc = json.loads(text) if text else None
+    except (ValueError, RecursionError):
+        doc = None
+    if not isinstance(doc, dict):
         return {"Version": "2012-10-17", "Statement": []}
-    doc = json.loads(text)
     statements = doc.get("Statement")
-    doc["Statement"] = statements if isinstance(statements, list) else [statements]
-    return dict(doc)
+    doc["Statement"] = [st for st in (statements if isinstance(statements, list) else [statements])
+                        if isinstance(st, dict)]
+    return doc
+
+
+def _editable(session: Session, bucket: Bucket) -> dict[str, Any]:
+    """The bucket's policy to change a statement of; refused while the stored policy cannot be read in full (a
+    change would rewrite what could not be read): the owner replaces or deletes it first."""
+    text = service.get_policy(session, bucket)
+    problems = policies.parse_stored(text, bucket.name).problems if text else ()
+    if problems:
+        raise SharingError("MalformedPolicy", "the bucket's stored policy cannot be read (" + "; ".join(problems)
+                           + "): replace or delete it first", 400, "policy")
+    return _document(text)
 
 
 def _save(session: Session, bucket: Bucket, doc: dict[str, Any]) -> None:
@@ -60,10 +76,12 @@ def user_grants(text: str | None) -> list[UserGrant]:
     for st in _document(text)["Statement"]:
         sid = str(st.get("Sid", ""))
         if sid.startswith(USER_SID) and sid[len(USER_SID):].isdigit():
-            actions = st.get("Action", [])
-            arn = str((st.get("Principal") or {}).get("AWS", ""))
+            actions = st.get("Action")
+            principal = st.get("Principal")
+            arn = str(principal.get("AWS", "")) if isinstance(principal, dict) else ""  # a stored one may be odd
             out.append(UserGrant(int(sid[len(USER_SID):]), arn.rsplit("/", 1)[-1],
-                                 "read-write" if "s3:PutObject" in actions else "read"))
+                                 "read-write" if isinstance(actions, list) and "s3:PutObject" in actions
+                                 else "read"))
     return out
 
 
@@ -80,7 +98,7 @@ def public_prefixes(text: str | None, bucket: str) -> list[str]:
 def grant_user(session: Session, bucket: Bucket, user: User, access: Access) -> None:
     if user.id == bucket.owner_id:
         raise SharingError("InvalidArgument", "The owner has every access already", 400, "username")
-    doc = _document(service.get_policy(session, bucket))
+    doc = _editable(session, bucket)
     sid = f"{USER_SID}{user.id}"
     doc["Statement"] = [st for st in doc["Statement"] if st.get("Sid") != sid] + [{
         "Sid": sid, "Effect": "Allow", "Principal": {"AWS": f"arn:aws:iam::{user.id}:user/{user.username}"},
@@ -91,7 +109,7 @@ def grant_user(session: Session, bucket: Bucket, user: User, access: Access) -> 
 
 
 def revoke_user(session: Session, bucket: Bucket, user_id: int) -> None:
-    doc = _document(service.get_policy(session, bucket))
+    doc = _editable(session, bucket)
     doc["Statement"] = [st for st in doc["Statement"] if st.get("Sid") != f"{USER_SID}{user_id}"]
     _save(session, bucket, doc)
 
@@ -99,7 +117,7 @@ def revoke_user(session: Session, bucket: Bucket, user_id: int) -> None:
 def publish_prefix(session: Session, bucket: Bucket, prefix: str) -> None:
     """Anyone, unsigned requests included, may read and list the objects under ``prefix``."""
     sid = _prefix_sid(prefix)
-    doc = _document(service.get_policy(session, bucket))
+    doc = _editable(session, bucket)
     doc["Statement"] = [st for st in doc["Statement"] if not str(st.get("Sid", "")).startswith(sid)] + [
         {"Sid": sid, "Effect": "Allow", "Principal": "*", "Action": "s3:GetObject",
          "Resource": f"arn:aws:s3:::{bucket.name}/{prefix}*"},
@@ -111,7 +129,7 @@ def publish_prefix(session: Session, bucket: Bucket, prefix: str) -> None:
 
 def unpublish_prefix(session: Session, bucket: Bucket, prefix: str) -> None:
     sid = _prefix_sid(prefix)
-    doc = _document(service.get_policy(session, bucket))
+    doc = _editable(session, bucket)
     doc["Statement"] = [st for st in doc["Statement"] if not str(st.get("Sid", "")).startswith(sid)]
     _save(session, bucket, doc)
 

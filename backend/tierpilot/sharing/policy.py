@@ -3,6 +3,13 @@
 Pure: no database, no HTTP. ``parse`` refuses what S3 refuses with ``PolicyInvalid`` (the gateway answers
 MalformedPolicy, the API 422); ``Policy.evaluate`` answers "deny", "allow" or None (nothing applies), an
 explicit deny winning over any allow, as IAM evaluates a resource policy.
+
+``parse_stored`` reads a policy already stored, which this version may no longer accept (written by an older
+one, edited in the database), and never raises: it fails closed, statement by statement. An Allow that
+cannot be read grants nothing; any other statement that cannot be read becomes a Deny of everything it could
+have matched (each unreadable part at its widest: any principal, any action, any resource, no condition) for
+everyone but the bucket owner, who keeps access to fix or delete the policy. Statements that can be read,
+Denies included, apply as written.
 """
 
 from __future__ import annotations
@@ -266,6 +273,8 @@ class Statement:
     resources: tuple[str, ...]
     not_resource: bool
     conditions: tuple[Condition, ...]
+    # why the stored statement could not be read: then a Deny read at its widest that spares the bucket owner
+    unreadable: str = ""
 
     def applies(self, caller: Caller, ctx: Context) -> bool:
         if self.principals.covers(caller) == self.not_principal:
@@ -294,6 +303,26 @@ def _strings(raw: Any, what: str) -> tuple[str, ...]:
     return tuple(values)
 
 
+def _actions(raw: Any) -> tuple[str, ...]:
+    actions = _strings(raw, "action")
+    for action in actions:
+        if action != "*" and not action.lower().startswith("s3:"):
+            raise PolicyInvalid(f"Policy has invalid action: {action}")
+    return actions
+
+
+def _resources(raw: Any, bucket: str) -> tuple[str, ...]:
+    resources = _strings(raw, "resource")
+    for resource in resources:
+        if resource == "*":
+            continue
+        if not resource.startswith("arn:aws:s3:::"):
+            raise PolicyInvalid(f"Policy has invalid resource: {resource}")
+        if not glob_match(resource.removeprefix("arn:aws:s3:::").split("/", 1)[0], bucket):
+            raise PolicyInvalid("Action does not apply to any resource(s) in statement")
+    return resources
+
+
 def _parse_statement(raw: Any, bucket: str, index: int) -> Statement:
     if not isinstance(raw, dict):
         raise PolicyInvalid("Statement must be an object")
@@ -311,18 +340,8 @@ def _parse_statement(raw: Any, bucket: str, index: int) -> Statement:
         raise PolicyInvalid("Missing required field Action")
     if ("Resource" in raw) == ("NotResource" in raw):
         raise PolicyInvalid("Missing required field Resource")
-    actions = _strings(raw.get("Action", raw.get("NotAction")), "action")
-    for action in actions:
-        if action != "*" and not action.lower().startswith("s3:"):
-            raise PolicyInvalid(f"Policy has invalid action: {action}")
-    resources = _strings(raw.get("Resource", raw.get("NotResource")), "resource")
-    for resource in resources:
-        if resource == "*":
-            continue
-        if not resource.startswith("arn:aws:s3:::"):
-            raise PolicyInvalid(f"Policy has invalid resource: {resource}")
-        if not glob_match(resource.removeprefix("arn:aws:s3:::").split("/", 1)[0], bucket):
-            raise PolicyInvalid("Action does not apply to any resource(s) in statement")
+    actions = _actions(raw.get("Action", raw.get("NotAction")))
+    resources = _resources(raw.get("Resource", raw.get("NotResource")), bucket)
     sid = raw.get("Sid", "")
     if not isinstance(sid, str):
         raise PolicyInvalid("Sid must be a string")
@@ -338,13 +357,17 @@ def _parse_statement(raw: Any, bucket: str, index: int) -> Statement:
 @dataclass(frozen=True)
 class Policy:
     statements: tuple[Statement, ...]
+    problems: tuple[str, ...] = ()  # what ``parse_stored`` could not read, and what it made of it
 
-    def evaluate(self, caller: Caller, ctx: Context, skip_public: bool = False) -> Decision:
+    def evaluate(self, caller: Caller, ctx: Context, skip_public: bool = False, owner: bool = False) -> Decision:
         """Deny if any applicable statement denies, else allow if one allows, else None. ``skip_public``
-        ignores public Allow statements (RestrictPublicBuckets)."""
+        ignores public Allow statements (RestrictPublicBuckets); ``owner``: the caller owns the bucket, whom
+        the Denies standing for unreadable statements spare."""
         allowed = False
         for st in self.statements:
             if st.effect == "Allow" and (allowed or (skip_public and st.public)):
+                continue
+            if owner and st.unreadable:
                 continue
             if st.applies(caller, ctx):
                 if st.effect == "Deny":
@@ -377,7 +400,7 @@ def parse(text: str, bucket: str) -> Policy:
         raise PolicyInvalid(f"Policies must be at most {MAX_POLICY_BYTES} bytes")
     try:
         doc = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: arrays nested some thousand deep
         raise PolicyInvalid("Policies must be valid JSON") from None
     if not isinstance(doc, dict):
         raise PolicyInvalid("Policies must be a JSON object")
@@ -392,6 +415,82 @@ def parse(text: str, bucket: str) -> Policy:
     if not statements:
         raise PolicyInvalid("Missing required field Statement")
     return Policy(tuple(_parse_statement(st, bucket, i) for i, st in enumerate(statements)))
+
+
+def parse_stored(text: str, bucket: str) -> Policy:
+    """The stored policy of ``bucket``, read as far as it can be and failing closed where it cannot (see the
+    module's docstring); ``problems`` says what could not be read. Never raises."""
+    try:
+        return parse(text, bucket)
+    except PolicyInvalid as exc:
+        whole = exc.message
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError):
+        doc = None
+    raw = doc.get("Statement") if isinstance(doc, dict) else None
+    items = raw if isinstance(raw, list) else [raw] if raw is not None else []
+    if not items:
+        return Policy((_widest(None, bucket, 0, whole),),
+                      (f"the policy cannot be read ({whole}): every request of anyone but the bucket owner and "
+                       "admins is denied",))
+    statements: list[Statement] = []
+    problems: list[str] = []
+    for index, item in enumerate(items):
+        try:
+            statements.append(_parse_statement(item, bucket, index))
+        except PolicyInvalid as exc:
+            name = _sid(item, index)
+            if isinstance(item, dict) and item.get("Effect") == "Allow":
+                problems.append(f"{name} cannot be read ({exc.message}): an Allow, it grants nothing")
+            else:
+                statements.append(_widest(item, bucket, index, exc.message))
+                problems.append(f"{name} cannot be read ({exc.message}): it denies everything it could match "
+                                "to anyone but the bucket owner and admins")
+    # every statement read: what is wrong is the document's frame (version, size, a field), not their meaning
+    return Policy(tuple(statements), tuple(problems) or (f"the policy is not valid ({whole}); its statements "
+                                                          "apply as written",))
+
+
+def _sid(raw: Any, index: int) -> str:
+    sid = raw.get("Sid") if isinstance(raw, dict) else None
+    return sid if isinstance(sid, str) and sid else f"statement {index + 1}"
+
+
+def _read(read: Callable[[], Any], widest: Any) -> Any:
+    try:
+        return read()
+    except PolicyInvalid:
+        return widest
+
+
+def _widest(raw: Any, bucket: str, index: int, why: str) -> Statement:
+    """A Deny of everything the unreadable statement ``raw`` could match: what of it can be read narrows it
+    (its principals, actions, resources, each condition block), what cannot is taken at its widest."""
+    raw = raw if isinstance(raw, dict) else {}
+
+    def part(name: str, read: Callable[[Any], Any], widest: Any) -> tuple[Any, bool]:
+        """(the value of ``name`` or ``Not<name>``, whether negated); (``widest``, False) when unreadable."""
+        if (name in raw) == (f"Not{name}" in raw):
+            return widest, False
+        negated = f"Not{name}" in raw
+        value = _read(lambda: read(raw[f"Not{name}" if negated else name]), None)
+        return (widest, False) if value is None else (value, negated)
+
+    principals, not_principal = part("Principal", _parse_principal, Principals(anyone=True))
+    actions, not_action = part("Action", _actions, ("*",))
+    resources, not_resource = part("Resource", lambda r: _resources(r, bucket), ("*",))
+    blocks = raw.get("Condition") if isinstance(raw.get("Condition"), dict) else {}
+    conditions: list[Condition] = []
+    for op, block in blocks.items():
+        # conditions only narrow a statement: a Deny without the blocks it cannot read matches more, never less
+        try:
+            conditions += _parse_conditions({op: block})
+        except PolicyInvalid:
+            continue
+    return Statement(sid=_sid(raw, index), effect="Deny", principals=principals, not_principal=not_principal,
+                     actions=actions, not_action=not_action, resources=resources, not_resource=not_resource,
+                     conditions=tuple(conditions), unreadable=why)
 
 
 # in words ----------------------------------------------------------------------------------------------
@@ -415,7 +514,12 @@ def describe(policy: Policy, names: Mapping[str, str] | None = None) -> list[str
         what = f"every action except {actions}" if st.not_action else actions
         on = ", ".join(r.removeprefix("arn:aws:s3:::") for r in st.resources)
         where = f"everything except {on}" if st.not_resource else on
-        text = f"{st.sid}: {verb} {_who(st, names or {})} {what} on {where}"
+        who = _who(st, names or {})
+        if st.unreadable:
+            anyone = st.principals.anyone and not st.not_principal
+            who = "everyone but the bucket owner" if anyone else f"{who} (the bucket owner excepted)"
+        head = f"{st.sid} (unreadable, read at its widest)" if st.unreadable else st.sid
+        text = f"{head}: {verb} {who} {what} on {where}"
         if st.conditions:
             text += " when " + " and ".join(
                 f"{c.key} {c.operator}{' (if present)' if c.if_exists else ''} {' or '.join(c.values)}"

@@ -76,6 +76,7 @@ def _out(session: Session, bucket: Bucket) -> SharingOut:
         users=[UserGrantOut(user_id=g.user_id, username=g.username, access=g.access) for g in panel.user_grants(text)],
         public_prefixes=panel.public_prefixes(text, bucket.name), policy=text, policy_words=words,
         policy_public=state.policy is not None and state.policy.public,
+        policy_problems=list(state.policy.problems) if state.policy is not None else [],
         acl_grants=[_grant_words(g, names) for g in state.grants if g not in acl.default(bucket.owner_id)],
         ownership=state.ownership,
         public_block=PublicBlockOut(block_public_acls=block.block_public_acls,
@@ -189,11 +190,9 @@ def shared_with_me(request: Request, session: SessionDep, user: CurrentUser) -> 
     for row in rows:
         allowed = [f"ACL {g.permission}" for g in acl.from_json(row.acl) if g.grantee == f"id:{user.id}"]
         if row.policy and row.bucket_id in names:
-            try:
-                policy = policies.parse(row.policy, names[row.bucket_id])
-            except policies.PolicyInvalid:  # stored before a rule changed: the gateway refuses it the same way
-                continue
-            for st in policy.statements:
+            # what can be read of it: the rights below say whether an unreadable statement denies it meanwhile
+            policy = service.stored_policy(row, names[row.bucket_id])
+            for st in policy.statements if policy is not None else ():
                 if st.effect == "Allow" and not st.not_principal and not st.principals.anyone \
                         and st.principals.covers(caller):
                     allowed += [a for a in st.actions if a not in allowed]

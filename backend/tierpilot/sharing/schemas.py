@@ -29,6 +29,10 @@ class SharingOut(BaseModel):
     public_prefixes: list[str] = Field(description="prefixes anyone may read and list, unsigned requests included")
     policy: str | None = Field(None, description="the bucket policy (JSON) as stored")
     policy_words: list[str] = Field(description="one sentence per statement of the policy")
+    policy_problems: list[str] = Field(
+        [], description="what of the stored policy this version cannot read, and how it is applied meanwhile "
+                        "(failing closed: an unreadable Allow grants nothing, any other unreadable statement denies "
+                        "everything it could match to all but the owner and admins); empty when it reads in full")
     policy_public: bool
     acl_grants: list[str] = Field(description="bucket ACL grants besides the owner's, e.g. 'READ to AllUsers'")
     ownership: str | None = None

@@ -6,9 +6,12 @@ states before the change is answered (``sharing.gate``).
 
 from __future__ import annotations
 
+import hashlib
+import logging
 from collections.abc import Iterable
 from typing import Any
 
+from prometheus_client import Counter
 from sqlalchemy.orm import Session
 
 from tierpilot.audit import service as audit
@@ -17,7 +20,7 @@ from tierpilot.catalog import repository as catalog_repository
 from tierpilot.catalog import versions
 from tierpilot.catalog.errors import CatalogError
 from tierpilot.catalog.models import Bucket
-from tierpilot.kit import generations
+from tierpilot.kit import generations, metrics  # noqa: F401  (metrics: set up before the counter below is made)
 from tierpilot.sharing import access, acl, repository
 from tierpilot.sharing import policy as policies
 from tierpilot.sharing.access import EMPTY, ObjectGrants, PublicBlock, SharingState
@@ -26,6 +29,12 @@ from tierpilot.sharing.models import BucketSharing
 
 SHARING_GENERATION = "sharing:state"
 EXISTING_TAG = "s3:existingobjecttag/"
+
+log = logging.getLogger(__name__)
+UNREADABLE_POLICIES = Counter("tierpilot_sharing_unreadable_policies_total",
+                              "stored bucket policies read that this version cannot read in full (each load of a "
+                              "bucket's sharing state: the unreadable parts deny, see sharing.policy)")
+_warned: set[tuple[int, str]] = set()  # (bucket id, digest of the policy): warned once per process
 
 
 class SharingError(CatalogError):
@@ -63,11 +72,27 @@ def audit_change(session: Session, bucket: Bucket, actor: audit.Actor, change: s
     audit.record(session, "bucket.sharing_changed", actor, bucket.name, change=change, **detail)
 
 
+def stored_policy(row: BucketSharing, bucket_name: str) -> policies.Policy | None:
+    """The row's policy as far as it can be read (``policy.parse_stored``: what cannot be read denies), logged
+    and counted when some of it cannot."""
+    if not row.policy:
+        return None
+    policy = policies.parse_stored(row.policy, bucket_name)
+    if policy.problems:
+        UNREADABLE_POLICIES.inc()
+        seen = (row.bucket_id, hashlib.sha256(row.policy.encode()).hexdigest())
+        if seen not in _warned and len(_warned) < 10_000:
+            _warned.add(seen)
+            log.warning("bucket %s: its stored policy cannot be read in full; until its owner replaces or deletes "
+                        "it: %s", bucket_name, "; ".join(policy.problems))
+    return policy
+
+
 def state_of(row: BucketSharing | None, bucket_name: str) -> SharingState:
     if row is None:
         return EMPTY
     return SharingState(
-        policy=policies.parse(row.policy, bucket_name) if row.policy else None,
+        policy=stored_policy(row, bucket_name),
         grants=acl.from_json(row.acl), ownership=row.ownership,
         public_block=PublicBlock.from_json(row.public_block), public_block_set=row.public_block is not None,
         object_acls=row.object_acls)
