@@ -4675,6 +4675,12 @@ export interface components {
              * @description the bucket policy (JSON) as stored
              */
             policy?: string | null;
+            /**
+             * Policy Problems
+             * @description what of the stored policy this version cannot read, and how it is applied meanwhile (failing closed: an unreadable Allow grants nothing, any other unreadable statement denies everything it could match to all but the owner and admins); empty when it reads in full
+             * @default []
+             */
+            policy_problems: string[];
             /** Policy Public */
             policy_public: boolean;
             /**

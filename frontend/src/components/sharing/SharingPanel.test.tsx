@@ -15,6 +15,7 @@ const empty = {
   policy: null,
   policy_words: [],
   policy_public: false,
+  policy_problems: [],
   acl_grants: [],
   ownership: null,
   public_block: null,
@@ -92,5 +93,36 @@ describe("SharingPanel", () => {
     await userEvent.click(screen.getByRole("button", { name: "Check" }));
     const allowed = await screen.findByRole("region", { name: "What this policy would allow" });
     expect(allowed).toHaveTextContent("Mine: allows bob s3:GetObject on belle2/*");
+  });
+
+  it("tells the owner a stored policy cannot be read, and lets them delete it", async () => {
+    const broken = {
+      ...empty,
+      policy: '{"Version": "2012-10-17", "Statement": [',
+      policy_problems: [
+        "the policy cannot be read (Policies must be valid JSON): every request of anyone but the bucket owner and admins is denied",
+      ],
+      policy_words: [
+        "statement 1 (unreadable, read at its widest): denies everyone but the bucket owner * on *",
+      ],
+    };
+    let stored: object = broken;
+    const { requests } = installFakeApi({
+      "GET /api/buckets/belle2/sharing": () => ({ body: stored }),
+      "DELETE /api/buckets/belle2/sharing/policy": () => {
+        stored = empty;
+        return { status: 204 };
+      },
+    });
+    renderPanel();
+    const alert = await screen.findByRole("alert");
+    expect(alert).toHaveTextContent("The stored policy cannot be read in full");
+    expect(within(alert).getByRole("list", { name: "What cannot be read" })).toHaveTextContent(
+      "Policies must be valid JSON",
+    );
+    expect(screen.getByLabelText("Policy (JSON)")).toHaveValue(broken.policy);
+    await userEvent.click(screen.getByRole("button", { name: "Delete policy" }));
+    await vi.waitFor(() => expect(requests.map((r) => r.method)).toContain("DELETE"));
+    await vi.waitFor(() => expect(screen.queryByRole("alert")).not.toBeInTheDocument());
   });
 });

@@ -48,6 +48,7 @@ export function SharingPanel({ bucket }: { bucket: string }) {
         bucket={bucket}
         policy={data.policy ?? null}
         words={data.policy_words}
+        problems={data.policy_problems ?? []}
         isPublic={data.policy_public}
       />
       <Card
@@ -204,11 +205,13 @@ function PolicyCard({
   bucket,
   policy,
   words,
+  problems,
   isPublic,
 }: {
   bucket: string;
   policy: string | null;
   words: string[];
+  problems: string[];
   isPublic: boolean;
 }) {
   const [text, setText] = useState(policy ?? "");
@@ -223,6 +226,20 @@ function PolicyCard({
       description="The S3 bucket policy (JSON) the gateway evaluates on every request; the entries above are part of it."
       actions={isPublic ? <Badge tone="danger">public</Badge> : null}
     >
+      {problems.length ? (
+        <div className="sharing-invalid" role="alert">
+          <p>
+            <Badge tone="danger">invalid</Badge> The stored policy cannot be read in full. Until you replace or
+            delete it, what cannot be read denies: other users and anonymous requests are refused wherever it
+            could have applied, while you and admins keep access.
+          </p>
+          <ul className="sharing-list" aria-label="What cannot be read">
+            {problems.map((p) => (
+              <li key={p}>{p}</li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
       {words.length ? (
         <ul className="sharing-list" aria-label="What the policy allows">
           {words.map((w) => (
