@@ -1,6 +1,6 @@
 """Cost planner API on this installation: evaluation and CSV reports (with `tier:NAME` candidates), the
-installation's tiers as candidates, and scenarios from your data. Under /pricing, beside the catalogs and
-saved scenarios of `pricing.router`."""
+installation's tiers as candidates, scenarios from your data, and a scenario's month as a bucket's planned usage.
+Under /pricing, beside the catalogs and saved scenarios of `pricing.router`."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from fastapi import APIRouter, Query, Response
 from tierpilot.auth.deps import CurrentUser, SessionDep
 from tierpilot.kit.inputs import RowId
 from tierpilot.planner import service
+from tierpilot.planner.schemas import PlanUsageOut
 from tierpilot.pricing import service as pricing
 from tierpilot.pricing.schemas import FromMyDataOut, InstallationTierOut, ReportOut, Scenario
 
@@ -34,6 +35,13 @@ def installation_tiers(session: SessionDep, user: CurrentUser) -> list[Installat
 def evaluate(body: Scenario, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
     """Costs per tier, break-even frequencies, cheapest bands, sweep, lifecycle and hybrid plans."""
     return service.evaluate(session, body)
+
+
+@router.post("/plan-usage", response_model=PlanUsageOut)
+def plan_usage(body: Scenario, session: SessionDep, user: CurrentUser) -> PlanUsageOut:
+    """The scenario's month as a bucket's planned usage (reads, requests, restores), to save with
+    PUT /api/spend/plans/{bucket}; nothing is saved here."""
+    return service.plan_usage(session, body)
 
 
 @router.post("/report.csv", response_class=Response, responses={200: {"content": {"text/csv": {}}}})

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -15,6 +16,8 @@ from tierpilot.auth.models import User
 from tierpilot.catalog import repository as catalog_repository
 from tierpilot.catalog import service as catalog_service
 from tierpilot.kit.errors import Invalid
+from tierpilot.planner.schemas import PlanUsageOut
+from tierpilot.pricing import engine
 from tierpilot.pricing import service as pricing
 from tierpilot.pricing.report import report_csv
 from tierpilot.pricing.schemas import InstallationTierOut, Scenario
@@ -85,6 +88,42 @@ def evaluate(session: Session, scenario: Scenario) -> dict[str, Any]:
 def evaluate_csv(session: Session, scenario: Scenario) -> str:
     """The report of a scenario as CSV."""
     return report_csv(evaluate(session, scenario))
+
+
+# ---------------------------------------------------------------------------- a bucket's plan
+
+
+def _whole(value: Decimal) -> int:
+    return int(value.to_integral_value(ROUND_HALF_UP))
+
+
+def plan_usage(session: Session, scenario: Scenario) -> PlanUsageOut:
+    """The scenario's month at its read frequency as a bucket's planned usage: the quantities the engine prices
+    (objects, GETs per read with ranged GETs, read share and read-ahead, raw request counts per month), which the
+    Spend view then prices with the bucket's own tiers. Nothing is saved."""
+    s = resolve_installation_tiers(session, scenario)
+    usage = engine.scenario_usage(s)
+    objects, f, share = usage.objects, s.reads_per_month, s.read_fraction
+    raw = s.requests
+    gets = objects.requests_per_read(usage.get_part_bytes) * share * f + (raw.reads if raw else 0)
+    puts = s.writes_per_month * objects.count + (raw.writes if raw else 0)
+    read_gib = objects.volume_gib * share * f
+    archives = [p.label for p in engine.resolve_tiers(s, pricing.all_catalogs(session)) if p.restore is not None]
+    basis = [
+        f"reads: {f} reads a month of {share:.0%} of {objects.volume_gib:.6g} GiB"
+        + (f", {s.read_amplification}× read-ahead" if s.read_amplification != 1 else ""),
+        f"GET-class: the reads' GETs ({objects.count:.6g} objects)"
+        + (f" in {s.get_part_size_mib} MiB ranges" if s.get_part_size_mib else "")
+        + (" and the GET and HEAD counts" if raw and raw.reads else ""),
+        f"PUT-class: {s.writes_per_month} overwrites a month" + (" and the PUT, COPY, POST and LIST counts"
+                                                                 if raw and raw.writes else ""),
+        f"restores: what the reads restore from {', '.join(archives)}" if archives
+        else "restores: none (no tier of the scenario is an archive)",
+    ]
+    return PlanUsageOut(
+        reads_gib=round(float(read_gib * s.read_amplification), 6), read_requests=_whole(gets),
+        write_requests=_whole(puts), restores_gib=round(float(read_gib), 6) if archives else 0.0,
+        restore_speed=s.restore_speed, basis=basis)
 
 
 # ---------------------------------------------------------------------------- from my data
