@@ -229,9 +229,9 @@ function PolicyCard({
       {problems.length ? (
         <div className="sharing-invalid" role="alert">
           <p>
-            <Badge tone="danger">invalid</Badge> The stored policy cannot be read in full. Until you replace or
-            delete it, what cannot be read denies: other users and anonymous requests are refused wherever it
-            could have applied, while you and admins keep access.
+            <Badge tone="danger">invalid</Badge> The stored policy cannot be read in full. Until you replace
+            or delete it, what cannot be read denies: other users and anonymous requests are refused wherever
+            it could have applied, while you and admins keep access.
           </p>
           <ul className="sharing-list" aria-label="What cannot be read">
             {problems.map((p) => (
