@@ -1137,6 +1137,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/pricing/plan-usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Plan Usage
+         * @description The scenario's month as a bucket's planned usage (reads, requests, restores), to save with
+         *     PUT /api/spend/plans/{bucket}; nothing is saved here.
+         */
+        post: operations["plan_usage_api_pricing_plan_usage_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/pricing/report.csv": {
         parameters: {
             query?: never;
@@ -3624,6 +3645,43 @@ export interface components {
             projected: number;
             /** Reasons */
             reasons: string[];
+        };
+        /**
+         * PlanUsageOut
+         * @description What a scenario does in a month at its read frequency, as the fields of a bucket's planned monthly usage
+         *     (``PUT /api/spend/plans/{bucket}``: the Spend view prices it with the bucket's own tiers).
+         */
+        PlanUsageOut: {
+            /**
+             * Basis
+             * @description how each figure follows from the scenario, in words
+             */
+            basis: string[];
+            /**
+             * Read Requests
+             * @description GET-class requests a month: the reads' GETs, plus GET and HEAD counts
+             */
+            read_requests: number;
+            /**
+             * Reads Gib
+             * @description GiB transferred by the month's reads (read share and read-ahead included)
+             */
+            reads_gib: number;
+            /**
+             * Restore Speed
+             * @enum {string}
+             */
+            restore_speed: "expedited" | "standard" | "bulk";
+            /**
+             * Restores Gib
+             * @description GiB the month's reads restore when some tier of the scenario is an archive (its reads need a restore); 0 otherwise
+             */
+            restores_gib: number;
+            /**
+             * Write Requests
+             * @description PUT-class requests a month: the overwrites' PUTs, plus PUT, COPY, POST and LIST counts
+             */
+            write_requests: number;
         };
         /** PolicyCheckOut */
         PolicyCheckOut: {
@@ -8069,6 +8127,39 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InstallationTierOut"][];
+                };
+            };
+        };
+    };
+    plan_usage_api_pricing_plan_usage_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Scenario"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlanUsageOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
         };

@@ -1,5 +1,6 @@
 import { keepPreviousData, queryOptions, useMutation, useQueryClient } from "@tanstack/react-query";
 import { ApiError, api, errorMessage, type Schemas, unwrap } from "../client";
+import { spendKeys } from "../spend";
 
 export type ScenarioBody = Schemas["Scenario"];
 export type Report = Schemas["ReportOut"];
@@ -10,6 +11,7 @@ export type Catalog = Schemas["Catalog-Output"];
 export type StorageClass = Schemas["StorageClass-Output"];
 export type SavedScenario = Schemas["ScenarioOut"];
 export type InstallationTier = Schemas["InstallationTierOut"];
+export type PlanUsage = Schemas["PlanUsageOut"];
 
 export const pricingKeys = {
   all: ["pricing"] as const,
@@ -22,6 +24,7 @@ export const pricingKeys = {
   report: (body: ScenarioBody) => [...pricingKeys.all, "report", body] as const,
   savedReport: (id: number) => [...pricingKeys.all, "saved-report", id] as const,
   fromMyData: (catalog: string) => [...pricingKeys.all, "from-my-data", catalog] as const,
+  planUsage: (body: ScenarioBody) => [...pricingKeys.all, "plan-usage", body] as const,
 };
 
 export const catalogsQueryOptions = () =>
@@ -198,3 +201,27 @@ export async function downloadReportCsv(body: ScenarioBody, name: string): Promi
   // the click has handed the blob to the download; release it on the next tick
   setTimeout(() => URL.revokeObjectURL(url), 0);
 }
+
+/** The scenario's month as a bucket's planned usage (reads, requests, restores), with how each figure follows. */
+export const planUsageQueryOptions = (body: ScenarioBody) =>
+  queryOptions({
+    queryKey: pricingKeys.planUsage(body),
+    queryFn: () => unwrap(api.POST("/api/pricing/plan-usage", { body })),
+    retry: false,
+  });
+
+/** A bucket's saved plan, or null when it has none (the API's 404 for one of the caller's buckets: it plans
+ * storage only). Kept under the Spend keys, so saving a plan there or here refreshes it. */
+export const bucketPlanQueryOptions = (bucket: string) =>
+  queryOptions({
+    queryKey: [...spendKeys.all, "plan", bucket] as const,
+    queryFn: async () => {
+      const { data, error, response } = await api.GET("/api/spend/plans/{bucket}", {
+        params: { path: { bucket } },
+      });
+      if (response.status === 404) return null;
+      return unwrap(Promise.resolve({ data, error, response }));
+    },
+    enabled: bucket !== "",
+    retry: false,
+  });

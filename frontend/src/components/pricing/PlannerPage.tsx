@@ -22,6 +22,7 @@ import { formatFrequency, tierColors } from "./chart-data";
 import { HybridResult } from "./HybridResult";
 import { LifecycleResult } from "./LifecycleResult";
 import { PrintSummary } from "./PrintSummary";
+import { SaveAsPlanDialog } from "./SaveAsPlanDialog";
 import { ScenarioForm } from "./ScenarioForm";
 import { ScenarioLibrary } from "./ScenarioLibrary";
 import { DEFAULT_FORM, type FormState, fromScenario, installationStart, toScenario } from "./scenario-form";
@@ -59,6 +60,7 @@ export function PlannerPage({ scenarioId, sharedToken, isAdmin = false }: Planne
   const [actionError, setActionError] = useState<unknown>(null);
   const [prefilling, setPrefilling] = useState(false);
   const [exporting, setExporting] = useState(false);
+  const [planning, setPlanning] = useState<ScenarioBody | null>(null);
 
   const { body, errors } = useMemo(() => toScenario(form), [form]);
   const settled = useSettled<ScenarioBody | null>(body, TYPING_PAUSE_MS);
@@ -141,6 +143,9 @@ export function PlannerPage({ scenarioId, sharedToken, isAdmin = false }: Planne
             </Button>
             <Button onClick={exportCsv} loading={exporting} disabled={!body}>
               Export CSV
+            </Button>
+            <Button onClick={() => setPlanning(body)} disabled={!body}>
+              Save as bucket plan…
             </Button>
             <Button onClick={() => window.print()} disabled={!data}>
               Print
@@ -242,6 +247,9 @@ export function PlannerPage({ scenarioId, sharedToken, isAdmin = false }: Planne
       />
       {comparing.length >= 2 ? <CompareScenarios scenarios={comparing} /> : null}
       <CatalogsCard isAdmin={isAdmin} />
+      {planning ? (
+        <SaveAsPlanDialog scenario={planning} isAdmin={isAdmin} onClose={() => setPlanning(null)} />
+      ) : null}
     </>
   );
 }

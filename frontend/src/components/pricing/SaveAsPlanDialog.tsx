@@ -1,0 +1,219 @@
+import { useQuery } from "@tanstack/react-query";
+import { Link } from "@tanstack/react-router";
+import { type FormEvent, useState } from "react";
+import { bucketsQueryOptions } from "@/api/catalog";
+import {
+  bucketPlanQueryOptions,
+  type PlanUsage,
+  planUsageQueryOptions,
+  type ScenarioBody,
+} from "@/api/pricing";
+import { type SpendPlan, type SpendPlanUsage, useSavePlan } from "@/api/spend";
+import { Button, Dialog, ErrorBanner, Input, LoadingState, Select } from "@/components/ui";
+import {
+  type PlanField,
+  type PlanFormErrors,
+  type PlanFormValues,
+  planToForm,
+  serverPlanErrors,
+  toPlanBody,
+  validatePlanForm,
+} from "../spend/plan-form";
+
+const SPEEDS = [
+  { value: "expedited", label: "Expedited" },
+  { value: "standard", label: "Standard" },
+  { value: "bulk", label: "Bulk" },
+];
+
+/** A plan's usage in one line: "150 GiB read, 1,304 GET, 130 PUT, 100 GiB restored (expedited)". */
+export function usageWords(plan: SpendPlanUsage | PlanUsage): string {
+  const parts = [
+    plan.reads_gib ? `${plan.reads_gib.toLocaleString("en-US")} GiB read` : "",
+    plan.read_requests ? `${plan.read_requests.toLocaleString("en-US")} GET` : "",
+    plan.write_requests ? `${plan.write_requests.toLocaleString("en-US")} PUT` : "",
+    plan.restores_gib
+      ? `${plan.restores_gib.toLocaleString("en-US")} GiB restored (${plan.restore_speed})`
+      : "",
+  ].filter(Boolean);
+  return parts.length ? `${parts.join(", ")} a month` : "no reads, requests or restores";
+}
+
+export interface SaveAsPlanDialogProps {
+  /** The scenario being modelled (valid: the Planner offers saving only then). */
+  scenario: ScenarioBody;
+  /** Admins may save a plan for any bucket: the list then names each bucket's owner. */
+  isAdmin?: boolean;
+  onClose: () => void;
+}
+
+/**
+ * Save the modelled scenario's month as one bucket's plan: the figures come from the scenario (the API's
+ * plan-usage) and may be adjusted; saving goes through the Spend plans API, which allows the bucket's owner
+ * and admins and answers anyone else as for a missing bucket.
+ */
+export function SaveAsPlanDialog({ scenario, isAdmin = false, onClose }: SaveAsPlanDialogProps) {
+  const buckets = useQuery(bucketsQueryOptions());
+  const usage = useQuery(planUsageQueryOptions(scenario));
+  const [bucket, setBucket] = useState("");
+  const [edited, setEdited] = useState<PlanFormValues | null>(null);
+  const [errors, setErrors] = useState<PlanFormErrors & { bucket?: string }>({});
+  const [saved, setSaved] = useState<SpendPlan | null>(null);
+  const current = useQuery(bucketPlanQueryOptions(bucket));
+  const save = useSavePlan(bucket);
+  const values = edited ?? (usage.data ? planToForm(usage.data) : null);
+
+  const set = (field: PlanField, value: string) => {
+    if (!values) return;
+    setEdited({ ...values, [field]: value });
+    setErrors(({ [field]: _fixed, ...rest }) => rest);
+  };
+  const number = (field: Exclude<PlanField, "restore_speed">) => ({
+    type: "number",
+    min: 0,
+    inputMode: "decimal" as const,
+    value: values?.[field] ?? "",
+    error: errors[field],
+    onChange: (e: { target: { value: string } }) => set(field, e.target.value),
+  });
+
+  const submit = (e?: FormEvent) => {
+    e?.preventDefault();
+    if (!values) return;
+    const found: PlanFormErrors & { bucket?: string } = validatePlanForm(values);
+    if (!bucket) found.bucket = "Choose the bucket this plan is for.";
+    setErrors(found);
+    if (Object.keys(found).length > 0) return;
+    save.mutate(toPlanBody(values), {
+      onSuccess: setSaved,
+      // the server's 422 names the field: show it there; a 403 or 404 shows below the form
+      onError: (error) => setErrors(serverPlanErrors(error)),
+    });
+  };
+  const fieldErrors = Object.keys(serverPlanErrors(save.error)).length > 0;
+  const own = buckets.data ?? [];
+
+  if (saved) {
+    return (
+      <Dialog
+        open
+        onClose={onClose}
+        title="Plan saved"
+        footer={
+          <>
+            <Link to="/spend" className="ui-button ui-button--secondary ui-button--md">
+              Open Spend
+            </Link>
+            <Button variant="primary" onClick={onClose} data-autofocus>
+              Close
+            </Button>
+          </>
+        }
+      >
+        <p role="status">
+          Saved as the plan of <strong>{saved.bucket}</strong>: {usageWords(saved)}, besides storing what it
+          holds. The Spend view prices it with the bucket's tiers beside its actual spend (Plan beside
+          actual).
+        </p>
+      </Dialog>
+    );
+  }
+
+  return (
+    <Dialog
+      open
+      onClose={onClose}
+      title="Save as a bucket's plan"
+      description="The scenario's month at its read frequency, as what a bucket is planned to do each month besides storing what it holds. The Spend view prices it with that bucket's own tiers beside the actual."
+      footer={
+        <>
+          <Button onClick={onClose}>Cancel</Button>
+          <Button
+            variant="primary"
+            loading={save.isPending}
+            disabled={!values || own.length === 0}
+            onClick={() => submit()}
+          >
+            Save plan
+          </Button>
+        </>
+      }
+    >
+      {buckets.isPending || usage.isPending ? (
+        <LoadingState label="Working out the scenario's month…" />
+      ) : buckets.isError ? (
+        <ErrorBanner
+          title="Could not list your buckets"
+          error={buckets.error}
+          onRetry={() => buckets.refetch()}
+        />
+      ) : usage.isError ? (
+        <ErrorBanner title="The scenario cannot be turned into a plan" error={usage.error} />
+      ) : own.length === 0 ? (
+        <p>
+          A plan belongs to one of your buckets, and you have none yet: create one in the{" "}
+          <Link to="/browser">Browser</Link> first.
+        </p>
+      ) : (
+        <form className="stack" onSubmit={submit} noValidate aria-label="Save as a bucket's plan">
+          <Select
+            label="Bucket"
+            hint={isAdmin ? "Every bucket (you are an admin)" : "Your buckets"}
+            value={bucket}
+            error={errors.bucket}
+            data-autofocus
+            options={[
+              { value: "", label: "Choose a bucket…", disabled: true },
+              ...own.map((b) => ({ value: b.name, label: isAdmin ? `${b.name} (${b.owner})` : b.name })),
+            ]}
+            onChange={(e) => {
+              setBucket(e.target.value);
+              setErrors(({ bucket: _chosen, ...rest }) => rest);
+              save.reset();
+            }}
+          />
+          {bucket && current.isSuccess ? (
+            <p className="muted">
+              {current.data
+                ? `${bucket} has a plan already (${usageWords(current.data)}, saved by ${current.data.updated_by}): saving replaces it.`
+                : `${bucket} has no plan yet: it plans storage only.`}
+            </p>
+          ) : null}
+          <div className="form-grid">
+            <Input label="Reads (GiB / month)" hint="Bytes read out of the bucket" {...number("reads_gib")} />
+            <Input label="GET-class requests / month" hint="GET, HEAD" {...number("read_requests")} />
+            <Input
+              label="PUT-class requests / month"
+              hint="PUT, COPY, POST, LIST"
+              {...number("write_requests")}
+            />
+            <Input
+              label="Restores (GiB / month)"
+              hint="Priced on the bucket's archive tiers only"
+              {...number("restores_gib")}
+            />
+            <Select
+              label="Restore speed"
+              value={values?.restore_speed ?? "standard"}
+              options={SPEEDS}
+              onChange={(e) => set("restore_speed", e.target.value)}
+            />
+          </div>
+          {usage.data ? (
+            <details>
+              <summary>How these follow from the scenario</summary>
+              <ul className="plain-list muted">
+                {usage.data.basis.map((line) => (
+                  <li key={line}>{line}</li>
+                ))}
+              </ul>
+            </details>
+          ) : null}
+          {save.isError && !fieldErrors ? (
+            <ErrorBanner title="The plan was not saved" error={save.error} />
+          ) : null}
+        </form>
+      )}
+    </Dialog>
+  );
+}
