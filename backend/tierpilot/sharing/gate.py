@@ -1,6 +1,6 @@
 """The gateway's side of sharing: bucket sharing states cached per process, and the decision per request.
 
-States are cached by bucket id under the sharing generation (``kit.generations``, one Redis GET per request):
+States are cached by bucket id under the sharing generation (``kit.generations``, read for every request):
 every change moves it after its commit and before it is answered (and is refused when it cannot), so no
 process grants from a state older than the last answered change. A bucket without sharing settings is
 cached as ``EMPTY``: the owner's requests then cost no database statement. Without Redis, owners' requests
