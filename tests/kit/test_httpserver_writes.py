@@ -3,9 +3,11 @@ answer), and still sends headers without a body (HEAD, 304), a 100 Continue befo
 
 from __future__ import annotations
 
+import gc
 import socket
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,11 +17,15 @@ import uvicorn
 from tests.servers import free_port, wait_port
 from tierpilot.kit.httpserver import GuardedHttpToolsProtocol
 
+_cycles: list[weakref.ref[Any]] = []  # each /small request's response cycle (uvicorn's; ``send`` is its method)
+
 
 async def _app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     if scope["type"] != "http":
         return
     path = scope["path"]
+    if path == "/small":
+        _cycles.append(weakref.ref(send.__self__))
     if path == "/echo":  # reads the body (a client sending Expect: 100-continue waits for the 100 first)
         body = b""
         more = True
@@ -90,3 +96,22 @@ def test_100_continue_comes_before_the_body_is_sent(port: int) -> None:
         sock.sendall(b"body")
         answer = _until(sock, b"body")
         assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b"\r\n\r\nbody")
+
+
+def test_a_finished_response_cycle_is_freed_without_the_cyclic_collector(port: int) -> None:
+    """The held-headers transport refers to its cycle weakly: with the collector off, each request's cycle (and
+    the scope and headers it holds) goes when the connection has moved on to the next request."""
+    gc.collect()
+    gc.disable()
+    try:
+        _cycles.clear()
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            for _ in range(3):
+                sock.sendall(b"GET /small HTTP/1.1\r\nHost: x\r\n\r\n")
+                assert _until(sock, b"hello").endswith(b"hello")
+            deadline = time.monotonic() + 5
+            while any(ref() is not None for ref in _cycles[:2]) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert len(_cycles) == 3 and all(ref() is None for ref in _cycles[:2])
+    finally:
+        gc.enable()

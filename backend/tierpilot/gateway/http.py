@@ -106,9 +106,18 @@ class Request:
             self._rate_min_bytes = settings.gateway_body_min_rate_bps * settings.gateway_body_rate_window_s
 
     def close(self) -> None:
-        """The request is over: release its body timer."""
+        """The request is over: release its body timer, and the wrappers ``track_body`` put in place.
+
+        Those are bound methods of the request held by the request (a cycle): left in place, the request and all
+        it holds (its scope, headers, query, recorder, ...) would wait for the cyclic collector, whose runs were
+        4-14 µs of each small GET/HEAD's CPU; the plain receive and send free them when the request goes.
+        """
         if self._body_timer is not None:
             self._body_timer.close()
+        if self._receive_raw is not None:
+            self.receive, self._receive_raw = self._receive_raw, None
+        if self._send_raw is not None:
+            self.send, self._send_raw = self._send_raw, None
 
     def _unread_body(self) -> bool:
         if self.body_consumed:
