@@ -17,7 +17,7 @@ from tierpilot.gateway import sigv4
 from tierpilot.gateway.common import copy_source, copy_source_version
 from tierpilot.gateway.errors import S3Error, access_denied, no_such_key
 from tierpilot.gateway.http import Request
-from tierpilot.gateway.routes import SUBRESOURCES
+from tierpilot.gateway.routes import subresource
 from tierpilot.kit import generations
 from tierpilot.kit.cache import TTLCache
 from tierpilot.kit.db import transaction
@@ -165,7 +165,7 @@ def _sharing_context(req: Request, bucket: Bucket, source: bool) -> tuple[Contex
     else:
         key = req.key or None
         version_id = req.query.get("versionId") or None
-        sub = next((s for s in SUBRESOURCES if s in req.query), "")
+        sub = subresource(req.query)
         action = access.action_for(req.method, "object" if key else "bucket", sub, version_id is not None)
     resource = f"arn:aws:s3:::{bucket.name}" + (f"/{key}" if key else "/*" if req.method == "POST" else "")
     now = datetime.now(UTC)

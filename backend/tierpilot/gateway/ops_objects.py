@@ -110,20 +110,19 @@ def _seconds(moment: datetime) -> datetime:
 def evaluate_conditions(obj: Object, if_match: str | None, if_none_match: str | None, if_modified: str | None,
                         if_unmodified: str | None, read: bool = True) -> int:
     """S3's order of precondition checks: 412, 304 (reads only) or 0 when the request proceeds."""
-    modified = _seconds(obj.last_modified)
     if if_match is not None:
         if not _etag_in(obj.etag, if_match):
             return 412
-    else:
+    elif if_unmodified:  # the dates only when asked about (most reads ask nothing)
         unmodified_since = parse_http_date(if_unmodified)
-        if unmodified_since is not None and modified > unmodified_since:
+        if unmodified_since is not None and _seconds(obj.last_modified) > unmodified_since:
             return 412
     if if_none_match is not None:
         if _etag_in(obj.etag, if_none_match):
             return 304 if read else 412
-    else:
+    elif if_modified:
         modified_since = parse_http_date(if_modified)
-        if modified_since is not None and modified <= modified_since:
+        if modified_since is not None and _seconds(obj.last_modified) <= modified_since:
             return 304 if read else 412
     return 0
 

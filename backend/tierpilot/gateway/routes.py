@@ -25,6 +25,8 @@ SUBRESOURCES = (
     "torrent",
 )
 
+_RANK = {name: rank for rank, name in enumerate(SUBRESOURCES)}
+
 _routes: dict[tuple[str, Level, str], Handler] = {}
 # handlers that check their caller themselves: the CORS preflight (never signed) and POST object (signed form)
 _unsigned: set[Handler] = set()
@@ -46,8 +48,20 @@ def route(method: str, level: Level, subresource: str = "", signed: bool = True)
     return register
 
 
+def subresource(query: dict[str, str]) -> str:
+    """The sub-resource ``query`` selects: of its names in ``SUBRESOURCES``, the first there, or ""."""
+    # the request's few names looked up in a dict, not the 32 sub-resources in the query (a GET's dozen
+    # presigned names select none)
+    best = len(SUBRESOURCES)
+    for name in query:
+        rank = _RANK.get(name, best)
+        if rank < best:
+            best = rank
+    return SUBRESOURCES[best] if best < len(SUBRESOURCES) else ""
+
+
 def find(method: str, level: Level, query: dict[str, str]) -> tuple[Handler | None, str]:
-    sub = next((s for s in SUBRESOURCES if s in query), "")
+    sub = subresource(query)
     return _routes.get((method, level, sub)), sub
 
 

@@ -1,0 +1,95 @@
+"""The small-request hot path's shortcuts answer exactly what the long way did: the sub-resource a query selects,
+query unquoting, HMAC-SHA256 with pre-hashed key states, canonical header values; and a finished request leaves
+no reference cycle for the cyclic collector."""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import hmac
+import random
+import re
+from typing import Any
+from urllib.parse import unquote
+
+import pytest
+
+from tierpilot.gateway import app, sigv4
+from tierpilot.gateway.http import Request
+from tierpilot.gateway.routes import SUBRESOURCES, subresource
+
+
+def test_subresource_is_the_first_of_the_list_present_whatever_the_query_order() -> None:
+    rng = random.Random(7)
+    names = [*SUBRESOURCES, "X-Amz-Date", "prefix", "versionId", "partNumber", "max-keys"]
+    for _ in range(2000):
+        query = {name: "" for name in rng.sample(names, rng.randint(0, 6))}
+        assert subresource(query) == next((s for s in SUBRESOURCES if s in query), "")
+
+
+def test_split_query_unquotes_as_unquote_does_and_remembers_only_short_values() -> None:
+    app._UNQUOTED.clear()
+    credential = "AKIAEXAMPLE%2F20261129%2Fus-east-1%2Fs3%2Faws4_request"
+    long_value = "%41" * 50
+    raw = f"X-Amz-Credential={credential}&a%20b=c%2Fd&plain=x&empty=&{long_value}=1&=v".encode()
+    for _ in range(2):  # the second time from the remembered values
+        assert app._split_query(raw) == [("X-Amz-Credential", unquote(credential)), ("a b", "c/d"),
+                                         ("plain", "x"), ("empty", ""), ("A" * 50, "1"), ("", "v")]
+    assert credential in app._UNQUOTED and "plain" not in app._UNQUOTED and long_value not in app._UNQUOTED
+
+
+def test_unquote_memory_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(app, "_UNQUOTED_MAX", 8)
+    app._UNQUOTED.clear()
+    for i in range(20):
+        assert app._unquote(f"k%2F{i}") == f"k/{i}"
+        assert len(app._UNQUOTED) <= 8
+
+
+@pytest.mark.parametrize("key_size", [0, 1, 32, 63, 64, 65, 200])
+def test_hmac_sha256_with_prehashed_key_states_is_hmac(key_size: int) -> None:
+    rng = random.Random(key_size)
+    key = rng.randbytes(key_size)
+    mac = sigv4.HmacSha256(key)
+    for size in (0, 1, 55, 64, 1000):
+        message = rng.randbytes(size)
+        assert mac.hexdigest(message) == hmac.new(key, message, hashlib.sha256).hexdigest()
+        assert mac.hexdigest(message) == mac.hexdigest(message)  # its states are copied, never consumed
+
+
+def test_canonical_header_values_are_trimmed_with_inner_runs_of_space_made_one() -> None:
+    spaces = re.compile(r"\s+")
+    rng = random.Random(3)
+    alphabet = [" ", "\t", "\x0b", "\x0c", "\r", "\n", "\x1c", "\x85", "\xa0", "\u2028", "\u3000", "a", "b", "é", ","]
+    for _ in range(5000):
+        value = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 10)))
+        signed = sigv4.SignedRequest("AK", "20261129T000000Z", "20261129", "us-east-1", "s3", ("host", "x-amz-a"),
+                                     "", sigv4.UNSIGNED_PAYLOAD, presigned=False)
+        expected = f"host:{spaces.sub(' ', value.strip())}\nx-amz-a:\n"
+        assert sigv4.canonical_headers(signed, {"host": value}) == expected
+
+
+async def _receive() -> dict[str, Any]:
+    return {"type": "http.request", "body": b"", "more_body": False}
+
+
+async def _send(message: Any) -> None:
+    return None
+
+
+def test_a_closed_request_leaves_no_reference_cycle() -> None:
+    """``track_body`` wraps receive and send in the request's own bound methods; ``close`` undoes it, so a request
+    and everything it holds are freed by reference counting when it goes (no work for the cyclic collector)."""
+    gc.collect()
+    gc.disable()
+    try:
+        req = Request(scope={"type": "http"}, receive=_receive, send=_send, method="GET", raw_path="/b/k",
+                      bucket="b", key="k", query={}, query_pairs=[], headers={"host": "h"}, request_id="R")
+        req.track_body(5.0)
+        assert req.receive != _receive and req.send != _send
+        req.close()
+        assert req.receive is _receive and req.send is _send
+        del req
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
