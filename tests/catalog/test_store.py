@@ -129,9 +129,8 @@ def test_access_log_batches_last_access(bucket: Bucket, tiers: dict[str, Tier]) 
 
 def test_a_round_of_puts_commits_together_and_a_refused_row_fails_only_its_own_request(
         bucket: Bucket, tiers: dict[str, Tier]) -> None:
-    """Group commit: rows of concurrent PUTs share one transaction, each in a savepoint. A precondition that
-    fails refuses that row alone; the same key twice in one round ends as the later write, and each request
-    keeps the values it wrote."""
+    """Group commit: rows of concurrent PUTs share one transaction. A precondition that fails refuses that row
+    alone; the same key twice in one round ends as the later write, and each request keeps the values it wrote."""
     from tierpilot.catalog.errors import PreconditionFailed
     from tierpilot.catalog.service import Blob
 
@@ -178,30 +177,34 @@ def test_concurrent_puts_share_rounds_and_each_answer_is_committed_and_readable(
         results = list(pool.map(put, range(64)))
     assert all(body == "x" * 1024 for _, body in results)
     rounds, items = store._rows.rounds - before[0], store._rows.items - before[1]
-    from tierpilot.kit.db import get_engine
-
-    if get_engine().dialect.name == "sqlite":
-        assert items == 64 and 1 <= rounds <= 64
-    else:  # PostgreSQL: a transaction per PUT (see store._commit_row)
-        assert items == rounds == 0
+    assert items == 64 and 1 <= rounds <= 64  # on PostgreSQL too (see store._commit_row)
 
 
-def test_a_round_that_refuses_nothing_takes_no_savepoint_and_one_that_refuses_a_row_takes_one_per_row(
-        bucket: Bucket, tiers: dict[str, Tier]) -> None:
-    """A round is written first as one plain transaction; only a refusal (rolled back whole) writes it again with
-    a savepoint per row, so the refused row fails alone."""
+def test_a_refusal_before_writing_takes_no_savepoint_and_one_after_writing_takes_one_per_row(
+        tiers: dict[str, Tier]) -> None:
+    """A round is written as one plain transaction; a row refused before anything of it is written (a precondition)
+    is its error at once. A refusal found after writing (the space reservation the round's rows take the bucket
+    past) rolls the round back, and it is written again with a savepoint per row, so the refused row fails alone."""
     from sqlalchemy import event
 
+    from tests.conftest import make_user
+    from tierpilot.catalog import repository, service
     from tierpilot.catalog.errors import PreconditionFailed
     from tierpilot.kit.db import get_engine
 
     hot = tiers["hot-disk"]
+    user = make_user("round-owner", "round-password-1")
+    with transaction(write=True) as s:
+        bucket = service.create_bucket(s, owner_id=int(user["id"]), name="round-test", tier_name="hot-disk",
+                                       space_bytes=10)
+        s.flush()
+        s.expunge(bucket)
     store.put_object(bucket, "there", iter([b"0"]), _spec(hot))
     savepoints: list[str] = []
 
-    def row(key: str, if_none_match: str | None = None) -> store._Row:
-        return store._Row(bucket, key, _spec(hot), f"{bucket.name}/{key}~sp", size=1, etag="e", checksum_value=None,
-                          checksum_algorithm=None, if_none_match=if_none_match)
+    def row(key: str, size: int = 1, if_none_match: str | None = None) -> store._Row:
+        return store._Row(bucket, key, _spec(hot), f"{bucket.name}/{key}~sp", size=size, etag="e",
+                          checksum_value=None, checksum_algorithm=None, if_none_match=if_none_match)
 
     def note(conn: object, name: str) -> None:
         savepoints.append(name)
@@ -212,9 +215,14 @@ def test_a_round_that_refuses_nothing_takes_no_savepoint_and_one_that_refuses_a_
         plain = store._record_round([row("p1"), row("p2"), row("p3")])
         assert not any(isinstance(o, BaseException) for o in plain) and savepoints == []
         refused = store._record_round([row("q1"), row("there", if_none_match="*"), row("q2")])
+        assert isinstance(refused[1], PreconditionFailed) and savepoints == []
+        assert not isinstance(refused[0], BaseException) and not isinstance(refused[2], BaseException)
+        # 6 bytes used of 10: 2 more fit, 3 more do not
+        over = store._record_round([row("r1", size=2), row("r2", size=3)])
     finally:
         event.remove(engine, "savepoint", note)
-    assert isinstance(refused[1], PreconditionFailed) and len(savepoints) == 3
-    assert not isinstance(refused[0], BaseException) and not isinstance(refused[2], BaseException)
+    assert not isinstance(over[0], BaseException) and isinstance(over[1], QuotaExceeded) and len(savepoints) == 2
     rows = dict(_rows(bucket))
-    assert {k for k in rows if k[0] in "pq"} == {"p1", "p2", "p3", "q1", "q2"}
+    assert {k for k in rows if k[0] in "pqr"} == {"p1", "p2", "p3", "q1", "q2", "r1"}
+    with transaction() as s:
+        assert repository.usage(s, bucket.id) == (7, 8)

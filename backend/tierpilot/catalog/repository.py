@@ -120,7 +120,8 @@ def add_usage(session: Session, bucket_id: int, objects: int, nbytes: int) -> An
 
 
 # A PutObject's statements as Core on the session's connection: the ORM's unit of work, identity map and
-# bulk-update machinery cost a small PUT more than its statements do (47 % of its Python CPU, issue 18).
+# bulk-update machinery cost a small PUT more than its statements do (47 % of its Python CPU, issue 18). The rows of
+# concurrent PUTs share them (``service.record_objects``): one statement per round, not per row.
 
 
 def add_usage_row(session: Session, bucket_id: int, objects: int, nbytes: int) -> Any | None:
@@ -138,51 +139,111 @@ def _add_usage_core() -> Any:
             .returning(b.c.object_count, b.c.used_bytes, b.c.space_bytes, b.c.space_start, b.c.space_end))
 
 
-def bucket_versioning_row(session: Session, bucket_id: int) -> BucketVersioning | None:
-    """``bucket_versioning`` without the ORM."""
-    row = session.connection().execute(_versioning_core(), {"bucket_id": bucket_id}).first()
-    return None if row is None else (row[0], bool(row[1]), row[2], row[3], row[4])
+def buckets_versioning_rows(session: Session, bucket_ids: Iterable[int]) -> dict[int, BucketVersioning]:
+    """``bucket_versioning`` of several buckets in one statement, without the ORM (a gone bucket is left out)."""
+    rows = session.connection().execute(_versioning_core(), {"bucket_ids": list(bucket_ids)})
+    return {row[0]: (row[1], bool(row[2]), row[3], row[4], row[5]) for row in rows}
 
 
 @lru_cache(maxsize=1)
 def _versioning_core() -> Any:
     b = cast(Table, Bucket.__table__)
-    return select(b.c.versioning, b.c.object_lock, b.c.lock_default_mode, b.c.lock_default_days,
-                  b.c.lock_default_years).where(b.c.id == bindparam("bucket_id"))
+    return select(b.c.id, b.c.versioning, b.c.object_lock, b.c.lock_default_mode, b.c.lock_default_days,
+                  b.c.lock_default_years).where(b.c.id.in_(bindparam("bucket_ids", expanding=True)))
 
 
-def object_row_for_write(session: Session, bucket_id: int, key: str) -> dict[str, Any] | None:
-    """Every column of a key's current version, locked for the transaction (PostgreSQL), as a dict."""
-    row = session.connection().execute(_object_row_core(), {"bucket_id": bucket_id, "key": key}).first()
-    return None if row is None else dict(row._mapping)
+class WriteTarget(NamedTuple):
+    """What a write needs of the current version it replaces: its row, its bytes, its conditions and its lock."""
+
+    id: int
+    key: str
+    size: int
+    etag: str
+    tier_id: int
+    locator: str
+    version_id: str
+    lock_mode: str | None
+    lock_until: datetime | None
+    legal_hold: bool
+
+
+_TARGET_COLUMNS = tuple(OBJECTS.c[name] for name in WriteTarget._fields)
+
+
+def objects_for_write(session: Session, bucket_id: int, keys: Sequence[str]) -> dict[str, WriteTarget]:
+    """The current versions of some keys of a bucket, locked for the transaction (PostgreSQL: in key order, the
+    order every round takes them in, so two rounds never wait for each other's rows crosswise)."""
+    rows = session.connection().execute(_objects_for_write_core(), {"bucket_id": bucket_id, "keys": list(keys)})
+    return {row[1]: WriteTarget(*row) for row in rows}
 
 
 @lru_cache(maxsize=1)
-def _object_row_core() -> Any:
-    return (select(*OBJECTS.c).where(OBJECTS.c.bucket_id == bindparam("bucket_id"), OBJECTS.c.key == bindparam("key"))
-            .with_for_update())
+def _objects_for_write_core() -> Any:
+    return (select(*_TARGET_COLUMNS)
+            .where(OBJECTS.c.bucket_id == bindparam("bucket_id"), OBJECTS.c.key.in_(bindparam("keys", expanding=True)))
+            .order_by(OBJECTS.c.key).with_for_update())
 
 
-def insert_object_row(session: Session, values: dict[str, Any]) -> int | None:
-    """Insert a current version; its id, or None when the key has one already (a concurrent writer's insert
-    on PostgreSQL; SQLite's write lock admits none)."""
+def insert_object_rows(session: Session, rows: Sequence[dict[str, Any]]) -> dict[tuple[int, str], int]:
+    """Insert current versions (the same columns in every row) in one statement; the id of each by (bucket id,
+    key). A key left out has a row already (a concurrent writer's insert on PostgreSQL; SQLite's write lock admits
+    none)."""
     conn = session.connection()
-    return cast(int | None, conn.execute(_insert_object_core(conn.dialect.name), values).scalar())
+    if conn.dialect.name == "postgresql":
+        inserted = conn.exec_driver_sql(_insert_objects_postgresql(tuple(rows[0])),
+                                        {"rows": json.dumps(rows, default=_json_time)})
+    else:
+        inserted = conn.execute(_insert_objects_sqlite(), list(rows))
+    return {(bucket_id, key): object_id for bucket_id, key, object_id in inserted}
 
 
-@lru_cache(maxsize=2)
-def _insert_object_core(dialect: str) -> Any:
-    if dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert as pg_insert
+@lru_cache(maxsize=4)
+def _insert_objects_postgresql(columns: tuple[str, ...]) -> str:
+    """The rows as one JSON parameter, unpacked by the server: a statement of one text whatever the number of rows
+    (prepared by psycopg once), where a multi-row VALUES list was a new text each time, parsed by psycopg in Python
+    (a fifth of a small PUT's Python CPU at 64 clients)."""
+    from sqlalchemy.dialects import postgresql
 
-        return pg_insert(OBJECTS).on_conflict_do_nothing(index_elements=["bucket_id", "key"]).returning(OBJECTS.c.id)
+    dialect = postgresql.dialect()
+    quote = dialect.identifier_preparer.quote
+    names = ", ".join(quote(name) for name in columns)
+    types = ", ".join(f"{quote(name)} {_column_type(OBJECTS.c[name]).compile(dialect=dialect)}" for name in columns)
+    return (f"INSERT INTO objects ({names}) SELECT {names} FROM jsonb_to_recordset(%(rows)s::jsonb) AS r({types}) "
+            "ON CONFLICT (bucket_id, key) DO NOTHING RETURNING bucket_id, key, id")
+
+
+def _column_type(column: Any) -> Any:
+    """A column's type; a foreign key's is its target's (given to the column once the mappers are configured)."""
+    if column.type._isnull and column.foreign_keys:
+        return next(iter(column.foreign_keys)).column.type
+    return column.type
+
+
+def _json_time(value: Any) -> str:
+    """A timestamp as the JSON of the rows (``UTCDateTime`` refuses a naive one too)."""
+    if isinstance(value, datetime) and value.tzinfo is not None:
+        return value.isoformat()
+    raise TypeError(f"not a timestamp with a zone: {value!r}")
+
+
+@lru_cache(maxsize=1)
+def _insert_objects_sqlite() -> Any:
     from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-    return sqlite_insert(OBJECTS).on_conflict_do_nothing(index_elements=["bucket_id", "key"]).returning(OBJECTS.c.id)
+    return (sqlite_insert(OBJECTS).on_conflict_do_nothing(index_elements=["bucket_id", "key"])
+            .returning(OBJECTS.c.bucket_id, OBJECTS.c.key, OBJECTS.c.id))
 
 
-def update_object_row(session: Session, object_id: int, values: dict[str, Any]) -> None:
-    session.connection().execute(update(OBJECTS).where(OBJECTS.c.id == object_id).values(**values))
+def update_object_rows(session: Session, rows: Sequence[dict[str, Any]]) -> None:
+    """Overwrite current versions in place, one executemany: each row's ``object_id`` and its new values (the
+    same columns in every row)."""
+    if rows:
+        session.connection().execute(_update_objects_core(), list(rows))
+
+
+@lru_cache(maxsize=1)
+def _update_objects_core() -> Any:
+    return update(OBJECTS).where(OBJECTS.c.id == bindparam("object_id"))  # SET: the rows' other names
 
 
 def usage(session: Session, bucket_id: int) -> tuple[int, int]:

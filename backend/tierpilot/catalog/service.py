@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, cast
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -27,6 +27,7 @@ from tierpilot.catalog.errors import (
     BucketAlreadyExists,
     BucketAlreadyOwnedByYou,
     BucketNotEmpty,
+    CatalogError,
     InvalidInput,
     NoSuchBucket,
     NoSuchKey,
@@ -361,6 +362,38 @@ def _etag_matches(etag: str, condition: str) -> bool:
     return "*" in wanted or etag.strip('"') in wanted
 
 
+@dataclass(frozen=True)
+class ObjectWrite:
+    """One write of a key's current version (PutObject, a copy, a multipart completion): ``record_object``'s
+    arguments."""
+
+    bucket_id: int
+    key: str
+    size: int
+    etag: str
+    tier_id: int
+    storage_class: str
+    locator: str
+    content_type: str | None = None
+    user_metadata: dict[str, Any] | None = None
+    headers: dict[str, Any] | None = None
+    checksum_algorithm: str | None = None
+    checksum_value: str | None = None
+    parts_count: int | None = None
+    tags: dict[str, Any] | None = None
+    if_match: str | None = None
+    if_none_match: str | None = None
+    lock_mode: str | None = None
+    lock_until: datetime | None = None
+    legal_hold: bool = False
+    part_sizes: list[int] | None = None
+    part_checksums: list[str] | None = None
+
+
+# a write's row and the blob it replaced (to delete once committed)
+Recorded = tuple[Object, Blob | None]
+
+
 def record_object(
     session: Session,
     bucket_id: int,
@@ -386,7 +419,7 @@ def record_object(
     legal_hold: bool = False,
     part_sizes: list[int] | None = None,
     part_checksums: list[str] | None = None,
-) -> tuple[Object, Blob | None]:
+) -> Recorded:
     """Make a new object version visible (insert or overwrite) and keep the bucket's totals and space
     reservation; returns the row and the old blob to delete once committed.
 
@@ -394,28 +427,184 @@ def record_object(
     bucket's write replaces the key's "null" version. A bucket's default retention applies unless the write
     names its own.
     """
+    write = ObjectWrite(
+        bucket_id, key, size=size, etag=etag, tier_id=tier_id, storage_class=storage_class, locator=locator,
+        content_type=content_type, user_metadata=user_metadata, headers=headers, checksum_algorithm=checksum_algorithm,
+        checksum_value=checksum_value, parts_count=parts_count, tags=tags, if_match=if_match,
+        if_none_match=if_none_match, lock_mode=lock_mode, lock_until=lock_until, legal_hold=legal_hold,
+        part_sizes=part_sizes, part_checksums=part_checksums,
+    )
+    return record_write(session, write, now)
+
+
+def record_write(session: Session, write: ObjectWrite, now: datetime | None = None) -> Recorded:
+    """``record_object`` of an ``ObjectWrite``."""
+    outcome = record_objects(session, [write], now)[0]
+    if isinstance(outcome, BaseException):
+        raise outcome
+    return outcome
+
+
+@dataclass
+class _Usage:
+    """What a round's writes change of one bucket's totals."""
+
+    objects: int = 0
+    nbytes: int = 0
+    grew: bool = False  # a write added bytes (only such a write can be refused by the space reservation)
+
+    def add(self, objects: int, nbytes: int) -> None:
+        self.objects += objects
+        self.nbytes += nbytes
+        self.grew = self.grew or nbytes > 0
+
+
+def record_objects(session: Session, writes: Sequence[ObjectWrite],
+                   now: datetime | None = None) -> list[Recorded | CatalogError]:
+    """``record_object`` of many writes in one transaction (the rows of concurrent PUTs), in order: a key's later
+    write replaces its earlier one. The statements are the round's, not each write's: the buckets' settings read
+    once; in a bucket without versioning, the current rows of the keys read (and locked), the new ones inserted and
+    the others overwritten by one statement each; each bucket's totals moved once, last.
+
+    A write refused before anything of it is written (bucket gone, a precondition, object lock) gets its error as
+    its outcome and leaves the others. A refusal found after writing raises, and the caller's transaction must be
+    rolled back: the space reservation a bucket's writes take it past, a precondition against the row of a
+    concurrent writer (PostgreSQL), any refusal in a versioned bucket (written by the ORM, one write at a time).
+    """
     now = now or utcnow()
-    settings = repository.bucket_versioning_row(session, bucket_id)
-    if settings is None:
-        raise NoSuchBucket("The specified bucket does not exist")
-    state = settings[0]
+    settings = repository.buckets_versioning_rows(session, {w.bucket_id for w in writes})
+    out: list[Recorded | CatalogError | None] = [None] * len(writes)
+    usage: dict[int, _Usage] = {}
+    # a bucket without versioning: the first write of each key in the first batch, its second in the next, …
+    batches: list[dict[tuple[int, str], int]] = []
+    one_by_one: list[int] = []
+    for i, write in enumerate(writes):
+        bucket = settings.get(write.bucket_id)
+        if bucket is None:
+            out[i] = NoSuchBucket("The specified bucket does not exist")
+        elif bucket[0] is not None:
+            one_by_one.append(i)
+        else:
+            name = (write.bucket_id, write.key)
+            batch = next((b for b in batches if name not in b), None)
+            if batch is None:
+                batch = {}
+                batches.append(batch)
+            batch[name] = i
+    # Rows are locked in one order, by bucket then key, in every round (two rounds of other processes that took
+    # the same keys crosswise would wait for each other: a deadlock): the first batch reads (and locks) every key
+    # of its buckets that the later batches write again; versioned writes are taken in that order too, each key's
+    # own in the order they came.
+    for batch in batches:
+        _record_unversioned(session, writes, batch, settings, now, out, usage)
+    one_by_one.sort(key=lambda i: (writes[i].bucket_id, writes[i].key))
+    for i in one_by_one:
+        write = writes[i]
+        obj, replaced = _record_versioned(session, write, settings[write.bucket_id], now, usage)
+        if len(writes) > 1:  # detached: a later write of the key loads a row of its own, not this answer's
+            session.expunge(obj)
+        out[i] = obj, replaced
+    # the buckets' totals last: every write locks the objects' rows before them, rounds too (in bucket id order)
+    for bucket_id in sorted(usage):
+        moved = usage[bucket_id]
+        _check_space(repository.add_usage_row(session, bucket_id, moved.objects, moved.nbytes), moved.grew,
+                     moved.nbytes, now)
+    return cast(list[Recorded | CatalogError], out)
+
+
+def _values(write: ObjectWrite, settings: repository.BucketVersioning, version_id: str,
+            now: datetime) -> dict[str, Any]:
+    """The columns a write gives the key's current version (all but its bucket and key)."""
+    lock_mode, lock_until = write.lock_mode, write.lock_until
     if lock_mode is None and lock_until is None:
         lock_mode, lock_until = versions.default_retention(settings, now)
-    version_id = versions.new_version_id() if state == "Enabled" else "null"
-    values: dict[str, Any] = dict(
-        size=size, etag=etag, tier_id=tier_id, storage_class=storage_class, locator=locator,
-        content_type=content_type or "binary/octet-stream", user_metadata=user_metadata or {},
-        headers=headers or {}, checksum_algorithm=checksum_algorithm, checksum_value=checksum_value,
-        parts_count=parts_count, tags=tags or {}, created_at=now, last_modified=now, last_access_at=None,
+    return dict(
+        size=write.size, etag=write.etag, tier_id=write.tier_id, storage_class=write.storage_class,
+        locator=write.locator, content_type=write.content_type or "binary/octet-stream",
+        user_metadata=write.user_metadata or {}, headers=write.headers or {},
+        checksum_algorithm=write.checksum_algorithm, checksum_value=write.checksum_value,
+        parts_count=write.parts_count, tags=write.tags or {}, created_at=now, last_modified=now, last_access_at=None,
         restore_state=None, restore_speed=None, restore_expiry=None, version_id=version_id, lock_mode=lock_mode,
-        lock_until=lock_until, legal_hold=legal_hold, part_sizes=part_sizes, part_checksums=part_checksums,
+        lock_until=lock_until, legal_hold=write.legal_hold, part_sizes=write.part_sizes,
+        part_checksums=write.part_checksums,
     )
-    if state is None:  # no version history to keep: Core statements, no ORM object
-        return _record_unversioned(session, bucket_id, key, values, if_match, if_none_match, now)
+
+
+def _record_unversioned(session: Session, writes: Sequence[ObjectWrite], batch: dict[tuple[int, str], int],
+                        settings: dict[int, repository.BucketVersioning], now: datetime,
+                        out: list[Recorded | CatalogError | None], usage: dict[int, _Usage]) -> None:
+    """Writes of distinct keys in buckets that never had versioning (``batch``: (bucket id, key) -> index in
+    ``writes``), by Core statements: each row inserted or overwritten in place, its answer a transient ``Object``
+    of the values written."""
+    # Locks in one order, the objects' rows (by bucket, then key) before the buckets' totals (every write path
+    # does): taking the totals first let a writer that lost an insert race wait for the winner's row while holding
+    # the totals the winner's next writer waits for (PostgreSQL's deadlock detector then failed one of them).
+    keys: dict[int, list[str]] = {}
+    for bucket_id, key in batch:
+        keys.setdefault(bucket_id, []).append(key)
+    current: dict[tuple[int, str], repository.WriteTarget] = {}
+    for bucket_id in sorted(keys):
+        for key, target in repository.objects_for_write(session, bucket_id, sorted(keys[bucket_id])).items():
+            current[(bucket_id, key)] = target
+    inserts: list[tuple[int, dict[str, Any]]] = []
+    updates: list[tuple[int, repository.WriteTarget, dict[str, Any]]] = []
+    for name, i in batch.items():
+        write, old = writes[i], current.get(name)
+        try:
+            _check_write_conditions(session, write.bucket_id, write.key, old.etag if old is not None else None,
+                                    write.if_match, write.if_none_match)
+            if old is not None:
+                versions.refuse_locked(old, now)
+        except CatalogError as exc:
+            out[i] = exc
+            continue
+        values = _values(write, settings[write.bucket_id], "null", now)
+        if old is None:
+            inserts.append((i, values))
+        else:
+            updates.append((i, old, values))
+    if inserts:
+        inserts.sort(key=lambda insert: (writes[insert[0]].bucket_id, writes[insert[0]].key))  # the locks' order
+        ids = repository.insert_object_rows(
+            session, [{"bucket_id": writes[i].bucket_id, "key": writes[i].key, **values} for i, values in inserts])
+        for i, values in inserts:
+            write = writes[i]
+            object_id = ids.get((write.bucket_id, write.key))
+            if object_id is None:
+                # PostgreSQL: a concurrent writer inserted the key first; this write overwrites its row
+                raced = repository.objects_for_write(session, write.bucket_id, [write.key]).get(write.key)
+                if raced is None:
+                    raise RuntimeError(f"key {write.key!r} of bucket {write.bucket_id} both exists and does not")
+                _check_write_conditions(session, write.bucket_id, write.key, raced.etag, write.if_match,
+                                        write.if_none_match)
+                versions.refuse_locked(raced, now)
+                updates.append((i, raced, values))
+                continue
+            out[i] = _written(object_id, write, values), None
+            usage.setdefault(write.bucket_id, _Usage()).add(1, write.size)
+    if updates:
+        repository.update_object_rows(session, [{"object_id": old.id, **values} for _i, old, values in updates])
+        for i, old, values in updates:
+            write = writes[i]
+            out[i] = _written(old.id, write, values), Blob(old.tier_id, old.locator)
+            usage.setdefault(write.bucket_id, _Usage()).add(0, write.size - old.size)
+
+
+def _written(object_id: int, write: ObjectWrite, values: dict[str, Any]) -> Object:
+    return hotread.object_from({"id": object_id, "bucket_id": write.bucket_id, "key": write.key, **values})
+
+
+def _record_versioned(session: Session, write: ObjectWrite, settings: repository.BucketVersioning, now: datetime,
+                      usage: dict[int, _Usage]) -> Recorded:
+    """A write in a bucket with versioning enabled or suspended, by the ORM; its totals noted in ``usage``."""
+    bucket_id, key, size = write.bucket_id, write.key, write.size
+    version_id = versions.new_version_id() if settings[0] == "Enabled" else "null"
+    values = _values(write, settings, version_id, now)
     old = repository.get_object(session, bucket_id, key, for_update=True)
-    _check_write_conditions(session, bucket_id, key, old, if_match, if_none_match)
+    _check_write_conditions(session, bucket_id, key, old.etag if old is not None else None, write.if_match,
+                            write.if_none_match)
     dropped: list[Blob] = []
-    if state == "Suspended":
+    if settings[0] == "Suspended":
         dropped = versions.drop_null_version(session, bucket_id, key, now)
     if old is not None and not (old.version_id == "null" and version_id == "null"):
         versions.archive(session, old, now)  # the replaced version stays, as a noncurrent one
@@ -426,9 +615,8 @@ def record_object(
             versions.refuse_locked(old, now)
         old_size = old.size if old is not None else 0
         kept_old = False
-    # the bucket's totals last: every write locks the object's row before them (see _record_unversioned)
     added, delta = (1 if old is None or kept_old else 0), size - old_size
-    result: tuple[Object, Blob | None]
+    result: Recorded
     if old is not None:
         replaced = None if kept_old else Blob(old.tier_id, old.locator)
         if dropped:
@@ -452,7 +640,7 @@ def record_object(
             raced = repository.get_object(session, bucket_id, key, for_update=True)
             if raced is None:
                 raise
-            _check_write_conditions(session, bucket_id, key, raced, if_match, if_none_match)
+            _check_write_conditions(session, bucket_id, key, raced.etag, write.if_match, write.if_none_match)
             if version_id != "null" or raced.version_id != "null":
                 versions.archive(session, raced, now)  # the winner's version stays, as a noncurrent one
                 replaced = None
@@ -463,65 +651,32 @@ def record_object(
                 setattr(raced, name, value)
             session.flush()
             result = raced, replaced
-    _check_space(repository.add_usage(session, bucket_id, added, delta), delta, now)
+    usage.setdefault(bucket_id, _Usage()).add(added, delta)
     return result
 
 
-def _record_unversioned(session: Session, bucket_id: int, key: str, values: dict[str, Any], if_match: str | None,
-                        if_none_match: str | None, now: datetime) -> tuple[Object, Blob | None]:
-    """``record_object`` in a bucket that never had versioning: the row inserted or overwritten in place; the
-    answer is a transient ``Object`` of the values written."""
-    # Locks in one order, the object's row before the bucket's totals (every write path does): taking the totals
-    # first let a writer that lost an insert race wait for the winner's row while holding the totals the
-    # winner's next writer waits for (PostgreSQL's deadlock detector then failed one of them).
-    row = repository.object_row_for_write(session, bucket_id, key)
-    old = hotread.object_from(row) if row is not None else None
-    _check_write_conditions(session, bucket_id, key, old, if_match, if_none_match)
-    if old is not None:
-        versions.refuse_locked(old, now)
-    added = 0
-    if old is None:
-        object_id = repository.insert_object_row(session, {"bucket_id": bucket_id, "key": key, **values})
-        added = 1
-        if object_id is None:
-            # PostgreSQL: a concurrent writer inserted the key first; this write overwrites its row
-            raced = repository.object_row_for_write(session, bucket_id, key)
-            if raced is None:
-                raise RuntimeError(f"key {key!r} of bucket {bucket_id} both exists and does not")
-            old = hotread.object_from(raced)
-            _check_write_conditions(session, bucket_id, key, old, if_match, if_none_match)
-            versions.refuse_locked(old, now)
-            object_id, added = old.id, 0
-            repository.update_object_row(session, object_id, values)
-    else:
-        object_id = old.id
-        repository.update_object_row(session, object_id, values)
-    delta = values["size"] - (old.size if old is not None else 0)
-    _check_space(repository.add_usage_row(session, bucket_id, added, delta), delta, now)
-    replaced = Blob(old.tier_id, old.locator) if old is not None else None
-    return hotread.object_from({"id": object_id, "bucket_id": bucket_id, "key": key, **values}), replaced
-
-
-def _check_write_conditions(session: Session, bucket_id: int, key: str, old: Object | None, if_match: str | None,
+def _check_write_conditions(session: Session, bucket_id: int, key: str, old_etag: str | None, if_match: str | None,
                             if_none_match: str | None) -> None:
-    """If-None-Match / If-Match of a write against the key's current version (412; NoSuchKey if absent)."""
-    if if_none_match is not None and old is not None and _etag_matches(old.etag, if_none_match):
+    """If-None-Match / If-Match of a write against the ETag of the key's current version, None if there is none
+    (412; NoSuchKey if absent)."""
+    if if_none_match is not None and old_etag is not None and _etag_matches(old_etag, if_none_match):
         raise PreconditionFailed("At least one of the pre-conditions you specified did not hold",
                                  Condition="If-None-Match")
-    if if_match is not None and (old is None or not _etag_matches(old.etag, if_match)):
-        if old is None:
+    if if_match is not None and (old_etag is None or not _etag_matches(old_etag, if_match)):
+        if old_etag is None:
             require_bucket(session, bucket_id)
             raise NoSuchKey("The specified key does not exist.", Key=key)
         raise PreconditionFailed("At least one of the pre-conditions you specified did not hold",
                                  Condition="If-Match")
 
 
-def _check_space(totals: Any | None, delta: int, now: datetime) -> None:
-    """NoSuchBucket when the totals' row is gone; QuotaExceeded when the write took an open reservation past it."""
+def _check_space(totals: Any | None, grew: bool, delta: int, now: datetime) -> None:
+    """NoSuchBucket when the totals' row is gone; QuotaExceeded when writes that added bytes (``delta`` in all) took
+    an open reservation past it."""
     if totals is None:
         raise NoSuchBucket("The specified bucket does not exist")
     _count, used, space_bytes, space_start, space_end = totals
-    if delta > 0 and space_open(space_bytes, space_start, space_end, now) and used > space_bytes:
+    if grew and space_open(space_bytes, space_start, space_end, now) and used > space_bytes:
         raise QuotaExceeded(
             f"The bucket's space reservation of {space_bytes} bytes would be exceeded ({used - delta} bytes "
             f"used, {delta} bytes more asked)", SpaceBytes=str(space_bytes), UsedBytes=str(used - delta))

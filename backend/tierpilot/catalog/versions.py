@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from sqlalchemy.orm import Session
 
@@ -53,7 +53,23 @@ def new_version_id() -> str:
     return f"{time.time_ns():x}{secrets.token_hex(8)}"
 
 
-def lock_reason(row: Object | ObjectVersion, now: datetime, bypass_governance: bool = False) -> str | None:
+class Lockable(Protocol):
+    """What object lock reads of a version: an ``Object``, an ``ObjectVersion`` or a write's ``WriteTarget``."""
+
+    @property
+    def version_id(self) -> str: ...
+
+    @property
+    def lock_mode(self) -> str | None: ...
+
+    @property
+    def lock_until(self) -> datetime | None: ...
+
+    @property
+    def legal_hold(self) -> bool: ...
+
+
+def lock_reason(row: Lockable, now: datetime, bypass_governance: bool = False) -> str | None:
     """Why object lock refuses to delete or overwrite this version, or None."""
     if row.legal_hold:
         return "a legal hold"
@@ -63,7 +79,7 @@ def lock_reason(row: Object | ObjectVersion, now: datetime, bypass_governance: b
     return None
 
 
-def refuse_locked(row: Object | ObjectVersion, now: datetime, bypass_governance: bool = False) -> None:
+def refuse_locked(row: Lockable, now: datetime, bypass_governance: bool = False) -> None:
     reason = lock_reason(row, now, bypass_governance)
     if reason is not None:
         raise ObjectLocked(f"Access Denied because object protected by object lock ({reason})",
