@@ -1,5 +1,5 @@
-"""A round of PutObject rows (``service.record_objects``, issue 18) costs the round's statements, not each row's: the
-buckets' settings once, per bucket one read of the current rows, one insert, one overwrite, one totals update. The
+"""A round of PutObject rows (``service.record_objects``, issue 18) costs the round's statements, not each row's: per
+bucket one read of its settings, one read of the current rows and one totals update; one insert, one overwrite. The
 same key several times, versioned buckets, a gone bucket and refused preconditions in one round each end as they
 would one by one; rounds of other processes racing for the same keys leave exact rows, totals and blobs."""
 
@@ -89,14 +89,14 @@ def test_a_round_of_new_keys_or_of_overwrites_costs_four_statements_whatever_its
         assert repository.usage(s, bucket.id) == (17, 34)
 
 
-def test_a_round_over_two_buckets_reads_settings_once_and_moves_each_buckets_totals_once(
+def test_a_round_over_two_buckets_reads_each_buckets_settings_and_moves_its_totals_once(
         tiers: dict[str, Tier]) -> None:
     hot = tiers["hot-disk"]
     one, two = _bucket("rounds-one"), _bucket("rounds-two")
     with _statements() as seen:
         _ok(store._record_round([_row(b, hot, f"k{i}", "a") for i in range(8) for b in (one, two)]))
-    assert seen == ["SELECT buckets", "SELECT objects", "SELECT objects", "INSERT objects", "UPDATE buckets",
-                    "UPDATE buckets"]
+    assert seen == ["SELECT buckets", "SELECT buckets", "SELECT objects", "SELECT objects", "INSERT objects",
+                    "UPDATE buckets", "UPDATE buckets"]
     with transaction() as s:
         assert repository.usage(s, one.id) == repository.usage(s, two.id) == (8, 8)
 

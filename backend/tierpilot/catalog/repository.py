@@ -10,6 +10,7 @@ from functools import lru_cache
 from typing import Any, NamedTuple, cast
 
 from sqlalchemy import (
+    JSON,
     ColumnElement,
     Integer,
     Row,
@@ -18,6 +19,7 @@ from sqlalchemy import (
     String,
     Table,
     and_,
+    any_,
     bindparam,
     case,
     delete,
@@ -140,16 +142,21 @@ def _add_usage_core() -> Any:
 
 
 def buckets_versioning_rows(session: Session, bucket_ids: Iterable[int]) -> dict[int, BucketVersioning]:
-    """``bucket_versioning`` of several buckets in one statement, without the ORM (a gone bucket is left out)."""
-    rows = session.connection().execute(_versioning_core(), {"bucket_ids": list(bucket_ids)})
-    return {row[0]: (row[1], bool(row[2]), row[3], row[4], row[5]) for row in rows}
+    """``bucket_versioning`` of the buckets of a round, without the ORM (a gone bucket is left out): a statement per
+    bucket, of one text (an expanding ``IN`` list is rendered again at every execution)."""
+    conn, out = session.connection(), {}
+    for bucket_id in bucket_ids:
+        row = conn.execute(_versioning_core(), {"bucket_id": bucket_id}).first()
+        if row is not None:
+            out[bucket_id] = (row[0], bool(row[1]), row[2], row[3], row[4])
+    return out
 
 
 @lru_cache(maxsize=1)
 def _versioning_core() -> Any:
     b = cast(Table, Bucket.__table__)
-    return select(b.c.id, b.c.versioning, b.c.object_lock, b.c.lock_default_mode, b.c.lock_default_days,
-                  b.c.lock_default_years).where(b.c.id.in_(bindparam("bucket_ids", expanding=True)))
+    return select(b.c.versioning, b.c.object_lock, b.c.lock_default_mode, b.c.lock_default_days,
+                  b.c.lock_default_years).where(b.c.id == bindparam("bucket_id"))
 
 
 class WriteTarget(NamedTuple):
@@ -173,14 +180,22 @@ _TARGET_COLUMNS = tuple(OBJECTS.c[name] for name in WriteTarget._fields)
 def objects_for_write(session: Session, bucket_id: int, keys: Sequence[str]) -> dict[str, WriteTarget]:
     """The current versions of some keys of a bucket, locked for the transaction (PostgreSQL: in key order, the
     order every round takes them in, so two rounds never wait for each other's rows crosswise)."""
-    rows = session.connection().execute(_objects_for_write_core(), {"bucket_id": bucket_id, "keys": list(keys)})
+    conn = session.connection()
+    rows = conn.execute(_objects_for_write_core(conn.dialect.name), {"bucket_id": bucket_id, "keys": list(keys)})
     return {row[1]: WriteTarget(*row) for row in rows}
 
 
-@lru_cache(maxsize=1)
-def _objects_for_write_core() -> Any:
-    return (select(*_TARGET_COLUMNS)
-            .where(OBJECTS.c.bucket_id == bindparam("bucket_id"), OBJECTS.c.key.in_(bindparam("keys", expanding=True)))
+@lru_cache(maxsize=2)
+def _objects_for_write_core(dialect: str) -> Any:
+    # the keys as one parameter (an array; SQLite: a JSON list): a statement of one text whatever their number
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import ARRAY
+
+        wanted: ColumnElement[bool] = OBJECTS.c.key == any_(bindparam("keys", type_=ARRAY(String)))
+    else:
+        wanted = OBJECTS.c.key.in_(select(literal_column("value")).select_from(
+            func.json_each(bindparam("keys", type_=JSON))))
+    return (select(*_TARGET_COLUMNS).where(OBJECTS.c.bucket_id == bindparam("bucket_id"), wanted)
             .order_by(OBJECTS.c.key).with_for_update())
 
 
