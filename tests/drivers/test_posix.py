@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 
 from tests.drivers.crash_writer import HALT_AT, expected
 from tests.drivers.filesystems import fs_type
+from tierpilot.drivers import posix
 from tierpilot.drivers.base import BlobNotFound, PartInfo, TierError
 from tierpilot.drivers.checksums import checksum_b64
-from tierpilot.drivers import posix
 from tierpilot.drivers.posix import CHUNK, PosixDriver, map_locator
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -511,3 +511,15 @@ def test_a_failed_syncfs_round_fails_the_put_and_leaves_no_blob(driver: PosixDri
     with pytest.raises(BlobNotFound):
         driver.open("b/lost~1")
     assert not list((driver.root / "tmp").iterdir())
+
+
+def test_writes_and_deletes_leave_the_read_paths_locator_cache_alone(driver: PosixDriver) -> None:
+    # every PUT has a locator of its own: kept in the read cache they were most of the objects a full cyclic
+    # collection walked under load, for nothing; reads still remember theirs
+    map_locator.cache_clear()
+    for i in range(20):
+        driver.put(_locator(f"new-{i}"), iter([b"x"]))
+    driver.delete(_locator("new-0"))
+    assert map_locator.cache_info().currsize == 0
+    assert _read(driver, _locator("new-1")) == b"x"
+    assert map_locator.cache_info().currsize == 1

@@ -124,9 +124,12 @@ class BlobPath:
         return kind + self.name[2:]
 
 
-@functools.lru_cache(maxsize=8192)  # pure; a read path maps the same locators again and again
-def map_locator(locator: str) -> BlobPath:
-    """Map a locator to a relative path under ``blobs/``: injective, never escapes, never collides."""
+def map_new_locator(locator: str) -> BlobPath:
+    """Map a locator to a relative path under ``blobs/``: injective, never escapes, never collides.
+
+    Writes and deletes call this: each new blob has a locator of its own, which a cache would keep for nothing
+    (8,192 entries of new PUTs' paths were most of what the cyclic collector walked in a full pass under load);
+    reads call ``map_locator``, which remembers."""
     if not locator:
         raise ValueError("empty locator")
     try:
@@ -142,6 +145,10 @@ def map_locator(locator: str) -> BlobPath:
         return BlobPath((_FLAT_DIR, "d_" + digest[:2]), "f_#" + digest, True)
     hashed = "#" in name or any("#" in d for d in dirs)
     return BlobPath(dirs, name, hashed)
+
+
+# pure; a read path maps the same locators again and again
+map_locator = functools.lru_cache(maxsize=8192)(map_new_locator)
 
 
 def _fsync_dir(path: Path) -> None:
@@ -743,8 +750,8 @@ class PosixDriver(TierDriver):
 
     # paths ---------------------------------------------------------------------------------------------
 
-    def _target(self, locator: str) -> tuple[BlobPath, Path]:
-        bp = map_locator(locator)
+    def _target(self, locator: str, new: bool = False) -> tuple[BlobPath, Path]:
+        bp = map_new_locator(locator) if new else map_locator(locator)
         return bp, self.blobs.joinpath(*bp.dirs)
 
     def blob_path(self, locator: str) -> Path:
@@ -837,7 +844,7 @@ class PosixDriver(TierDriver):
             _fsync_dir(directory)
 
     def _install_blob(self, tmp: Path, locator: str, sync: bool = True) -> None:
-        bp, directory = self._target(locator)
+        bp, directory = self._target(locator, new=True)
         try:
             if bp.hashed:
                 note, _ = self._write_file(iter((locator.encode("utf-8"),)), None, -1 if sync else GROUP_SYNC_MAX)
@@ -862,7 +869,7 @@ class PosixDriver(TierDriver):
         not yet durable; nobody is told of it before ``put`` returns, and a crash in between leaves at worst
         an orphan blob, which fsck removes as it removes any blob the catalog does not name.
         """
-        map_locator(locator)  # refuse a bad locator before reading the body
+        map_new_locator(locator)  # refuse a bad locator before reading the body
         digest = StreamDigest(checksum_algorithm)
         tmp, synced = self._write_file(chunks, digest, GROUP_SYNC_MAX if self.rounds is not None else -1)
         self._install_blob(tmp, locator, synced)
@@ -890,7 +897,7 @@ class PosixDriver(TierDriver):
         """
         if sum(len(p) for p in pieces) > GROUP_SYNC_MAX or not self.takes_small_writes():
             raise ValueError("put_small takes a small blob of a tier with syncfs rounds")
-        map_locator(locator)  # refuse a bad locator before queueing it
+        map_new_locator(locator)  # refuse a bad locator before queueing it
         assert self.rounds is not None
         done = self.rounds.submit_async(_SmallWrite(self, locator, pieces))
         try:
@@ -988,7 +995,7 @@ class PosixDriver(TierDriver):
         it, so an unlink that a power loss undoes leaves an orphan for ``tierpilot fsck``, never a wrong
         answer (a process crash loses no unlink). It saves a third of the fsyncs of a lifecycle move.
         """
-        bp, directory = self._target(locator)
+        bp, directory = self._target(locator, new=True)
         self._remove(directory / bp.name)
         for kind in self._SIDECARS:
             self._remove(directory / bp.sidecar(kind))
