@@ -4,6 +4,7 @@ no reference cycle for the cyclic collector."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import hashlib
 import hmac
@@ -93,3 +94,21 @@ def test_a_closed_request_leaves_no_reference_cycle() -> None:
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+def test_start_up_takes_what_it_built_out_of_the_cyclic_collectors_sight(db_url: str) -> None:
+    """A full collection walked every object start-up made (~145,000: 78 ms of CPU each ~5 s under 64 PUT
+    clients, every request in flight waiting); the gateway's start-up freezes them."""
+    async def start_and_stop() -> int:
+        gateway = app.Gateway()
+        await gateway.startup()
+        try:
+            return gc.get_freeze_count()
+        finally:
+            await gateway.shutdown()
+
+    gc.unfreeze()
+    try:
+        assert asyncio.run(start_and_stop()) > 10_000
+    finally:
+        gc.unfreeze()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import logging
 from collections.abc import MutableMapping
@@ -15,6 +16,8 @@ from datetime import UTC, datetime
 from random import getrandbits
 from typing import Any
 from urllib.parse import quote, unquote, unquote_to_bytes
+
+from sqlalchemy.orm import configure_mappers
 
 from tierpilot import wiring
 from tierpilot.catalog import hotread, store
@@ -211,6 +214,7 @@ class Gateway:
             kitflow.set_policy(_TimedPolicy(kitflow.get_policy()))
         self._flusher = asyncio.ensure_future(self._flush_access_times())
         self._trace_flusher = asyncio.ensure_future(self._flush_traces())
+        settle_heap()
 
     async def shutdown(self) -> None:
         for task in (self._flusher, self._trace_flusher):
@@ -387,6 +391,19 @@ class Gateway:
             raise exc
         with contextlib.suppress(OSError, RuntimeError):
             await req.respond_error(err)
+
+
+def settle_heap() -> None:
+    """Take what start-up built (modules, the ORM's mappers, settings: ~145,000 objects) out of the cyclic
+    collector's sight: collected once, then frozen for the process's life.
+
+    Requests leave no cycles (see ``Request.close``), yet the objects of the requests in flight that survive
+    a young collection count toward the next full one, which then walked every object start-up made. Measured
+    under 64 PUT clients: a full collection every ~5 s of 78 ms of CPU that freed nothing, while every request
+    in flight waited for it (the PUT's p99)."""
+    configure_mappers()  # the ORM builds its attribute machinery at first use: now, so that it is frozen too
+    gc.collect()
+    gc.freeze()
 
 
 def _as_s3_error(exc: Exception, req: Request) -> S3Error:
