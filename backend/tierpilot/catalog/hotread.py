@@ -11,8 +11,8 @@ else is cached. The row becomes a transient ``Object`` without the ORM's loading
 busy database answers ``BUSY`` and the caller takes the worker-thread path, ``current``). On PostgreSQL the
 reads asked for at the same time share one statement (``_PgReaders``) on one of the loop's own psycopg
 connections (``TIERPILOT_GATEWAY_DB_READERS`` of them per process), in autocommit with the statement prepared:
-one round trip for many reads, where the engine's pool in a worker thread costs three per read
-(``pool_pre_ping``'s ``SELECT 1``, the ``SELECT``, the pool's ``ROLLBACK``) plus two thread hand-offs. A
+one round trip for many reads, where the engine's pool in a worker thread costs two per read (the ``SELECT``,
+the pool's ``ROLLBACK``; three when the checkout pings) plus two thread hand-offs. A
 connection that fails is dropped and its reads answer ``BUSY``: the worker-thread path then reads (or
 reports) as it always did.
 """
