@@ -9,7 +9,8 @@ import {
   type ScenarioBody,
 } from "@/api/pricing";
 import { type SpendPlan, type SpendPlanUsage, useSavePlan } from "@/api/spend";
-import { Button, Dialog, ErrorBanner, Input, LoadingState, Select } from "@/components/ui";
+import { Button, Dialog, ErrorBanner, LoadingState, Select } from "@/components/ui";
+import { PlanUsageFields } from "../spend/PlanUsageFields";
 import {
   type PlanField,
   type PlanFormErrors,
@@ -19,12 +20,6 @@ import {
   toPlanBody,
   validatePlanForm,
 } from "../spend/plan-form";
-
-const SPEEDS = [
-  { value: "expedited", label: "Expedited" },
-  { value: "standard", label: "Standard" },
-  { value: "bulk", label: "Bulk" },
-];
 
 /** A plan's usage in one line: "150 GiB read, 1,304 GET, 130 PUT, 100 GiB restored (expedited)". */
 export function usageWords(plan: SpendPlanUsage | PlanUsage): string {
@@ -68,15 +63,6 @@ export function SaveAsPlanDialog({ scenario, isAdmin = false, onClose }: SaveAsP
     setEdited({ ...values, [field]: value });
     setErrors(({ [field]: _fixed, ...rest }) => rest);
   };
-  const number = (field: Exclude<PlanField, "restore_speed">) => ({
-    type: "number",
-    min: 0,
-    inputMode: "decimal" as const,
-    value: values?.[field] ?? "",
-    error: errors[field],
-    onChange: (e: { target: { value: string } }) => set(field, e.target.value),
-  });
-
   const submit = (e?: FormEvent) => {
     e?.preventDefault();
     if (!values) return;
@@ -179,26 +165,12 @@ export function SaveAsPlanDialog({ scenario, isAdmin = false, onClose }: SaveAsP
                 : `${bucket} has no plan yet: it plans storage only.`}
             </p>
           ) : null}
-          <div className="form-grid">
-            <Input label="Reads (GiB / month)" hint="Bytes read out of the bucket" {...number("reads_gib")} />
-            <Input label="GET-class requests / month" hint="GET, HEAD" {...number("read_requests")} />
-            <Input
-              label="PUT-class requests / month"
-              hint="PUT, COPY, POST, LIST"
-              {...number("write_requests")}
-            />
-            <Input
-              label="Restores (GiB / month)"
-              hint="Priced on the bucket's archive tiers only"
-              {...number("restores_gib")}
-            />
-            <Select
-              label="Restore speed"
-              value={values?.restore_speed ?? "standard"}
-              options={SPEEDS}
-              onChange={(e) => set("restore_speed", e.target.value)}
-            />
-          </div>
+          <PlanUsageFields
+            values={values}
+            errors={errors}
+            onChange={set}
+            restoresHint="Priced on the bucket's archive tiers only"
+          />
           {usage.data ? (
             <details>
               <summary>How these follow from the scenario</summary>

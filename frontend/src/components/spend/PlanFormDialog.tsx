@@ -1,6 +1,7 @@
 import { type FormEvent, useState } from "react";
 import { type SpendPlanUsage, useDeletePlan, useSavePlan } from "@/api/spend";
-import { Button, Dialog, ErrorBanner, Input, Select } from "@/components/ui";
+import { Button, Dialog, ErrorBanner } from "@/components/ui";
+import { PlanUsageFields } from "./PlanUsageFields";
 import {
   type PlanField,
   type PlanFormErrors,
@@ -10,12 +11,6 @@ import {
   toPlanBody,
   validatePlanForm,
 } from "./plan-form";
-
-const SPEEDS = [
-  { value: "expedited", label: "Expedited" },
-  { value: "standard", label: "Standard" },
-  { value: "bulk", label: "Bulk" },
-];
 
 export interface PlanFormDialogProps {
   bucket: string;
@@ -36,15 +31,6 @@ export function PlanFormDialog({ bucket, plan, onClose }: PlanFormDialogProps) {
     // an edited field's old complaint no longer applies; the next save checks again
     setErrors(({ [field]: _fixed, ...rest }) => rest);
   };
-  const number = (field: Exclude<PlanField, "restore_speed">) => ({
-    type: "number",
-    min: 0,
-    inputMode: "decimal" as const,
-    value: values[field],
-    error: errors[field],
-    onChange: (e: { target: { value: string } }) => set(field, e.target.value),
-  });
-
   const submit = (e?: FormEvent) => {
     e?.preventDefault();
     const found = validatePlanForm(values);
@@ -83,31 +69,13 @@ export function PlanFormDialog({ bucket, plan, onClose }: PlanFormDialogProps) {
       }
     >
       <form className="stack" onSubmit={submit} noValidate aria-label={`Plan for ${bucket}`}>
-        <div className="form-grid">
-          <Input
-            label="Reads (GiB / month)"
-            hint="Bytes read out of the bucket"
-            data-autofocus
-            {...number("reads_gib")}
-          />
-          <Input label="GET-class requests / month" hint="GET, HEAD" {...number("read_requests")} />
-          <Input
-            label="PUT-class requests / month"
-            hint="PUT, COPY, POST, LIST"
-            {...number("write_requests")}
-          />
-          <Input
-            label="Restores (GiB / month)"
-            hint="From archive tiers; priced per request too, one per object of the bucket's mean size"
-            {...number("restores_gib")}
-          />
-          <Select
-            label="Restore speed"
-            value={values.restore_speed}
-            options={SPEEDS}
-            onChange={(e) => set("restore_speed", e.target.value)}
-          />
-        </div>
+        <PlanUsageFields
+          values={values}
+          errors={errors}
+          onChange={set}
+          restoresHint="From archive tiers; priced per request too, one per object of the bucket's mean size"
+          autoFocus
+        />
         {save.isError && !fieldErrors ? (
           <ErrorBanner title="The plan was not saved" error={save.error} />
         ) : null}
