@@ -143,7 +143,7 @@ def test_postgresql_read_asked_during_a_statement_is_not_answered_by_it(bucket: 
         return await first, second, readers.statements - before
 
     first, second, statements = asyncio.run(run())
-    assert isinstance(first, Object) and isinstance(second, Object)
+    assert isinstance(first, hotread.ObjectRow) and isinstance(second, hotread.ObjectRow)
     assert second.etag == "changed" and statements == 2
     hotread.close_readers()
 
@@ -174,6 +174,6 @@ def test_postgresql_connection_killed_under_a_reader_is_dropped_and_replaced(buc
         return out
 
     first, killed, after, idle = asyncio.run(run())
-    assert isinstance(first, Object) and killed is hotread.BUSY
-    assert isinstance(after, Object) and after.etag == first.etag and idle == 1
+    assert isinstance(first, hotread.ObjectRow) and killed is hotread.BUSY
+    assert isinstance(after, hotread.ObjectRow) and after.etag == first.etag and idle == 1
     hotread.close_readers()

@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session
 from tierpilot.audit import service as audit
 from tierpilot.catalog import repository, service, versions
 from tierpilot.catalog.errors import CatalogError, InvalidObjectState, NoSuchBucket, NoSuchKey
+from tierpilot.catalog.hotread import ObjectView
 from tierpilot.catalog.models import Bucket, MultipartUpload, Object, UploadPart
 from tierpilot.catalog.service import Blob, Recorded, RequestedPart
 from tierpilot.drivers import readahead
@@ -292,7 +293,7 @@ def _settle_abandoned(drv: TierDriver, locator: str, committing: asyncio.Future[
         executor().submit(discard, [replaced])
 
 
-def open_object(obj: Object, start: int = 0, end: int | None = None, reader: Hashable | None = None
+def open_object(obj: ObjectView, start: int = 0, end: int | None = None, reader: Hashable | None = None
                 ) -> Iterator[bytes]:
     """The bytes of an object (or a range), or InvalidObjectState for an archived one not restored.
 

@@ -8,7 +8,8 @@ from typing import Any
 from urllib.parse import unquote, unquote_plus
 
 from tierpilot.catalog import service as catalog
-from tierpilot.catalog.models import Bucket, Object
+from tierpilot.catalog.hotread import ObjectView
+from tierpilot.catalog.models import Bucket
 from tierpilot.drivers import registry
 from tierpilot.drivers.base import RestoreStatus
 from tierpilot.drivers.registry import TierSpec
@@ -134,7 +135,7 @@ def checksum_headers(algorithm: str | None, value: str | None, kind: str | None 
     return [(checksums.HEADERS[algorithm].encode(), value.encode()), (b"x-amz-checksum-type", kind.encode())]
 
 
-def read_checksum_headers(obj: Object, status: int, part: str | None) -> Headers:
+def read_checksum_headers(obj: ObjectView, status: int, part: str | None) -> Headers:
     """The checksum a GET/HEAD with x-amz-checksum-mode: ENABLED answers: the object's for the whole object,
     a part's for ``partNumber`` of a multipart object that kept its parts' checksums, none for a range."""
     if status == 200:
@@ -145,7 +146,7 @@ def read_checksum_headers(obj: Object, status: int, part: str | None) -> Headers
     return checksum_headers(obj.checksum_algorithm, value, checksums.kind_of(obj.checksum_value))
 
 
-def restore_header(obj: Object, tier: TierSpec | None, live: RestoreStatus | None = None) -> Headers:
+def restore_header(obj: ObjectView, tier: TierSpec | None, live: RestoreStatus | None = None) -> Headers:
     """x-amz-restore for archived objects, as S3 words it. ``live`` is the tier's own status of a recall
     the catalog still has as ongoing: the restore sweep records the end up to one sweep later."""
     if tier is None or not tier.offline or obj.restore_state is None:
@@ -160,7 +161,7 @@ def restore_header(obj: Object, tier: TierSpec | None, live: RestoreStatus | Non
     return []
 
 
-def object_headers(obj: Object, tier: TierSpec | None = None, live: RestoreStatus | None = None) -> Headers:
+def object_headers(obj: ObjectView, tier: TierSpec | None = None, live: RestoreStatus | None = None) -> Headers:
     """What GET and HEAD say about an object besides length and range."""
     out: Headers = [
         (b"etag", etag(obj.etag).encode()),
@@ -191,7 +192,7 @@ def copy_source_version(req: Request) -> str | None:
     return None
 
 
-def version_headers(obj: Object, bucket: Bucket, lock: bool = True) -> Headers:
+def version_headers(obj: ObjectView, bucket: Bucket, lock: bool = True) -> Headers:
     """x-amz-version-id and (``lock``) the version's object lock state. Reads name the "null" version of a
     bucket that had versioning; writes (``lock`` False) only a real version id, as S3 answers them."""
     out: Headers = []

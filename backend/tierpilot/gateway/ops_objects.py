@@ -12,6 +12,7 @@ from typing import Any
 from tierpilot.catalog import hotread, repository, store, versions
 from tierpilot.catalog import service as catalog
 from tierpilot.catalog.errors import CatalogError
+from tierpilot.catalog.hotread import ObjectView
 from tierpilot.catalog.models import Bucket, Object, ObjectVersion
 from tierpilot.drivers import registry
 from tierpilot.drivers.base import RestoreStatus, TierError
@@ -107,7 +108,7 @@ def _seconds(moment: datetime) -> datetime:
     return moment.replace(microsecond=0)
 
 
-def evaluate_conditions(obj: Object, if_match: str | None, if_none_match: str | None, if_modified: str | None,
+def evaluate_conditions(obj: ObjectView, if_match: str | None, if_none_match: str | None, if_modified: str | None,
                         if_unmodified: str | None, read: bool = True) -> int:
     """S3's order of precondition checks: 412, 304 (reads only) or 0 when the request proceeds."""
     if if_match is not None:
@@ -202,7 +203,7 @@ async def put_object(req: Request) -> None:
     await req.respond(200, headers=out)
 
 
-async def expiration_header(bucket: Bucket, obj: Object) -> Headers:
+async def expiration_header(bucket: Bucket, obj: ObjectView) -> Headers:
     """x-amz-expiration of a current version a lifecycle rule will expire (rules cached per process)."""
     rules = expiry.cached(bucket.id)
     if rules is None:
@@ -216,7 +217,7 @@ async def expiration_header(bucket: Bucket, obj: Object) -> Headers:
 
 @dataclass
 class _Read:
-    obj: Object
+    obj: ObjectView
     tier: TierSpec
     status: int
     start: int = 0
@@ -237,7 +238,7 @@ def _prepare_read(bucket_id: int, key: str, headers: dict[str, str], method: str
     return read
 
 
-def _resolve(obj: Object, tier: TierSpec, headers: dict[str, str], part: str | None) -> _Read:
+def _resolve(obj: ObjectView, tier: TierSpec, headers: dict[str, str], part: str | None) -> _Read:
     """Conditions (412/304) and the range (200/206) of a read of ``obj``; no I/O."""
     status = evaluate_conditions(obj, headers.get("if-match"), headers.get("if-none-match"),
                                  headers.get("if-modified-since"), headers.get("if-unmodified-since"))
@@ -276,7 +277,7 @@ async def _read_inline(bucket_id: int, req: Request, key: str) -> _Read | None:
     if "versionId" in req.query or "partNumber" in req.query or not registry.tiers.fresh():
         return None
     obj = await hotread.current_on_loop(bucket_id, key)
-    if not isinstance(obj, Object):
+    if not isinstance(obj, hotread.ObjectRow):
         return None
     tier = next((t for t in registry.tiers.all() if t.id == obj.tier_id), None)
     if tier is None or tier.offline:
@@ -295,7 +296,7 @@ async def _read_inline(bucket_id: int, req: Request, key: str) -> _Read | None:
     return read
 
 
-def _part_range(obj: Object, part: str) -> tuple[int, int] | None:
+def _part_range(obj: ObjectView, part: str) -> tuple[int, int] | None:
     """The bytes of part ``part`` (1-based) of a multipart object; an object of one part is its part 1."""
     if not (part.isascii() and part.isdigit()) or not 1 <= int(part) <= 10000:
         raise invalid_argument("Part number must be an integer between 1 and 10000, inclusive", "partNumber",
