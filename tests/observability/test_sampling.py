@@ -74,3 +74,20 @@ def test_tracing_off_keeps_nothing() -> None:
     sampler = Sampler(rate=1.0, slowest_per_minute=5, enabled=False)
     sampler.offer(_done(_recorder(end=10)), forced=True)
     assert sampler.take() == []
+
+
+def test_the_sampler_decides_from_the_duration_before_a_record_is_made() -> None:
+    # the gateway builds a request's Finished only when decide keeps or considers it: a request faster than the
+    # slowest of its minute so far (the heap full) gets None and costs no record
+    clock = Ticks()
+    sampler = Sampler(rate=0, slowest_per_minute=2, rng=lambda: 1.0, clock=clock)
+    decided = []
+    for i, took in enumerate([5, 50, 7, 30, 1]):
+        reason = sampler.decide(took * 1_000_000, forced=False)
+        decided.append(reason)
+        if reason is not None:
+            sampler.admit(_done(_recorder(end=took * 1_000_000), f"R{i}"), reason)
+    assert decided == ["slowest", "slowest", "slowest", "slowest", None]
+    assert sampler.decide(1, forced=True) == "asked"
+    clock.now += 60
+    assert sorted(r["request_id"] for r in sampler.take()) == ["R1", "R3"]

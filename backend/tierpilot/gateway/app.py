@@ -376,11 +376,14 @@ class Gateway:
             user = req.caller.username if req.caller else "-"
             access.info("%s %s %s %s %s %d in=%d out=%d %.1fms", req.request_id, user, op, req.raw_path[:200],
                         req.bucket or "-", status, req.bytes_in, req.bytes_out, (rec.end - rec.t0) / 1e6)
-        if self.sampler.enabled:
-            self.sampler.offer(traces.Finished(
-                request_id=req.request_id, at=datetime.now(UTC), user_id=req.caller.user_id if req.caller else None,
-                bucket=req.bucket, operation=op, status=status, nbytes=req.bytes_in + req.bytes_out, recorder=rec),
-                forced=req.headers.get(TRACE_HEADER, "").strip() == "1")
+        sampler = self.sampler
+        if sampler.enabled:  # the trace's record is made only for a request the sampler keeps
+            reason = sampler.decide(rec.end - rec.t0, forced=req.headers.get(TRACE_HEADER, "").strip() == "1")
+            if reason is not None:
+                sampler.admit(traces.Finished(
+                    request_id=req.request_id, at=datetime.now(UTC), user_id=req.caller.user_id if req.caller else None,
+                    bucket=req.bucket, operation=op, status=status, nbytes=req.bytes_in + req.bytes_out,
+                    recorder=rec), reason)
 
     async def _fail(self, req: Request, exc: Exception) -> None:
         err = _as_s3_error(exc, req)

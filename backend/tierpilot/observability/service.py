@@ -78,21 +78,37 @@ class Sampler:
 
     def offer(self, done: Finished, forced: bool) -> None:
         """Keep ``done``'s trace if it is asked for, drawn, or among the slowest of its minute so far."""
+        reason = self.decide(done.recorder.total_ns(), forced)
+        if reason is not None:
+            self.admit(done, reason)
+
+    def decide(self, total_ns: int, forced: bool) -> str | None:
+        """Whether a request that took ``total_ns`` is kept ("asked", "random") or is among the slowest of its
+        minute so far ("slowest"): the gateway builds the request's ``Finished`` only then (``admit``)."""
         if not self.enabled:
-            return
-        if forced or (self.rate and self.rng() < self.rate):
-            self._keep(done, "asked" if forced else "random")
-            return
+            return None
+        if forced:
+            return "asked"
+        if self.rate and self.rng() < self.rate:
+            return "random"
         if not self.slowest_per_minute:
-            return
+            return None
         self._roll()
-        total = done.recorder.total_ns()
+        if len(self._slowest) < self.slowest_per_minute or total_ns > self._slowest[0][0]:
+            return "slowest"
+        return None
+
+    def admit(self, done: Finished, reason: str) -> None:
+        """Keep ``done`` for ``reason`` as ``decide`` answered it."""
+        if reason != "slowest":
+            self._keep(done, reason)
+            return
+        self._seq += 1
+        entry = (done.recorder.total_ns(), self._seq, done)
         if len(self._slowest) < self.slowest_per_minute:
-            self._seq += 1
-            heapq.heappush(self._slowest, (total, self._seq, done))
-        elif total > self._slowest[0][0]:
-            self._seq += 1
-            heapq.heapreplace(self._slowest, (total, self._seq, done))
+            heapq.heappush(self._slowest, entry)
+        else:
+            heapq.heapreplace(self._slowest, entry)
 
     def _roll(self) -> None:
         minute = int(self.clock() // 60)
