@@ -174,10 +174,7 @@ class ObjectRow:
     itself (``timeit``: 15.7 µs to build one and read 20 of its attributes through SQLAlchemy's descriptors, 3.3 µs
     for this)."""
 
-    __slots__ = ("id", "bucket_id", "key", "size", "etag", "checksum_algorithm", "checksum_value", "content_type",
-                 "user_metadata", "headers", "tags", "tier_id", "storage_class", "locator", "parts_count", "created_at",
-                 "last_modified", "last_access_at", "restore_state", "restore_speed", "restore_expiry", "version_id",
-                 "lock_mode", "lock_until", "legal_hold", "part_sizes", "part_checksums")
+    __slots__ = _KEYS  # the annotations below name the same columns, in order (checked under the class)
     id: int
     bucket_id: int
     key: str
@@ -213,8 +210,8 @@ class ObjectRow:
 # a key's version as a read sees it: the ORM's Object, or the ObjectRow that GET and HEAD read
 ObjectView: TypeAlias = ObjectRow | Object
 
-if ObjectRow.__slots__ != _KEYS:  # a column added to Object is added here too
-    raise RuntimeError(f"ObjectRow's attributes {ObjectRow.__slots__} are not Object's columns {_KEYS}")
+if tuple(ObjectRow.__annotations__) != _KEYS:  # a column added to Object is added here too
+    raise RuntimeError(f"ObjectRow's attributes {tuple(ObjectRow.__annotations__)} are not Object's columns {_KEYS}")
 
 
 def _as_object(values: Sequence[Any]) -> ObjectRow:
