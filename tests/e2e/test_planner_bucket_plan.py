@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import NewContext, Product
-from tests.e2e.helpers import shoot, sign_in
+from tests.e2e.helpers import DESKTOP, NARROW, shoot, sign_in
 
 pytestmark = pytest.mark.e2e
 
@@ -52,6 +52,17 @@ def test_a_member_saves_the_modelled_scenario_as_their_buckets_plan(page: Page, 
     expect(dialog.get_by_label("GET-class requests / month")).to_have_value("2000")
     choice.select_option(bucket)
     expect(dialog.get_by_text(f"{bucket} has no plan yet: it plans storage only.")).to_be_visible()
+
+    # on a phone's width the dialog and its fields fit: nothing scrolls sideways; the dialog scrolls to its Save
+    mine.set_viewport_size(NARROW)
+    mine.wait_for_function("() => document.documentElement.scrollWidth <= 391", timeout=5000)
+    box = dialog.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= NARROW["width"] + 1
+    mine.screenshot(path=str(artifacts / "planner-bucket-plan-390.png"))
+    save = dialog.get_by_role("button", name="Save plan")
+    save.scroll_into_view_if_needed()
+    expect(save).to_be_in_viewport()
+    mine.set_viewport_size(DESKTOP)
 
     reads.fill("10000000000000")  # beyond the 10^12 GiB the plans API takes: its 422 names the field
     dialog.get_by_role("button", name="Save plan").click()
