@@ -32,18 +32,21 @@ from tierpilot.kit.settings import get_settings
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 SERVICES = ("api", "gateway", "worker", "beat", "cli")
 _service = "proc"
-
-
-_ident: tuple[str, int, str] = ("", 0, "")
+_ident = f"{_service}-{os.getpid()}"
 
 
 def _identity() -> str:
-    """``service-pid``: asked on every metric update, so built once per service and process."""
+    """``service-pid``, asked on every metric update: built when the service is named and in a forked child,
+    never per update (``os.getpid`` is a system call, and prometheus-client asks on every ``inc``)."""
+    return _ident
+
+
+def _rename() -> None:
     global _ident
-    pid = os.getpid()
-    if _ident[0] != _service or _ident[1] != pid:
-        _ident = (_service, pid, f"{_service}-{pid}")
-    return _ident[2]
+    _ident = f"{_service}-{os.getpid()}"
+
+
+os.register_at_fork(after_in_child=_rename)  # a child writes its own files (prometheus-client reopens them)
 
 
 def metrics_dir() -> Path:
@@ -78,6 +81,7 @@ def configure(service: str) -> None:
     if service not in SERVICES:
         raise ValueError(f"unknown service {service!r}")
     _service = service
+    _rename()
     directory = metrics_dir()
     directory.mkdir(parents=True, exist_ok=True)
     for path in directory.glob("*.db"):
