@@ -38,11 +38,12 @@ AWS = "/usr/bin/aws"  # Debian's awscli package: AWS CLI v2
 
 async def _request(gate: Admission, arrive_at: float, hold_s: float, log: list[tuple[str, str, float, float]],
                    name: str) -> None:
-    """Arrive at ``arrive_at``, ask for a slot, hold it ``hold_s``; log (name, outcome, asked at, answered at)."""
+    """Arrive at ``arrive_at``, ask for a slot as the gateway does (a free one taken at once, else wait), hold it
+    ``hold_s``; log (name, outcome, asked at, answered at)."""
     loop = asyncio.get_running_loop()
     await asyncio.sleep(arrive_at)
     asked = loop.time()
-    admitted = await gate.enter()
+    admitted = gate.take() or await gate.enter()
     log.append((name, "admitted" if admitted else "refused", asked, loop.time()))
     if admitted:
         await asyncio.sleep(hold_s)

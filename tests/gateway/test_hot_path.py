@@ -18,6 +18,7 @@ import pytest
 from tierpilot.gateway import app, sigv4
 from tierpilot.gateway.http import Request
 from tierpilot.gateway.routes import SUBRESOURCES, subresource
+from tierpilot.kit.tracing import Recorder
 
 
 def test_subresource_is_the_first_of_the_list_present_whatever_the_query_order() -> None:
@@ -94,6 +95,36 @@ def test_a_closed_request_leaves_no_reference_cycle() -> None:
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+def test_the_request_stamps_its_trace_at_the_last_body_byte_and_the_response_start() -> None:
+    """The trace's transfer and response phases start where the request reads its last body message and sends its
+    status line (stamped by the request itself: no wrapper around receive and send)."""
+    messages = [{"type": "http.request", "body": b"ab", "more_body": True},
+                {"type": "http.request", "body": b"c", "more_body": False}]
+
+    async def receive() -> dict[str, Any]:
+        return messages.pop(0)
+
+    async def main() -> tuple[int, int, int, int]:
+        rec = Recorder()
+        req = Request(scope={"type": "http"}, receive=receive, send=_send, method="PUT", raw_path="/b/k",
+                      bucket="b", key="k", query={}, query_pairs=[], headers={"content-length": "3"},
+                      request_id="R", recorder=rec)
+        req.track_body(5.0)
+        await req.receive()
+        mid = rec.body_end
+        await req.receive()
+        body_end = rec.body_end
+        await req.start(200, [])
+        first = rec.resp_start
+        await req.start(500, [])  # a second start (never sent by the handlers) keeps the first stamp
+        req.close()
+        return mid, body_end, first, rec.resp_start
+
+    mid, body_end, first, resp_start = asyncio.run(main())
+    assert mid == 0 and body_end > 0
+    assert first >= body_end and resp_start == first
 
 
 def test_start_up_takes_what_it_built_out_of_the_cyclic_collectors_sight(db_url: str) -> None:

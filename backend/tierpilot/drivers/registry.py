@@ -182,6 +182,15 @@ class TierDirectory:
         """True when ``all()`` answers from memory (callers on an event loop then skip the thread)."""
         return "all" in self._cache
 
+    def cached(self, tier_id: int) -> TierSpec | None:
+        """The tier's spec if ``all()`` answers from memory and has it; None: ask ``get`` (which may load)."""
+        specs = self._cache.get("all")
+        if specs is not None:
+            for tier in specs:
+                if tier.id == tier_id:
+                    return tier
+        return None
+
     def get(self, tier_id: int) -> TierSpec:
         for tier in self.all():
             if tier.id == tier_id:

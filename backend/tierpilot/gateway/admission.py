@@ -29,6 +29,14 @@ class Admission:
     def waiting(self) -> int:
         return len(self._waiters)
 
+    def take(self) -> bool:
+        """Take a free slot if there is one and nobody waits for it (``enter``'s path that never waits, without
+        a coroutine); False: ``await enter()``."""
+        if self.in_flight < self.limit and not self._waiters:
+            self.in_flight += 1
+            return True
+        return False
+
     async def enter(self) -> bool:
         """Take a slot, waiting at most ``wait_s`` behind earlier waiters; False when none came in time."""
         if self.in_flight < self.limit and not self._waiters:

@@ -11,7 +11,6 @@ import contextlib
 import gc
 import json
 import logging
-from collections.abc import MutableMapping
 from datetime import UTC, datetime
 from random import getrandbits
 from typing import Any
@@ -261,7 +260,7 @@ class Gateway:
 
     # requests ------------------------------------------------------------------------------------------
 
-    def _parse(self, scope: dict[str, Any], receive: Receive, send: Send, request_id: str) -> Request:
+    def _parse(self, scope: dict[str, Any], receive: Receive, send: Send, request_id: str, rec: Recorder) -> Request:
         raw_path_b: bytes | None = scope.get("raw_path")
         raw_path = raw_path_b.decode("latin-1") if raw_path_b else quote(scope.get("path", "/"))
         raw_path = raw_path.partition("?")[0] or "/"
@@ -269,7 +268,7 @@ class Gateway:
         headers, header_bytes = _headers(scope.get("headers", []))
         req = Request(scope=scope, receive=receive, send=send, method=scope["method"], raw_path=raw_path,
                       bucket="", key="", query=dict(reversed(pairs)), query_pairs=pairs, headers=headers,
-                      request_id=request_id)
+                      request_id=request_id, recorder=rec)
         req.track_body(self.body_timeout_s)
         if header_bytes > MAX_HEADER_BYTES:
             raise S3Error("RequestHeaderSectionTooLarge", "Your request header section exceeds the maximum allowed "
@@ -295,36 +294,22 @@ class Gateway:
             return
         rec = Recorder()
         current_trace.set(rec)  # each request runs in its own task: the flow policy finds its recorder here
-
-        async def timed_receive() -> MutableMapping[str, Any]:
-            message = await receive()
-            if message["type"] == "http.request" and not message.get("more_body", False):
-                rec.body_end = now_ns()
-            return message
-
-        async def timed_send(message: MutableMapping[str, Any]) -> None:
-            if not rec.resp_start and message["type"] == "http.response.start":
-                rec.resp_start = now_ns()
-            await send(message)
-
         # backpressure before any work: a wait for a slot is the trace's "queue" phase (stamped only when there
         # was one: the fast path takes no time, and a stamp after it would time the OS scheduler)
-        queued = self.admission.waiting or self.admission.in_flight >= self.admission.limit
-        if queued:
+        admitted = self.admission.take()
+        if not admitted:
             metrics.count(metrics.GATEWAY_WAITING)
             try:
                 admitted = await self.admission.enter()
             finally:
                 metrics.count(metrics.GATEWAY_WAITING, -1)
             rec.queued = now_ns()
-        else:
-            admitted = await self.admission.enter()
         metrics.count(metrics.GATEWAY_IN_FLIGHT)
         request_id = _request_id()
         req: Request | None = None
         op = "-"
         try:
-            req = self._parse(scope, timed_receive, timed_send, request_id)
+            req = self._parse(scope, receive, send, request_id, rec)
             rec.parsed = now_ns()
             level: Level = "object" if req.key else ("bucket" if req.bucket else "service")
             handler, sub = find(req.method, level, req.query)
@@ -348,9 +333,9 @@ class Gateway:
             return
         except Exception as exc:
             if req is None:
-                req = Request(scope=scope, receive=receive, send=timed_send, method=scope.get("method", "GET"),
+                req = Request(scope=scope, receive=receive, send=send, method=scope.get("method", "GET"),
                               raw_path="/", bucket="", key="", query={}, query_pairs=[], headers={},
-                              request_id=request_id)
+                              request_id=request_id, recorder=rec)
             await self._fail(req, exc)
         finally:
             if admitted:

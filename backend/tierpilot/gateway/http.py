@@ -18,6 +18,7 @@ from tierpilot.kit.flow import Flow
 from tierpilot.kit.httpserver import lost
 from tierpilot.kit.settings import get_settings
 from tierpilot.kit.streaming import ClientDisconnected, IdleReceive, Receive, ReceiveTimeout, Send
+from tierpilot.kit.tracing import Recorder, now_ns
 
 Headers = list[tuple[bytes, bytes]]
 
@@ -35,7 +36,7 @@ class Request:
     query_pairs: list[tuple[str, str]]
     headers: dict[str, str]
     request_id: str
-    started: float = field(default_factory=time.monotonic)
+    recorder: Recorder | None = None  # the request's trace: the last body byte and the response's start stamped here
     caller: Credential | None = None
     signed: SignedRequest | None = None
     signing_key: bytes | None = None
@@ -75,6 +76,8 @@ class Request:
             raise request_timeout() from None
         if message["type"] != "http.request" or not message.get("more_body", False):
             self.body_consumed = True
+            if message["type"] == "http.request" and self.recorder is not None:
+                self.recorder.body_end = now_ns()
         elif self._rate_window_s:
             self._waited_s += time.monotonic() - began
             self._window_bytes += len(message.get("body", b""))
@@ -149,6 +152,8 @@ class Request:
             # came): the connection cannot carry another request, the server closes it
             out.append((b"connection", b"close"))
         self.status = status
+        if self.recorder is not None and not self.recorder.resp_start:
+            self.recorder.resp_start = now_ns()
         await self.send({"type": "http.response.start", "status": status, "headers": out})
 
     async def respond(self, status: int = 200, body: bytes = b"", headers: Headers | None = None,

@@ -279,7 +279,7 @@ async def _read_inline(bucket_id: int, req: Request, key: str) -> _Read | None:
     obj = await hotread.current_on_loop(bucket_id, key)
     if not isinstance(obj, hotread.ObjectRow):
         return None
-    tier = next((t for t in registry.tiers.all() if t.id == obj.tier_id), None)
+    tier = registry.tiers.cached(obj.tier_id)
     if tier is None or tier.offline:
         return None
     read = _resolve(obj, tier, req.headers, None)
@@ -325,7 +325,9 @@ async def get_object(req: Request) -> None:
     if read.status == 412:
         raise precondition_failed("If-Match" if req.header("if-match") else "If-Unmodified-Since")
     headers = object_headers(obj, read.tier, read.live_restore) + version_headers(obj, bucket)
-    if "versionId" not in req.query:  # current-version rules say nothing about a version asked for by id
+    # current-version rules say nothing about a version asked for by id; a bucket without rules (the rules
+    # cached, none) needs no call
+    if "versionId" not in req.query and expiry.cached(bucket.id) != ():
         headers += await expiration_header(bucket, obj)
     if read.status == 304:
         await req.respond(304, headers=[h for h in headers if h[0] in (b"etag", b"last-modified")],
