@@ -52,14 +52,24 @@ PHASES = ("queue", "headers", "auth", "lookup", "admission", "tier_open", "limit
 PHASE_METRIC = "tierpilot_gateway_phase_duration_seconds"
 
 
-def serve_bare(port: int, root: str) -> None:
-    """(b) on exactly the gateway's uvicorn options (gateway/cli.py)."""
+BARE_ROOT_ENV = "TIERPILOT_BENCH_BARE_ROOT"
+
+
+def bare_factory() -> Callable[..., Any]:
+    """(b) for uvicorn's worker processes, which import the app by name: its directory from the environment."""
+    return bare_app(Path(os.environ[BARE_ROOT_ENV]))
+
+
+def serve_bare(port: int, root: str, workers: int) -> None:
+    """(b) on exactly the gateway's uvicorn options (gateway/cli.py), with as many processes as the gateway."""
     import uvicorn
 
     from tierpilot.kit.httpserver import GuardedHttpToolsProtocol
 
-    uvicorn.run(bare_app(Path(root)), host="127.0.0.1", port=port, http=GuardedHttpToolsProtocol, loop="uvloop",
-                log_level="warning", access_log=False, server_header=False, backlog=4096, timeout_keep_alive=30)
+    os.environ[BARE_ROOT_ENV] = root
+    uvicorn.run("bench.small_objects:bare_factory", factory=True, workers=workers, host="127.0.0.1", port=port,
+                http=GuardedHttpToolsProtocol, loop="uvloop", log_level="warning", access_log=False,
+                server_header=False, backlog=4096, timeout_keep_alive=30)
 
 
 # ------------------------------------------------------------------------------------------ set-up
@@ -68,7 +78,7 @@ def serve_bare(port: int, root: str) -> None:
 class Installation:
     """Scratch data dir and database, one admin with a key, one posix tier and bucket; both servers."""
 
-    def __init__(self, db: str, postgres_url: str, max_inflight: int | None, redis_url: str) -> None:
+    def __init__(self, db: str, postgres_url: str, max_inflight: int | None, redis_url: str, workers: int = 1) -> None:
         self.tmp = Path(tempfile.mkdtemp(prefix="tierpilot-bench-small-"))
         self.procs: list[subprocess.Popen[bytes]] = []
         self.drop: Callable[[], None] | None = None
@@ -100,8 +110,9 @@ class Installation:
         self.bare_dir = self.tier_dir.parent / "bare"
         self.bare_dir.mkdir()
         self.gateway = self._start([sys.executable, "-m", "tierpilot.cli", "gateway", "--log-level", "warning",
-                                    "--port"], "gateway")
-        self.bare = self._start([sys.executable, __file__, "--serve-bare", str(self.bare_dir), "--port"], "bare")
+                                    "--workers", str(workers), "--port"], "gateway")
+        self.bare = self._start([sys.executable, __file__, "--serve-bare", str(self.bare_dir), "--workers",
+                                 str(workers), "--port"], "bare")
         self.pids = {"gateway": self.procs[0].pid, "bare": self.procs[1].pid}
         self.urls = {"gateway": self.gateway, "bare": self.bare}
         import boto3
@@ -470,15 +481,17 @@ def main() -> None:
     parser.add_argument("--redis", default="", help="TIERPILOT_REDIS_URL for the gateway (production: "
                         "credentials cached under a Redis generation); default none")
     parser.add_argument("--files", type=int, default=0, help="then upload this many 1 KiB files by cp -r")
+    parser.add_argument("--workers", type=int, default=1, help="processes of the gateway and of the bare app alike "
+                        "(`tierpilot gateway --workers`; docker-compose.yml runs 2)")
     parser.add_argument("--serve-bare", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_bare:
-        serve_bare(args.port, args.serve_bare)
+        serve_bare(args.port, args.serve_bare, args.workers)
         return
     started = time.monotonic()
     print(f"uptime at the start: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
-    inst = Installation(args.db, args.postgres_url, args.max_inflight, args.redis)
+    inst = Installation(args.db, args.postgres_url, args.max_inflight, args.redis, args.workers)
     try:
         concurrency = [int(c) for c in args.concurrency.split(",")]
         ops = [op for op in args.ops.split(",") if op]
@@ -493,7 +506,8 @@ def main() -> None:
         from tierpilot.kit.settings import get_settings
 
         inflight = args.max_inflight or get_settings().gateway_max_inflight
-        print(f"gateway: 1 process, {args.db}, Redis {args.redis or 'none'}, max in-flight {inflight}; "
+        print(f"gateway and bare app: {args.workers} process{'es' if args.workers > 1 else ''} each; {args.db}, "
+              f"Redis {args.redis or 'none'}, max in-flight {inflight} per process; "
               f"{args.rounds} rounds of {args.seconds:g} s "
               "per point, bare and gateway interleaved; req/s and p50/p99 ms are medians over the rounds; "
               "CPU = server CPU µs per request; phases: median/mean ms from the gateway's histograms", flush=True)
