@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from datetime import UTC, datetime
 
 from tests.clocks import Ticks
@@ -47,6 +48,60 @@ def test_a_wait_for_an_admission_slot_is_the_queue_phase_and_no_wait_shows_none(
                                                     ("lookup", 10), ("response", 10)]
     straight_in = _recorder(parsed=2_010, authed=2_030, resp_start=2_040, end=2_050)
     assert [n for n, _, _ in straight_in.phases()] == ["headers", "auth", "lookup", "response"]
+
+
+def _stepwise(rec: Recorder) -> list[tuple[str, int, int]]:
+    """The phases by their definition, a stamp at a time: each phase runs from the cursor to its stamp clamped
+    to [cursor, end], and is shown when it took time."""
+    end = rec.end
+    out: list[tuple[str, int, int]] = []
+    cursor = rec.t0
+
+    def add(name: str, until: int) -> None:
+        nonlocal cursor
+        until = max(cursor, min(until, end))
+        if until > cursor:
+            out.append((name, cursor - rec.t0, until - cursor))
+        cursor = until
+
+    def transfer(until: int) -> None:
+        wait = min(rec.waited, max(0, until - cursor))
+        if wait:
+            add("limiter_wait", cursor + wait)
+        add("transfer", until)
+
+    if rec.queued:
+        add("queue", rec.queued)
+    add("headers", rec.parsed or end)
+    add("auth", rec.authed or end)
+    resp = rec.resp_start or end
+    writing = bool(rec.body_end) and rec.body_end >= (rec.admit_end or rec.authed)
+    if rec.admit_start:
+        add("lookup", rec.admit_start)
+        add("admission", rec.admit_end or end)
+        if writing:
+            transfer(rec.body_end)
+            add("commit", resp)
+            add("response", end)
+        else:
+            add("tier_open", resp)
+            transfer(end)
+    else:
+        if writing:
+            add("transfer", rec.body_end)
+        add("lookup", resp)
+        add("response", end)
+    return out
+
+
+def test_the_phases_of_any_stamps_are_their_stepwise_definition() -> None:
+    rng = random.Random(18)
+    stamps = ("queued", "parsed", "authed", "admit_start", "admit_end", "body_end", "resp_start")
+    for _ in range(20_000):
+        rec = _recorder(**{name: rng.choice((0, rng.randrange(1_000, 200_000))) for name in stamps},
+                        end=rng.randrange(1_000, 200_000), waited=rng.choice((0, rng.randrange(0, 100_000))))
+        rec.t0 = rng.choice((0, 500))
+        assert rec.phases() == _stepwise(rec), {name: getattr(rec, name) for name in Recorder.__slots__}
 
 
 def test_asked_and_drawn_requests_are_kept_at_once() -> None:

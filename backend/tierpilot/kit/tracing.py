@@ -9,7 +9,6 @@ request's total. No allocation until a request is finished, and then only a tupl
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from contextvars import ContextVar
 
 PHASES = ("queue", "headers", "auth", "lookup", "admission", "tier_open", "limiter_wait", "transfer", "commit",
@@ -37,47 +36,45 @@ class Recorder:
     def phases(self) -> list[tuple[str, int, int]]:
         """(phase, start, duration) in ns from the request's start; contiguous, summing to the total.
 
-        Limiter waits are spread over the transfer; they are shown as one phase at its start.
+        Each phase runs from the end of the one before to its own stamp, clamped to the request's end; a phase
+        whose stamp is unset (0) or not past the one before is left out. Limiter waits are spread over the
+        transfer; they are shown as one phase at its start.
         """
         end = self.end or now_ns()
-        out: list[tuple[str, int, int]] = []
-        cursor = self.t0
-
-        def add(name: str, until: int) -> None:
-            nonlocal cursor
-            until = max(cursor, min(until, end))
-            if until > cursor:
-                out.append((name, cursor - self.t0, until - cursor))
-            cursor = until
-
-        if self.queued:  # waited for a slot (gateway/admission.py)
-            add("queue", self.queued)
-        add("headers", self.parsed or end)
-        add("auth", self.authed or end)
         resp = self.resp_start or end
-        writing = bool(self.body_end) and self.body_end >= (self.admit_end or self.authed)
-        if self.admit_start:
-            add("lookup", self.admit_start)
-            add("admission", self.admit_end or end)
-            if writing:
-                self._transfer(add, self.body_end, cursor)
-                add("commit", resp)
-                add("response", end)
-            else:
-                add("tier_open", resp)
-                self._transfer(add, end, cursor)
+        authed = self.authed or end
+        body_end = self.body_end
+        writing = body_end != 0 and body_end >= (self.admit_end or self.authed)
+        out: list[tuple[str, int, int]] = []
+        t0 = self.t0
+        if not self.admit_start:  # no flow asked: HEAD, metadata, errors (one walk, its most common shape)
+            _walk(out, t0, t0, end, (("queue", self.queued), ("headers", self.parsed or end), ("auth", authed),
+                                     ("transfer", body_end if writing else 0), ("lookup", resp), ("response", end)))
+            return out
+        cursor = _walk(out, t0, t0, end, (("queue", self.queued), ("headers", self.parsed or end),
+                                          ("auth", authed), ("lookup", self.admit_start),
+                                          ("admission", self.admit_end or end)))
+        if writing:
+            wait = min(self.waited, max(0, body_end - cursor))
+            _walk(out, t0, cursor, end, (("limiter_wait", cursor + wait), ("transfer", body_end), ("commit", resp),
+                                         ("response", end)))
         else:
-            if writing:
-                add("transfer", self.body_end)
-            add("lookup", resp)
-            add("response", end)
+            cursor = _walk(out, t0, cursor, end, (("tier_open", resp),))
+            wait = min(self.waited, max(0, end - cursor))
+            _walk(out, t0, cursor, end, (("limiter_wait", cursor + wait), ("transfer", end)))
         return out
 
-    def _transfer(self, add: Callable[[str, int], None], until: int, cursor: int) -> None:
-        wait = min(self.waited, max(0, until - cursor))
-        if wait:
-            add("limiter_wait", cursor + wait)
-        add("transfer", until)
+
+def _walk(out: list[tuple[str, int, int]], t0: int, cursor: int, end: int, marks: tuple[tuple[str, int], ...]
+          ) -> int:
+    """Append the phases ending at ``marks`` (name, stamp) from ``cursor`` on; the cursor where they end."""
+    for name, until in marks:
+        if until > end:
+            until = end
+        if until > cursor:
+            out.append((name, cursor - t0, until - cursor))
+            cursor = until
+    return cursor
 
 
 current: ContextVar[Recorder | None] = ContextVar("tierpilot_trace", default=None)
