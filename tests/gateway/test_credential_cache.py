@@ -7,7 +7,6 @@ gateway keeps answering from its cache, one that does not cache refuses at once.
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -98,14 +97,36 @@ def test_the_generation_file_sits_beside_the_sqlite_database_and_each_bump_moves
     assert path == tmp_path / "x.db.generations" / "auth-credentials"
     assert generations.local_file("auth:credentials", "postgresql+psycopg://u@h/db") is None
     assert generations.local_file("auth:credentials", "sqlite://") is None
-    seen = {generations._file_generation(path)}
+    assert path is not None
+    clock = [0.0]
+    reader = generations._FileCounter(path, clock=lambda: clock[0])
+    seen = {reader.value()}  # no file yet: 0
     for _ in range(3):
-        path.parent.mkdir(exist_ok=True)
-        with path.open("ab") as f:
-            f.write(b".")
-        seen.add(generations._file_generation(path))
+        generations._move_file(path)
+        clock[0] += generations.REVALIDATE_S  # a file made now is seen after this at the latest; a move at once
+        seen.add(reader.value())
+        generations._move_file(path)
+        seen.add(reader.value())
     path.unlink()
-    time.sleep(0.05)  # past the file system's timestamp granularity
-    path.write_bytes(b"...")  # made again with the size it had (and maybe its inode): a new generation
-    seen.add(generations._file_generation(path))
-    assert len(seen) == 5
+    clock[0] += generations.REVALIDATE_S
+    seen.add(reader.value())  # gone: 0 again
+    generations._move_file(path)  # made again: a new generation
+    clock[0] += generations.REVALIDATE_S
+    seen.add(reader.value())
+    assert len(seen) == 8 and 0 in seen
+
+
+def test_without_redis_sqlite_a_generation_file_removed_under_a_running_gateway_still_stops_a_user_at_once(
+        cached_gw: str, db_url: str) -> None:
+    path = generations.local_file("auth:credentials", db_url)
+    if path is None:
+        pytest.skip("the generation file is the SQLite installation's (without Redis)")
+    user_id, key_id, secret = _user_with_key("removed")
+    s3 = _client(cached_gw, key_id, secret)  # type: ignore[arg-type]
+    for _ in range(3):
+        s3.list_buckets()  # cached under the file the gateway maps
+        path.unlink(missing_ok=True)  # the gateway keeps the mapping of the old file until it looks again
+        s3.list_buckets()
+        _set_disabled_through_the_service(user_id, True)  # makes the file again, and waits for readers to look
+        assert _code(s3.list_buckets) == "AllAccessDisabled"
+        _set_disabled_through_the_service(user_id, False)

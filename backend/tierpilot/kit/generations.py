@@ -9,9 +9,18 @@ A move sets a new random value rather than adding one: a Redis restarted without
 up to a value a reader still holds entries under.
 
 Without Redis, an installation on SQLite keeps the counter in a file next to the database file, which every
-process of it shares (SQLite allows no other kind of sharing): a move appends one byte, a read is one
-``stat`` (no round trip, no thread). On PostgreSQL without Redis there is no counter and readers cache
-nothing; with Redis configured but unreachable a reader gets None and uses no entry read under a counter.
+process of it shares (SQLite allows no other kind of sharing): 16 bytes, the counter and when the file was
+made. A move writes a new random value into it; a reader maps the file and reads the value from memory (no
+system call: a ``stat`` per request was one of each request's few system calls), and looks at the path again
+at most every ``REVALIDATE_S`` (a file removed, or replaced by a new one, is found then). A missing file (or
+one of another format) reads as 0. The rule that keeps a reader's next request from using an entry older than
+an answered change: tierpilot never removes, truncates or renames over a valid file, and the writer that
+moves the counter of a file made less than ``REVALIDATE_S`` ago waits out the rest before it answers, so by
+then every reader has looked at the path since the file was made. Nobody else should remove or replace it
+while the installation runs: a file put back from elsewhere may be seen up to ``REVALIDATE_S`` late, and one
+truncated under a reader's mapping kills that process (SIGBUS). On PostgreSQL without Redis there is no
+counter and readers cache nothing; with Redis configured but unreachable a reader gets None and uses no entry
+read under a counter.
 
 With Redis, a process reads every counter of one URL together (``_Counters``: one MGET over a connection of its
 own), and requests asking at about the same time share a read; but only one sent after they asked, never the
@@ -23,8 +32,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import mmap
 import os
 import secrets
+import stat
+import struct
 import threading
 import time
 from collections.abc import Callable, Hashable
@@ -44,6 +56,10 @@ log = logging.getLogger("tierpilot.generations")
 
 PREFIX = "tierpilot:generation:"
 RETRY_S = 1.0  # after a Redis error a reader answers None at once for this long instead of waiting again
+REVALIDATE_S = 1.0  # a reader of a counter file looks at its path again at most this long after it last did
+_MARGIN_S = 0.05  # for the writer's clock read before its new file was in place
+_COUNTER = struct.Struct("<q")
+_LAYOUT = struct.Struct("<qq")  # the counter, then when the file was made (nanoseconds since the epoch)
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -64,42 +80,74 @@ def local_file(name: str, database_url: str | None = None) -> Path | None:
     return Path(url.database).resolve().with_name(f"{Path(url.database).name}.generations") / name.replace(":", "-")
 
 
-def _file_generation(path: Path) -> int:
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return 0
-    # the size moves with each bump; inode and time make a file removed and made again a new generation too
-    return hash((st.st_size, st.st_ino, st.st_mtime_ns))
-
-
-def _move(url: str, name: str) -> int | None:
-    """Move the counter: its new value, None when there is no counter (PostgreSQL without Redis: nothing is
-    cached), or the error (OSError, a Redis error) when it cannot be moved."""
-    if not url:
-        path = local_file(name)
-        if path is None:
-            return None
-        path.parent.mkdir(exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+def _move_file(path: Path) -> tuple[int, float]:
+    """Write a new value into the counter file, making the file when it is missing or not a counter file:
+    the value, and until when (``time.time()``) readers may not all have looked at the file since it was made."""
+    value = secrets.randbits(62) + 1
+    while True:
         try:
-            os.write(fd, b".")  # O_APPEND: concurrent bumps each add their byte
+            fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+        except FileNotFoundError:
+            made = _make_file(path, value, replace=False)
+            if made is None:  # another writer made it first: move that one
+                continue
+            return value, made + REVALIDATE_S + _MARGIN_S
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_size != _LAYOUT.size:  # e.g. the byte-a-move file of before
+                made = _make_file(path, value, replace=True)
+                assert made is not None
+            else:
+                os.pwrite(fd, _COUNTER.pack(value), 0)
+                made = _LAYOUT.unpack(os.pread(fd, _LAYOUT.size, 0))[1] / 1e9
         finally:
             os.close(fd)
-        return _file_generation(path)
+        return value, made + REVALIDATE_S + _MARGIN_S
+
+
+def _make_file(path: Path, value: int, *, replace: bool) -> float | None:
+    """A complete counter file at ``path`` (written aside, then linked or renamed in place: no reader maps a
+    shorter one): when it was made, or None when ``path`` exists and ``replace`` is false."""
+    path.parent.mkdir(exist_ok=True)
+    aside = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    made = time.time()
+    fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    try:
+        os.write(fd, _LAYOUT.pack(value, int(made * 1e9)))
+        if replace:
+            os.replace(aside, path)
+        else:
+            try:
+                os.link(aside, path)
+            except FileExistsError:
+                return None
+    finally:
+        os.close(fd)
+        aside.unlink(missing_ok=True)
+    return made
+
+
+def _move(url: str, name: str) -> tuple[int, float] | None:
+    """Move the counter: its new value and until when readers may miss it (see ``_move_file``), None when
+    there is no counter (PostgreSQL without Redis: nothing is cached), or the error (OSError, a Redis error)
+    when it cannot be moved."""
+    if not url:
+        path = local_file(name)
+        return None if path is None else _move_file(path)
     value = secrets.randbits(62) + 1
     redisclient.shared(url).set(PREFIX + name, value)
-    return value
+    return value, 0.0
 
 
 def bump(url: str, name: str) -> int | None:
     """Move the counter, best effort: its new value, or None when there is none or it cannot be moved
     (logged). For changes that only add access: a reader then sees them when its entries expire."""
     try:
-        return _move(url, name)
+        moved = _move(url, name)
     except Exception as exc:  # noqa: BLE001  (any OSError or Redis failure)
         log.warning("could not bump generation %s: %s", name, exc)
         return None
+    return None if moved is None else moved[0]
 
 
 def changing(session: Session, name: str) -> None:
@@ -124,10 +172,15 @@ def changing(session: Session, name: str) -> None:
 
 def _after(url: str, name: str) -> None:
     try:
-        _move(url, name)
+        moved = _move(url, name)
     except Exception as exc:  # noqa: BLE001
         log.error("generation %s not moved after a committed change; caches keep the old state for their "
                   "TTL: %s", name, exc)
+        return
+    # a counter file made just now: readers that have not looked at its path since would miss the move
+    wait = 0.0 if moved is None else moved[1] - time.time()
+    if wait > 0:
+        time.sleep(min(wait, REVALIDATE_S + _MARGIN_S))
 
 
 def changed(session: Session, name: str) -> None:
@@ -251,13 +304,54 @@ _counters: dict[str, _Counters] = {}
 _counters_lock = threading.Lock()
 
 
+class _FileCounter:
+    """The counter of an SQLite installation without Redis, read from its file mapped into memory; the path is
+    looked at again at most every ``REVALIDATE_S`` (see the module's rule for files made or replaced)."""
+
+    def __init__(self, path: Path, clock: Callable[[], float] = time.monotonic) -> None:
+        self.path = path
+        self.clock = clock
+        self._map: mmap.mmap | None = None
+        self._file: tuple[int, int] | None = None  # the mapped file's device and inode
+        self._look_at = float("-inf")
+
+    def value(self) -> int:
+        now = self.clock()
+        if now >= self._look_at:
+            self._look(now)
+        counter = self._map
+        return 0 if counter is None else int(_COUNTER.unpack_from(counter)[0])
+
+    def _look(self, now: float) -> None:
+        self._look_at = now + REVALIDATE_S  # ``now`` was read before the path: the bound holds
+        try:
+            st = os.stat(self.path)
+            if (st.st_dev, st.st_ino) == self._file:
+                return
+            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:  # missing (or unreadable: no writer can move it either)
+            self._map = self._file = None
+            return
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_size != _LAYOUT.size:  # a writer replaces it before it moves
+                self._map = self._file = None
+                return
+            # the mapping it replaces is left to its references: unmapped when the last goes
+            self._map = mmap.mmap(fd, _LAYOUT.size, access=mmap.ACCESS_READ)
+            self._file = st.st_dev, st.st_ino
+        finally:
+            os.close(fd)
+
+
 class Reader:
-    """Reads one counter on an event loop (with every other counter of its Redis URL, see ``_Counters``, or a
-    ``stat`` of the SQLite installation's file), or None while it cannot be read."""
+    """Reads one counter on an event loop (with every other counter of its Redis URL, see ``_Counters``, or
+    from the SQLite installation's file, see ``_FileCounter``), or None while it cannot be read."""
 
     def __init__(self, url: str, name: str) -> None:
         self.key = PREFIX + name
-        self.file = None if url else local_file(name)
+        path = None if url else local_file(name)
+        self.file = None if path is None else _FileCounter(path)
         self._counters: _Counters | None = None
         if url:
             with _counters_lock:
@@ -267,7 +361,7 @@ class Reader:
 
     async def current(self) -> int | None:
         if self.file is not None:
-            return _file_generation(self.file)
+            return self.file.value()
         if self._counters is None:
             return None
         values = await self._counters.read()
@@ -311,8 +405,12 @@ class GenerationCache(Generic[K, V]):
 
     async def generation(self) -> int | None:
         """The counter now (None: unknown); entries of older values are dropped when it moved."""
-        generation = await self.reader.current() if self.reader is not None else None
-        if generation is not None:
+        reader = self.reader
+        if reader is None:
+            return None
+        # a counter file is read without a coroutine of the reader's
+        generation = reader.file.value() if reader.file is not None else await reader.current()
+        if generation is not None and generation != self._generation:
             with self._lock:
                 if generation != self._generation:
                     self._cache.clear()
