@@ -353,27 +353,32 @@ def count(metric: Counter | Gauge, amount: float = 1.0) -> None:
     _batch.add(metric._value, amount)
 
 
-class _HistogramChild:
-    """A histogram child's values, fed through the batch: its sum and the one bucket an observation falls in
-    (multiprocess histograms store per-bucket counts; the exposition accumulates them)."""
+_BOUNDS = list(GATEWAY_DURATION._upper_bounds)  # the request histograms' bounds: bisect_left finds the first >=
 
-    __slots__ = ("bounds", "buckets", "sum")
 
-    def __init__(self, child: Histogram) -> None:
-        self.bounds: list[float] = list(child._upper_bounds)
-        self.buckets: list[Any] = list(child._buckets)
-        self.sum: Any = child._sum
+class _Operation:
+    """The values an operation's requests move besides their counter: the duration histogram (buckets, sum),
+    bytes, the limiter-wait histogram and the phase histograms by name. An observation adds to a histogram's
+    sum and to the one bucket it falls in (multiprocess histograms store per-bucket counts; the exposition
+    accumulates them)."""
 
-    def observe(self, seconds: float) -> None:
-        _batch.add(self.sum, seconds)
-        _batch.add(self.buckets[bisect_left(self.bounds, seconds)], 1.0)  # the first bound >= seconds
+    __slots__ = ("duration", "duration_sum", "name", "phases", "received", "sent", "wait", "wait_sum")
 
-    def observe_into(self, pending: dict[Any, float], seconds: float) -> None:
-        """``observe`` into the batch's ``pending`` dict (the caller checked the loop once)."""
-        value = self.sum
-        pending[value] = pending.get(value, 0.0) + seconds
-        value = self.buckets[bisect_left(self.bounds, seconds)]
-        pending[value] = pending.get(value, 0.0) + 1.0
+    def __init__(self, operation: str) -> None:
+        self.name = operation
+        duration, wait = GATEWAY_DURATION.labels(operation), LIMITER_WAIT.labels(operation)
+        self.duration: list[Any] = list(duration._buckets)
+        self.duration_sum: Any = duration._sum
+        self.wait: list[Any] = list(wait._buckets)
+        self.wait_sum: Any = wait._sum
+        self.received: Any = GATEWAY_BYTES_IN.labels(operation)._value
+        self.sent: Any = GATEWAY_BYTES_OUT.labels(operation)._value
+        self.phases: dict[str, tuple[list[Any], Any]] = {}  # name: (buckets, sum), added as phases appear
+
+    def phase(self, name: str) -> tuple[list[Any], Any]:
+        child = GATEWAY_PHASE.labels(self.name, name)
+        phase = self.phases[name] = (list(child._buckets), child._sum)
+        return phase
 
 
 class RequestObserver:
@@ -381,9 +386,15 @@ class RequestObserver:
     and their values written once per turn of the event loop (``_Batch``)."""
 
     def __init__(self) -> None:
-        self._requests: dict[tuple[str, int], Any] = {}
-        self._per_op: dict[str, tuple[_HistogramChild, Any, Any, _HistogramChild]] = {}
-        self._phases: dict[tuple[str, str], _HistogramChild] = {}
+        self._operations: dict[str, _Operation] = {}
+        self._requests: dict[tuple[str, int], tuple[Any, _Operation]] = {}  # the counter and the operation
+
+    def _add(self, operation: str, status: int) -> tuple[Any, _Operation]:
+        op = self._operations.get(operation)
+        if op is None:
+            op = self._operations[operation] = _Operation(operation)
+        found = self._requests[(operation, status)] = (GATEWAY_REQUESTS.labels(operation, str(status))._value, op)
+        return found
 
     def observe(self, operation: str, status: int, total_ns: int, phases: Iterable[tuple[str, int, int]],
                 bytes_in: int, bytes_out: int, waited_ns: int | None) -> None:
@@ -391,31 +402,36 @@ class RequestObserver:
         direct = pending is None
         if pending is None:
             pending = {}
-        key = (operation, status)
-        counter = self._requests.get(key)
-        if counter is None:
-            counter = self._requests[key] = GATEWAY_REQUESTS.labels(operation, str(status))._value
-        pending[counter] = pending.get(counter, 0.0) + 1.0
-        per_op = self._per_op.get(operation)
-        if per_op is None:
-            per_op = self._per_op[operation] = (_HistogramChild(GATEWAY_DURATION.labels(operation)),
-                                                GATEWAY_BYTES_IN.labels(operation)._value,
-                                                GATEWAY_BYTES_OUT.labels(operation)._value,
-                                                _HistogramChild(LIMITER_WAIT.labels(operation)))
-        duration, received, sent, wait = per_op
-        duration.observe_into(pending, total_ns / 1e9)
+        get = pending.get
+        found = self._requests.get((operation, status))
+        if found is None:
+            found = self._add(operation, status)
+        value, op = found
+        pending[value] = get(value, 0.0) + 1.0
+        seconds = total_ns / 1e9
+        value = op.duration_sum
+        pending[value] = get(value, 0.0) + seconds
+        value = op.duration[bisect_left(_BOUNDS, seconds)]
+        pending[value] = get(value, 0.0) + 1.0
         if bytes_in:
-            pending[received] = pending.get(received, 0.0) + bytes_in
+            value = op.received
+            pending[value] = get(value, 0.0) + bytes_in
         if bytes_out:
-            pending[sent] = pending.get(sent, 0.0) + bytes_out
+            value = op.sent
+            pending[value] = get(value, 0.0) + bytes_out
         if waited_ns is not None:
-            wait.observe_into(pending, waited_ns / 1e9)
-        phase_of = self._phases
+            seconds = waited_ns / 1e9
+            value = op.wait_sum
+            pending[value] = get(value, 0.0) + seconds
+            value = op.wait[bisect_left(_BOUNDS, seconds)]
+            pending[value] = get(value, 0.0) + 1.0
+        by_name = op.phases
         for name, _start, took in phases:
-            phase = phase_of.get((operation, name))
-            if phase is None:
-                phase = phase_of[(operation, name)] = _HistogramChild(GATEWAY_PHASE.labels(operation, name))
-            phase.observe_into(pending, took / 1e9)
+            buckets, value = by_name.get(name) or op.phase(name)
+            seconds = took / 1e9
+            pending[value] = get(value, 0.0) + seconds
+            value = buckets[bisect_left(_BOUNDS, seconds)]
+            pending[value] = get(value, 0.0) + 1.0
         if direct:  # a thread or another loop: written at once
             _FileValue.write(pending)
 
