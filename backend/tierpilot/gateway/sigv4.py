@@ -293,7 +293,7 @@ def _encode(value: str, safe: str = "") -> str:
     return encoded
 
 
-_PAIRS: dict[tuple[str, str], tuple[str, str]] = {}  # a query's short (name, value) pairs, each encoded
+_PAIRS: dict[tuple[str, str], tuple[str, str, str]] = {}  # short (name, value) pairs: encoded, and joined
 _PAIRS_MAX = 4096
 
 
@@ -309,16 +309,20 @@ def canonical_query(pairs: Sequence[tuple[str, str]], presigned: bool) -> str:
                 continue
             item = _encode_pair(pair)
         items.append(item)
-    items.sort()
-    return "&".join([f"{k}={v}" for k, v in items])
+    items.sort()  # by the encoded name, then value
+    return "&".join([item[2] for item in items])
 
 
-def _encode_pair(pair: tuple[str, str]) -> tuple[str, str]:
+def _encode_pair(pair: tuple[str, str]) -> tuple[str, str, str]:
     name, value = pair
     plain = _PLAIN.fullmatch
-    item = (name if plain(name) else _encode(name, "-_.~"), value if plain(value) else _encode(value, "-_.~"))
+    if not plain(name):
+        name = _encode(name, "-_.~")
+    if not plain(value):
+        value = _encode(value, "-_.~")
+    item = name, value, f"{name}={value}"
     # never a signature: the one pair a presigned request leaves out is then never found here
-    if len(name) + len(value) <= 128 and name != "X-Amz-Signature":
+    if len(pair[0]) + len(pair[1]) <= 128 and pair[0] != "X-Amz-Signature":
         if len(known := _PAIRS) >= _PAIRS_MAX:
             known.clear()
         known[pair] = item
