@@ -7,6 +7,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import boto3
@@ -17,7 +18,8 @@ from tests.gateway.conftest import start_gateway, stop
 from tierpilot.auth import service as auth
 from tierpilot.catalog import service as catalog
 from tierpilot.kit.db import transaction
-from tierpilot.spend import repository
+from tierpilot.spend import gateway as spend_gateway
+from tierpilot.spend import metering, repository
 from tierpilot.spend.metering import KINDS, Meter, kind_of
 from tierpilot.tiers import service as tiers
 from tierpilot.tiers.schemas import TierCreate
@@ -31,6 +33,36 @@ from tierpilot.tiers.schemas import TierCreate
 def test_each_request_kind_bills_at_its_s3_request_class(method: str, level: str, sub: str, kind: str) -> None:
     assert kind_of(method, level, sub) == kind
     assert KINDS[kind] == {"head": "read", "get": "read", "list": "write", "put": "write", "delete": None}[kind]
+
+
+def test_the_gateway_hook_counts_each_operation_at_its_kind_and_bills_no_failure(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    counter = Meter()
+    monkeypatch.setattr(spend_gateway, "meter", counter)
+    ops = ["HEAD object", "GET bucket", "GET bucket?tagging", "GET bucket?versions", "DELETE object",
+           "POST bucket?delete", "PUT object?tagging", "HEAD bucket"]
+    req = SimpleNamespace(flows=[], caller=SimpleNamespace(user_id=7), bucket="b")
+    for _ in range(2):  # the second time, each operation's kind is known
+        for op in ops:
+            spend_gateway.finished(req, op, 200)
+    spend_gateway.finished(req, "HEAD object", 500)  # the gateway's failure
+    spend_gateway.finished(req, "HEAD object", 499)  # the client left
+    spend_gateway.finished(SimpleNamespace(flows=[object()], caller=req.caller, bucket="b"), "GET object", 200)
+    named = counter.take()[1]
+    assert {kind: n for (_, user, bucket, kind), n in named.items() if (user, bucket) == (7, "b")} == {
+        "head": 4, "list": 4, "get": 2, "delete": 4, "put": 2}
+
+
+def test_past_max_keys_a_new_key_is_dropped_and_counted_but_a_known_one_still_adds(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(metering, "MAX_KEYS", 2)
+    counter = Meter()
+    counter.add_request(1, "a", "head")
+    counter.add_request(1, "b", "head")
+    counter.add_request(1, "c", "head", requests=3)  # a third key: dropped
+    counter.add_request(1, "a", "head", requests=2)
+    assert counter.dropped == 3
+    assert sorted((bucket, n) for (_, _, bucket, _), n in counter.take()[1].items()) == [("a", 3), ("b", 1)]
 
 
 def test_named_counts_become_bucket_ids_at_flush_and_unknown_buckets_are_dropped(db: str, tmp_path: Path) -> None:

@@ -63,6 +63,17 @@ def finished(req: Finished, op: str, status: int) -> None:
     answer (499) are not billed (as S3 does not bill its own failures)."""
     if req.flows or req.caller is None or not req.bucket or status >= 499:
         return
+    meter.add_request(req.caller.user_id, req.bucket, _kinds.get(op) or _kind(op))
+
+
+_kinds: dict[str, str] = {}  # by operation ("HEAD object", "GET bucket?versions"): its kind, parsed once
+_KINDS_KEPT = 4096  # operations are a method and a route, but the method is the client's word
+
+
+def _kind(op: str) -> str:
     method, _, target = op.partition(" ")
     level, _, subresource = target.partition("?")
-    meter.add_request(req.caller.user_id, req.bucket, kind_of(method, level, subresource))
+    kind = kind_of(method, level, subresource)
+    if len(_kinds) < _KINDS_KEPT:
+        _kinds[op] = kind
+    return kind

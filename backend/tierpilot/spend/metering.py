@@ -82,10 +82,12 @@ class Meter:
         """Count a request that moved no object data, by bucket name (``kind`` one of ``KINDS``)."""
         key = (day or self._today(), user_id, bucket, kind)
         with self._lock:
-            if key not in self._named and len(self._named) >= MAX_KEYS:
+            named = self._named
+            count = named.get(key)
+            if count is None and len(named) >= MAX_KEYS:
                 self.dropped += requests
                 return
-            self._named[key] = self._named.get(key, 0) + requests
+            named[key] = (count or 0) + requests
 
     def take(self) -> tuple[list[MeterRow], dict[tuple[str, int, str, str], int]]:
         with self._lock:
