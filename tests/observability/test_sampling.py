@@ -146,3 +146,14 @@ def test_the_sampler_decides_from_the_duration_before_a_record_is_made() -> None
     assert sampler.decide(1, forced=True) == "asked"
     clock.now += 60
     assert sorted(r["request_id"] for r in sampler.take()) == ["R1", "R3"]
+
+
+def test_a_new_minute_starts_an_empty_slowest_list_at_the_first_decision() -> None:
+    clock = Ticks()
+    sampler = Sampler(rate=0, slowest_per_minute=2, rng=lambda: 1.0, clock=clock)
+    for i, took in enumerate([50, 30]):
+        sampler.admit(_done(_recorder(end=took), f"R{i}"), sampler.decide(took, forced=False) or "")
+    assert sampler.decide(10, forced=False) is None  # faster than both of this minute's
+    clock.now += 60
+    assert sampler.decide(10, forced=False) == "slowest"  # the first of its minute
+    assert sorted(r["request_id"] for r in sampler.pending) == ["R0", "R1"]  # the last minute's, queued

@@ -354,16 +354,17 @@ class Gateway:
         status = req.status or 499  # 499: the client went away before an answer
         for hook in self._on_finish:
             hook(req, op, status)
-        phases = rec.phases()
-        self._observer.observe(op, status, rec.end - rec.t0, phases, req.bytes_in, req.bytes_out,
+        total_ns = rec.end - rec.t0
+        self._observer.observe(op, status, total_ns, rec.phases(), req.bytes_in, req.bytes_out,
                                rec.waited if rec.admit_start else None)
         if access.isEnabledFor(logging.INFO):
             user = req.caller.username if req.caller else "-"
             access.info("%s %s %s %s %s %d in=%d out=%d %.1fms", req.request_id, user, op, req.raw_path[:200],
-                        req.bucket or "-", status, req.bytes_in, req.bytes_out, (rec.end - rec.t0) / 1e6)
+                        req.bucket or "-", status, req.bytes_in, req.bytes_out, total_ns / 1e6)
         sampler = self.sampler
         if sampler.enabled:  # the trace's record is made only for a request the sampler keeps
-            reason = sampler.decide(rec.end - rec.t0, forced=req.headers.get(TRACE_HEADER, "").strip() == "1")
+            headers = req.headers
+            reason = sampler.decide(total_ns, forced=TRACE_HEADER in headers and headers[TRACE_HEADER].strip() == "1")
             if reason is not None:
                 sampler.admit(traces.Finished(
                     request_id=req.request_id, at=datetime.now(UTC), user_id=req.caller.user_id if req.caller else None,

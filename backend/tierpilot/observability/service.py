@@ -55,7 +55,7 @@ class Finished:
                 "total_ms": round(self.recorder.total_ns() / 1e6, 3), "reason": reason, "phases": phases}
 
 
-@dataclass
+@dataclass(slots=True)
 class Sampler:
     """Picks the requests whose traces are kept and queues their rows (one per gateway process)."""
 
@@ -89,12 +89,17 @@ class Sampler:
             return None
         if forced:
             return "asked"
-        if self.rate and self.rng() < self.rate:
+        rate = self.rate
+        if rate and self.rng() < rate:
             return "random"
-        if not self.slowest_per_minute:
+        keep = self.slowest_per_minute
+        if not keep:
             return None
-        self._roll()
-        if len(self._slowest) < self.slowest_per_minute or total_ns > self._slowest[0][0]:
+        minute = int(self.clock() // 60)
+        if minute != self._minute:
+            self._roll(minute)
+        slowest = self._slowest
+        if len(slowest) < keep or total_ns > slowest[0][0]:
             return "slowest"
         return None
 
@@ -110,8 +115,9 @@ class Sampler:
         else:
             heapq.heapreplace(self._slowest, entry)
 
-    def _roll(self) -> None:
-        minute = int(self.clock() // 60)
+    def _roll(self, minute: int | None = None) -> None:
+        if minute is None:
+            minute = int(self.clock() // 60)
         if minute != self._minute:
             for _, _, done in self._slowest:
                 self._keep(done, "slowest")
