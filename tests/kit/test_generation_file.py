@@ -114,3 +114,11 @@ def test_writers_making_the_file_at_once_all_move_the_one_file(path: Path) -> No
     reader = generations._FileCounter(path)
     assert reader.value() in values
     assert [p.name for p in path.parent.iterdir()] == [path.name]
+
+
+def test_a_dangling_link_where_the_file_should_be_is_refused_not_looped_on(path: Path) -> None:
+    path.parent.mkdir()
+    path.symlink_to(path.parent / "nowhere")  # open says missing, link says taken
+    with pytest.raises(FileExistsError):
+        generations._move_file(path)
+    assert generations._FileCounter(path).value() == 0

@@ -84,7 +84,7 @@ def _move_file(path: Path) -> tuple[int, float]:
     """Write a new value into the counter file, making the file when it is missing or not a counter file:
     the value, and until when (``time.time()``) readers may not all have looked at the file since it was made."""
     value = secrets.randbits(62) + 1
-    while True:
+    for _attempt in range(3):
         try:
             fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
         except FileNotFoundError:
@@ -103,6 +103,7 @@ def _move_file(path: Path) -> tuple[int, float]:
         finally:
             os.close(fd)
         return value, made + REVALIDATE_S + _MARGIN_S
+    raise FileExistsError(f"{path} neither opens nor can be made (a dangling symbolic link?)")
 
 
 def _make_file(path: Path, value: int, *, replace: bool) -> float | None:
