@@ -4,6 +4,7 @@ turn's end, with the sums and buckets prometheus_client's own ``observe`` and ``
 from __future__ import annotations
 
 import asyncio
+import threading
 import uuid
 
 from tierpilot.kit import metrics
@@ -68,3 +69,38 @@ def test_outside_an_event_loop_a_count_is_written_at_once() -> None:
     before = metrics.GATEWAY_SLOWDOWNS._value.get()
     metrics.count(metrics.GATEWAY_SLOWDOWNS)
     assert metrics.GATEWAY_SLOWDOWNS._value.get() == before + 1
+
+
+def test_counts_of_a_loop_closed_before_its_turn_ended_are_written_when_the_next_loop_gathers() -> None:
+    before = metrics.GATEWAY_SLOWDOWNS._value.get()
+    loop = asyncio.new_event_loop()
+
+    def count_and_stop() -> None:
+        metrics.count(metrics.GATEWAY_SLOWDOWNS)
+        loop.stop()  # the loop ends with this turn: the flush it scheduled never runs
+
+    loop.call_soon(count_and_stop)
+    loop.run_forever()
+    loop.close()
+    assert metrics.GATEWAY_SLOWDOWNS._value.get() == before
+
+    async def count_and_turn() -> None:
+        metrics.count(metrics.GATEWAY_SLOWDOWNS)
+        assert metrics.GATEWAY_SLOWDOWNS._value.get() == before + 1  # the closed loop's count, written now
+        await asyncio.sleep(0)
+
+    asyncio.run(count_and_turn())
+    assert metrics.GATEWAY_SLOWDOWNS._value.get() == before + 2
+
+
+def test_a_count_from_a_thread_while_the_loop_gathers_is_written_at_once() -> None:
+    before = metrics.GATEWAY_SLOWDOWNS._value.get()
+
+    async def gather_and_count_in_a_thread() -> None:
+        metrics.count(metrics.GATEWAY_IN_FLIGHT, 0.0)  # the loop's turn is gathering
+        thread = threading.Thread(target=metrics.count, args=(metrics.GATEWAY_SLOWDOWNS,))
+        thread.start()
+        thread.join()  # the loop does not turn meanwhile
+        assert metrics.GATEWAY_SLOWDOWNS._value.get() == before + 1
+
+    asyncio.run(gather_and_count_in_a_thread())

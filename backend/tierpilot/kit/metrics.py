@@ -19,6 +19,7 @@ import glob
 import ipaddress
 import os
 import threading
+from asyncio import _get_running_loop  # the running loop or None: no exception raised off the loop
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -315,9 +316,10 @@ class _Batch:
         """The dict this turn's increments go to (flushed at the turn's end), or None when the caller is not
         on the gathering loop (a thread or another loop: write at once). One check for all the increments
         of a request."""
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
+        loop = _get_running_loop()
+        if self._scheduled and loop is self._loop:  # a later increment of the turn
+            return self._pending
+        if loop is None:
             return None
         if loop is not self._loop:
             if self._loop is not None and not self._loop.is_closed():
@@ -328,13 +330,6 @@ class _Batch:
             self._scheduled = True
             loop.call_soon(self.flush)
         return self._pending
-
-    def add(self, value: Any, amount: float) -> None:
-        pending = self.pending()
-        if pending is None:
-            value.inc(amount)  # a thread or another loop: written at once
-            return
-        pending[value] = pending.get(value, 0.0) + amount
 
     def flush(self) -> None:
         """Write what was gathered (also before this process renders its exposition)."""
@@ -350,7 +345,12 @@ flush = _batch.flush
 
 def count(metric: Counter | Gauge, amount: float = 1.0) -> None:
     """``metric.inc(amount)`` (a child without labels), batched with the loop's turn (``_Batch``)."""
-    _batch.add(metric._value, amount)
+    value = metric._value
+    pending = _batch.pending()
+    if pending is None:
+        value.inc(amount)  # a thread or another loop: written at once
+    else:
+        pending[value] = pending.get(value, 0.0) + amount
 
 
 _BOUNDS = list(GATEWAY_DURATION._upper_bounds)  # the request histograms' bounds: bisect_left finds the first >=
