@@ -10,16 +10,15 @@ buckets shared through Redis); a policy rejects a bad reservation id by raising
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal, NamedTuple, Protocol
 
 Direction = Literal["read", "write"]
 RESERVATION_HEADER = "x-tierpilot-reservation"
 
 
-@dataclass(frozen=True)
-class FlowRequest:
-    """Who moves bytes where: what a policy needs to pick (or refuse) a flow."""
+class FlowRequest(NamedTuple):
+    """Who moves bytes where: what a policy needs to pick (or refuse) a flow (a tuple: made for every GET and PUT,
+    a third of a frozen dataclass's cost)."""
 
     reservation_id: str | None
     user_id: int

@@ -508,15 +508,17 @@ class ReservationPolicy:
             raise
 
     async def open(self, request: FlowRequest) -> Flow:
-        flow = await self._open(request)
+        if not self._tasks:
+            await self.start()
+        # without a reservation id (nearly every request) a best-effort flow, with no further call
+        flow = await self._open(request) if request.reservation_id else ReservationFlow(self, request.direction,
+                                                                                           None, [])
         self.open_flows += 1
         return flow
 
     async def _open(self, request: FlowRequest) -> ReservationFlow:
-        await self.start()
         rid = request.reservation_id
-        if not rid:
-            return ReservationFlow(self, request.direction, None, [])
+        assert rid
         entry = await self.directory.lookup(rid)
         if entry is None:
             raise invalid_reservation("The reservation id is unknown.")
