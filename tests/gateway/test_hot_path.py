@@ -29,23 +29,17 @@ def test_subresource_is_the_first_of_the_list_present_whatever_the_query_order()
         assert subresource(query) == next((s for s in SUBRESOURCES if s in query), "")
 
 
-def test_split_query_unquotes_as_unquote_does_and_remembers_only_short_values() -> None:
-    app._UNQUOTED.clear()
+def test_split_query_unquotes_as_unquote_does_and_remembers_only_short_escaped_values() -> None:
+    app._unquote_short.cache_clear()
     credential = "AKIAEXAMPLE%2F20261129%2Fus-east-1%2Fs3%2Faws4_request"
     long_value = "%41" * 50
     raw = f"X-Amz-Credential={credential}&a%20b=c%2Fd&plain=x&empty=&{long_value}=1&=v".encode()
     for _ in range(2):  # the second time from the remembered values
         assert app._split_query(raw) == [("X-Amz-Credential", unquote(credential)), ("a b", "c/d"),
                                          ("plain", "x"), ("empty", ""), ("A" * 50, "1"), ("", "v")]
-    assert credential in app._UNQUOTED and "plain" not in app._UNQUOTED and long_value not in app._UNQUOTED
-
-
-def test_unquote_memory_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(app, "_UNQUOTED_MAX", 8)
-    app._UNQUOTED.clear()
-    for i in range(20):
-        assert app._unquote(f"k%2F{i}") == f"k/{i}"
-        assert len(app._UNQUOTED) <= 8
+    info = app._unquote_short.cache_info()
+    assert (info.currsize, info.hits) == (3, 3)  # the credential, "a%20b" and "c%2Fd"; not the plain or long ones
+    assert info.maxsize is not None and info.maxsize <= 4096  # bounded
 
 
 @pytest.mark.parametrize("key_size", [0, 1, 32, 63, 64, 65, 200])

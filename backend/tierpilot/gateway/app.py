@@ -12,6 +12,7 @@ import gc
 import json
 import logging
 from datetime import UTC, datetime
+from functools import lru_cache
 from random import getrandbits
 from typing import Any
 from urllib.parse import quote, unquote, unquote_to_bytes
@@ -64,23 +65,16 @@ def _request_id() -> str:
     return f"{getrandbits(64):016X}"
 
 
-_UNQUOTED: dict[str, str] = {}  # short escaped names and values: a presigned URL's credential, its slashes
-_UNQUOTED_MAX = 4096
+_unquote_short = lru_cache(maxsize=4096)(unquote)  # short escaped names and values: a presigned URL's credential
 
 
 def _unquote(text: str) -> str:
     # most names and values of a presigned URL have no escapes: unquote's own test, without its call; the
-    # X-Amz-Credential of a key and day is the same in each of its requests (unquote was 5 % of a small HEAD)
+    # X-Amz-Credential of a key and day is the same in each of its requests (unquote was 5 % of a small HEAD),
+    # remembered as sigv4 remembers its credentials and MACs; a long value is not worth keeping
     if "%" not in text:
         return text
-    plain = _UNQUOTED.get(text)
-    if plain is None:
-        plain = unquote(text)
-        if len(text) <= 128:
-            if len(_UNQUOTED) >= _UNQUOTED_MAX:
-                _UNQUOTED.clear()
-            _UNQUOTED[text] = plain
-    return plain
+    return _unquote_short(text) if len(text) <= 128 else unquote(text)
 
 
 def _split_query(raw: bytes) -> list[tuple[str, str]]:
