@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import random
 import uuid
 from datetime import UTC, datetime, timedelta
 
@@ -182,6 +183,34 @@ def test_invalid_keys(key: str, code: str) -> None:
     with pytest.raises(InvalidInput) as exc:
         service.validate_key(key)
     assert exc.value.s3_code == code
+
+
+def _validate_key_the_long_way(key: str) -> str | None:
+    """What ``validate_key`` answered before its shortcuts (the S3 code, or None for a valid key)."""
+    if not key:
+        return "InvalidArgument"
+    if len(key.encode("utf-8", "surrogatepass")) > 1024:
+        return "KeyTooLongError"
+    if "\x00" in key or any(seg in (".", "..") for seg in key.split("/")):
+        return "InvalidArgument"
+    try:
+        key.encode("utf-8")
+    except UnicodeEncodeError:
+        return "InvalidArgument"
+    return None
+
+
+def test_validate_key_answers_as_the_long_way_on_random_keys() -> None:
+    rng = random.Random(11)
+    pieces = ["a", ".", "..", "/", "é", "\x00", "\ud800", "x.y", "ü" * 300, "b" * 400]
+    for _ in range(20_000):
+        key = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 6)))
+        try:
+            service.validate_key(key)
+            got = None
+        except InvalidInput as exc:
+            got = exc.s3_code
+        assert got == _validate_key_the_long_way(key), repr(key)
 
 
 def test_prefix_end_bounds_every_extension() -> None:

@@ -93,18 +93,22 @@ def validate_bucket_name(name: str) -> None:
 def validate_key(key: str) -> None:
     """Keys are any UTF-8 up to 1024 bytes, except NUL and '.'/'..' path segments (they cannot round-trip
     through URL normalisation and file-system clients, so storing them would strand the object)."""
+    # checked on every request that names a key: an ASCII key (nearly all) is its own UTF-8, and a key
+    # without "/." has no dot segment but a leading one
     if not key:
         raise InvalidInput("Object key must not be empty", "InvalidArgument")
-    if len(key.encode("utf-8", "surrogatepass")) > MAX_KEY_BYTES:
+    ascii_key = key.isascii()
+    if (len(key) if ascii_key else len(key.encode("utf-8", "surrogatepass"))) > MAX_KEY_BYTES:
         raise InvalidInput("Your key is too long", "KeyTooLongError", MaxSizeAllowed=str(MAX_KEY_BYTES))
     if "\x00" in key:
         raise InvalidInput("Object key must not contain the NUL character", "InvalidArgument")
-    if any(seg in (".", "..") for seg in key.split("/")):
+    if (key[0] == "." or "/." in key) and any(seg in (".", "..") for seg in key.split("/")):
         raise InvalidInput("Object key must not contain '.' or '..' path segments", "InvalidArgument")
-    try:
-        key.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidInput("Object key must be valid UTF-8", "InvalidArgument") from None
+    if not ascii_key:
+        try:
+            key.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidInput("Object key must be valid UTF-8", "InvalidArgument") from None
 
 
 def new_locator(bucket: str, key: str) -> str:
