@@ -85,7 +85,7 @@ def _split_query(raw: bytes) -> list[tuple[str, str]]:
         if not item:
             continue
         name, _, value = item.partition("=")
-        pairs.append((_unquote(name), _unquote(value)))
+        pairs.append((_unquote(name), _unquote(value)) if "%" in item else (name, value))
     return pairs
 
 
