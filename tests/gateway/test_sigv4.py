@@ -86,6 +86,15 @@ def test_canonical_uris_of_plain_and_encoded_paths() -> None:
         assert sigv4.canonical_uris(raw) == ([spec] if spec == raw else [spec, raw])
 
 
+def test_only_short_values_that_need_encoding_are_remembered() -> None:
+    sigv4._quote_short.cache_clear()
+    for raw in ("/b/a%20key", "/b/plain", "/b/" + "a%20" * 70, "/b/a%20key"):
+        sigv4.canonical_uris(raw)
+    info = sigv4._quote_short.cache_info()
+    assert (info.currsize, info.hits) == (1, 1)  # "/b/a key", twice; not the plain path nor the long one
+    assert info.maxsize is not None and info.maxsize <= 4096
+
+
 def _signed(amz_date: str, presigned: bool, expires: int | None = None, version: int = 4) -> sigv4.SignedRequest:
     return sigv4.SignedRequest("AK", amz_date, amz_date[:8], "us-east-1", "s3", ("host",), "", sigv4.UNSIGNED_PAYLOAD,
                                presigned=presigned, expires=expires, version=version)

@@ -272,25 +272,17 @@ _PLAIN = re.compile(r"[A-Za-z0-9_.~-]*")
 _PLAIN_PATH = re.compile(r"[A-Za-z0-9_.~/-]*")
 
 
-_ENCODED: dict[tuple[str, str], str] = {}  # short values that needed encoding (a presigned URL's credential)
-_ENCODED_MAX = 4096
+# short values that need encoding (a path with escapes or spaces, in each request for its object), as
+# gateway.app remembers the values it unquotes; a long one is not worth keeping
+_quote_short = lru_cache(maxsize=4096)(quote)
 
 
 def _encode(value: str, safe: str = "") -> str:
     # AWS URI encoding: everything but A-Z a-z 0-9 - _ . ~ is %XX of its UTF-8 bytes; most names and values of
-    # a presigned URL need none, and one regex match costs a tenth of quote(); the rest (X-Amz-Credential's
-    # slashes, the same in each request of a key and day) are remembered
+    # a presigned URL need none, and one regex match costs a tenth of quote()
     if _PLAIN.fullmatch(value):
         return value
-    encoded = _ENCODED.get((value, safe))
-    if encoded is None:
-        encoded = quote(value, safe=safe)
-        if len(value) > 128:  # a long path or value is not worth keeping
-            return encoded
-        if len(_ENCODED) >= _ENCODED_MAX:
-            _ENCODED.clear()
-        _ENCODED[(value, safe)] = encoded
-    return encoded
+    return _quote_short(value, safe) if len(value) <= 128 else quote(value, safe=safe)
 
 
 _PAIRS: dict[tuple[str, str], tuple[str, str, str]] = {}  # short (name, value) pairs: encoded, and joined
