@@ -39,8 +39,7 @@ class Admission:
 
     async def enter(self) -> bool:
         """Take a slot, waiting at most ``wait_s`` behind earlier waiters; False when none came in time."""
-        if self.in_flight < self.limit and not self._waiters:
-            self.in_flight += 1
+        if self.take():
             return True
         if self.wait_s <= 0:
             return False
