@@ -351,13 +351,11 @@ def verify(req: SignedRequest, secret: str, method: str, raw_path: str, query_pa
     key = signing_key(secret, req.scope_date, req.region, req.service)
     rest = (f"{canonical_query(query_pairs, req.presigned)}\n{canonical_headers(req, headers)}\n"
             f"{';'.join(req.signed_headers)}\n{req.payload_hash}")
-    prefix = f"{ALGORITHM}\n{req.amz_date}\n{req.scope}\n"
     sign = mac(key).hexdigest
     first = ""
     for uri in canonical_uris(raw_path):
         creq = f"{method}\n{uri}\n{rest}"
-        digest = hashlib.sha256(creq.encode("utf-8", "surrogateescape")).hexdigest()
-        if hmac.compare_digest(sign(f"{prefix}{digest}".encode()), req.signature):
+        if hmac.compare_digest(sign(string_to_sign(req, creq).encode()), req.signature):
             return key
         first = first or creq
     raise S3Error("SignatureDoesNotMatch",
