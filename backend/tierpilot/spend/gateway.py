@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from functools import lru_cache
 from typing import Any, Protocol
 
 from tierpilot.kit import flow as kitflow
@@ -63,17 +64,13 @@ def finished(req: Finished, op: str, status: int) -> None:
     answer (499) are not billed (as S3 does not bill its own failures)."""
     if req.flows or req.caller is None or not req.bucket or status >= 499:
         return
-    meter.add_request(req.caller.user_id, req.bucket, _kinds.get(op) or _kind(op))
+    meter.add_request(req.caller.user_id, req.bucket, _kind(op))
 
 
-_kinds: dict[str, str] = {}  # by operation ("HEAD object", "GET bucket?versions"): its kind, parsed once
-_KINDS_KEPT = 4096  # operations are a method and a route, but the method is the client's word
-
-
+# by operation ("HEAD object", "GET bucket?versions"): its kind, parsed once; bounded, as operations are a method
+# and a route but the method is the client's word
+@lru_cache(maxsize=4096)
 def _kind(op: str) -> str:
     method, _, target = op.partition(" ")
     level, _, subresource = target.partition("?")
-    kind = kind_of(method, level, subresource)
-    if len(_kinds) < _KINDS_KEPT:
-        _kinds[op] = kind
-    return kind
+    return kind_of(method, level, subresource)
