@@ -104,12 +104,19 @@ def test_the_phases_of_any_stamps_are_their_stepwise_definition() -> None:
         assert rec.phases() == _stepwise(rec), {name: getattr(rec, name) for name in Recorder.__slots__}
 
 
+def _offer(sampler: Sampler, done: Finished, forced: bool) -> None:
+    """What the gateway's ``_finish`` does with a finished request: ``decide``, then ``admit`` what it keeps."""
+    reason = sampler.decide(done.recorder.total_ns(), forced)
+    if reason is not None:
+        sampler.admit(done, reason)
+
+
 def test_asked_and_drawn_requests_are_kept_at_once() -> None:
     draws = iter([0.5, 0.001])
     sampler = Sampler(rate=0.01, slowest_per_minute=0, rng=lambda: next(draws))
-    sampler.offer(_done(_recorder(end=10), "ASKED"), forced=True)
-    sampler.offer(_done(_recorder(end=10), "NOTDRAWN"), forced=False)
-    sampler.offer(_done(_recorder(end=10), "DRAWN"), forced=False)
+    _offer(sampler, _done(_recorder(end=10), "ASKED"), forced=True)
+    _offer(sampler, _done(_recorder(end=10), "NOTDRAWN"), forced=False)
+    _offer(sampler, _done(_recorder(end=10), "DRAWN"), forced=False)
     assert [(r["request_id"], r["reason"]) for r in sampler.take()] == [("ASKED", "asked"), ("DRAWN", "random")]
 
 
@@ -117,7 +124,7 @@ def test_the_slowest_of_a_minute_are_kept_when_the_minute_is_over() -> None:
     clock = Ticks()
     sampler = Sampler(rate=0, slowest_per_minute=2, rng=lambda: 1.0, clock=clock)
     for i, took in enumerate([5, 50, 7, 30, 1]):
-        sampler.offer(_done(_recorder(end=took * 1_000_000), f"R{i}"), forced=False)
+        _offer(sampler, _done(_recorder(end=took * 1_000_000), f"R{i}"), forced=False)
     assert sampler.take() == []  # the minute is not over: a slower one may still come
     clock.now += 60
     rows = sampler.take()
@@ -127,7 +134,7 @@ def test_the_slowest_of_a_minute_are_kept_when_the_minute_is_over() -> None:
 
 def test_tracing_off_keeps_nothing() -> None:
     sampler = Sampler(rate=1.0, slowest_per_minute=5, enabled=False)
-    sampler.offer(_done(_recorder(end=10)), forced=True)
+    _offer(sampler, _done(_recorder(end=10)), forced=True)
     assert sampler.take() == []
 
 

@@ -76,12 +76,6 @@ class Sampler:
         s = get_settings()
         return cls(rate=s.trace_sample_rate, slowest_per_minute=s.trace_slowest_per_minute, enabled=s.tracing)
 
-    def offer(self, done: Finished, forced: bool) -> None:
-        """Keep ``done``'s trace if it is asked for, drawn, or among the slowest of its minute so far."""
-        reason = self.decide(done.recorder.total_ns(), forced)
-        if reason is not None:
-            self.admit(done, reason)
-
     def decide(self, total_ns: int, forced: bool) -> str | None:
         """Whether a request that took ``total_ns`` is kept ("asked", "random") or is among the slowest of its
         minute so far ("slowest"): the gateway builds the request's ``Finished`` only then (``admit``)."""
