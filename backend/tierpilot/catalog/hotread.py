@@ -172,7 +172,7 @@ class ObjectRow(NamedTuple):
 
     Not an ORM instance (nothing puts it in a session): a transient ``Object`` cost a small read more than the row
     itself (``timeit``: 15.7 µs to build one and read 20 of its attributes through SQLAlchemy's descriptors). A
-    tuple is made from the row's values in one call (``_as_object``: 0.2 µs, where setting 27 slots took 1.3 µs)
+    tuple is made from the row's values in one call (``_as_object``: 0.4 µs, where setting 27 slots took 1.3 µs)
     and its attributes are read as fast as slots. The fields name the same columns as ``Object``, in order
     (checked under the class)."""
 
