@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from datetime import UTC
 
 import pytest
@@ -73,8 +75,8 @@ def test_lookup_of_an_absent_key_is_none(bucket: Bucket) -> None:
     assert _lookups(bucket.id, "never-written") == [None, None]
 
 
-def test_empty_json_columns_read_as_new_values_each_time(bucket: Bucket, tiers: dict[str, Tier]) -> None:
-    # "{}", "null" and "[]" are made without json.loads on SQLite: still equal to the ORM's, and never shared
+def test_empty_json_columns_read_as_the_orm_reads_them(bucket: Bucket, tiers: dict[str, Tier]) -> None:
+    # "{}", "null" and "[]" are made without json.loads on SQLite: still equal to the ORM's, each read's own values
     spec = store.NewObject(tier=spec_of(tiers["hot-disk"]), storage_class="STANDARD", content_type="text/plain")
     store.put_object(bucket, "plain", iter([b"x"]), spec)
     with transaction(write=True) as s:
@@ -84,13 +86,75 @@ def test_empty_json_columns_read_as_new_values_each_time(bucket: Bucket, tiers: 
         assert orm is not None
         expected = {col.key: getattr(orm, col.key) for col in Object.__table__.columns}
     assert expected["user_metadata"] == {} and expected["part_checksums"] is None and expected["part_sizes"] == []
-    first, second = _lookups(bucket.id, "plain")[-1], _lookups(bucket.id, "plain")[-1]
+    first = _lookups(bucket.id, "plain")[-1]
+    _rewrite_etag(bucket.id, "plain", "changed")  # a commit: the next read is a statement of its own
+    second = _lookups(bucket.id, "plain")[-1]
     assert first is not None and second is not None
     assert {col.key: getattr(first, col.key) for col in Object.__table__.columns} == expected
     assert first.last_modified.tzinfo is UTC and first.created_at.tzinfo is UTC
-    first.user_metadata["changed"] = "yes"
-    first.part_sizes.append(1)  # type: ignore[union-attr]
-    assert second.user_metadata == {} and second.part_sizes == []
+    assert second.user_metadata is not first.user_metadata and second.part_sizes is not first.part_sizes
+
+
+def _statements(bucket_id: int, keys: list[str]) -> tuple[list[object], int]:
+    """The keys read from an event loop in turn, and how many statements the SQLite reader ran for them."""
+    reader = hotread._reader()
+    ran: list[str] = []
+    reader.conn.set_trace_callback(ran.append)
+    try:
+        found: list[object] = [asyncio.run(hotread.current_on_loop(bucket_id, key)) for key in keys]
+    finally:
+        reader.conn.set_trace_callback(None)
+    return found, len(ran)
+
+
+@pytest.mark.skipif(TEST_DB != "sqlite", reason="the SQLite reader's rows of one state of the database")
+def test_sqlite_reader_answers_a_key_again_from_memory_until_the_next_commit(bucket: Bucket,
+                                                                            tiers: dict[str, Tier]) -> None:
+    _put(bucket, tiers["hot-disk"], "k", b"one")
+    assert hotread._reader().index is not None  # WAL mode: the index header is there to trust
+    (first, again, absent, absent_again), ran = _statements(bucket.id, ["k", "k", "gone", "gone"])
+    assert ran == 2 and again is first and absent is None and absent_again is None
+    _rewrite_etag(bucket.id, "k", "changed")
+    (after,), ran = _statements(bucket.id, ["k"])
+    assert ran == 1 and isinstance(after, hotread.ObjectRow) and after.etag == "changed"
+
+
+@pytest.mark.skipif(TEST_DB != "sqlite", reason="the SQLite reader's rows of one state of the database")
+def test_sqlite_reader_sees_a_commit_of_another_process(bucket: Bucket, tiers: dict[str, Tier]) -> None:
+    # the API, the worker and other gateways write the catalog from processes of their own
+    _put(bucket, tiers["hot-disk"], "k", b"one")
+    (first, again), ran = _statements(bucket.id, ["k", "k"])
+    assert ran == 1 and again is first
+    database = kitdb.get_engine().url.database
+    assert database is not None
+    subprocess.run([sys.executable, "-c", "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+                    "c.execute('UPDATE objects SET etag = ? WHERE bucket_id = ? AND key = ?', ('other', "
+                    "int(sys.argv[2]), 'k')); c.commit()", database, str(bucket.id)], check=True, timeout=60)
+    (after,), ran = _statements(bucket.id, ["k"])
+    assert ran == 1 and isinstance(after, hotread.ObjectRow) and after.etag == "other"
+
+
+@pytest.mark.skipif(TEST_DB != "sqlite", reason="the SQLite reader's rows of one state of the database")
+def test_sqlite_row_read_while_a_commit_landed_is_not_kept(bucket: Bucket, tiers: dict[str, Tier]) -> None:
+    # a commit made as the reader's statement starts: the index header differs after it, so the row (of one state
+    # or the other) is not kept, and the next read is a statement again
+    _put(bucket, tiers["hot-disk"], "k", b"one")
+    reader = hotread._reader()
+    commits = iter(["during"])
+
+    def commit_once(_sql: str) -> None:
+        etag = next(commits, None)
+        if etag is not None:
+            _rewrite_etag(bucket.id, "k", etag)
+
+    reader.conn.set_trace_callback(commit_once)
+    try:
+        during = asyncio.run(hotread.current_on_loop(bucket.id, "k"))
+    finally:
+        reader.conn.set_trace_callback(None)
+    assert isinstance(during, hotread.ObjectRow)
+    (after,), ran = _statements(bucket.id, ["k"])
+    assert ran == 1 and isinstance(after, hotread.ObjectRow) and after.etag == "during"
 
 
 @pytest.mark.skipif(TEST_DB != "postgresql", reason="PostgreSQL's event-loop connections")

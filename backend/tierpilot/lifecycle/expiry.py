@@ -7,6 +7,7 @@ A configuration changed through this process is dropped from the cache at once (
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import format_datetime
@@ -55,7 +56,7 @@ def forget(bucket_id: int) -> None:
     _cache.pop(bucket_id)
 
 
-def header(rules: tuple[ExpiryRule, ...], key: str, size: int, tags: dict[str, Any] | None,
+def header(rules: tuple[ExpiryRule, ...], key: str, size: int, tags: Mapping[str, Any] | None,
            created_at: datetime) -> str | None:
     """``expiry-date="<HTTP date>", rule-id="<id>"`` of the earliest expiration that applies, or None."""
     best: tuple[datetime, str] | None = None

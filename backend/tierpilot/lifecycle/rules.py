@@ -7,6 +7,7 @@ rule-level ``Prefix``), so a configuration read back is the one that was written
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final, Literal
@@ -149,7 +150,7 @@ class Predicates:
     def has_size_filter(self) -> bool:
         return self.size_greater_than is not None or self.size_less_than is not None
 
-    def matches(self, key: str, size: int, tags: dict[str, Any] | None) -> bool:
+    def matches(self, key: str, size: int, tags: Mapping[str, Any] | None) -> bool:
         if not key.startswith(self.prefix):
             return False
         if self.size_greater_than is not None and not size > self.size_greater_than:
