@@ -168,8 +168,9 @@ def object_headers(obj: ObjectView, tier: TierSpec | None = None, live: RestoreS
         (b"last-modified", http_date(obj.last_modified).encode()),
         (b"accept-ranges", b"bytes"),
         (b"content-type", obj.content_type.encode("latin-1", "replace")),
-        (b"x-amz-storage-class", obj.storage_class.encode()),
     ]
+    if obj.storage_class != "STANDARD":  # as S3: "returns this header for all objects except for S3 Standard"
+        out.append((b"x-amz-storage-class", obj.storage_class.encode()))
     for name, value in (obj.headers or {}).items():
         out.append((name.encode(), str(value).encode("latin-1", "replace")))
     for name, value in (obj.user_metadata or {}).items():
