@@ -110,7 +110,9 @@ def test_a_request_that_waited_for_the_only_slot_shows_a_queue_phase(gateway: Ga
         in_flight = 'tierpilot_gateway_requests_in_flight'
         wait_until(lambda: _sample(httpx.get(f"{url}/_tierpilot/metrics").text, in_flight) >= 1)
 
-        def release() -> None:
+        def release() -> None:  # the GET waits for the slot before the holder lets it go, however slow the machine
+            waiting = 'tierpilot_gateway_requests_waiting'
+            wait_until(lambda: _sample(httpx.get(f"{url}/_tierpilot/metrics").text, waiting) >= 1)
             time.sleep(HOLD_S)
             holder.send(b"body")
 
