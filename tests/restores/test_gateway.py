@@ -4,7 +4,6 @@ gateway process; an offline posix tier with recall delays of seconds; a real swe
 from __future__ import annotations
 
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,6 +20,9 @@ from sqlalchemy import func, select
 from tests.conftest import _truncate_all, make_user
 from tests.gateway.conftest import start_gateway, stop
 from tests.restores.conftest import build_archive, wait_until
+from tierpilot.catalog import store
+from tierpilot.catalog.models import Bucket, Object
+from tierpilot.drivers.base import RestoreStatus
 from tierpilot.kit.db import transaction
 from tierpilot.restores import sweep
 from tierpilot.restores.models import RestoreItem
@@ -160,16 +162,28 @@ def test_head_tells_a_finished_recall_before_the_sweep_records_it(gw: Setup) -> 
         gw.sweeping.set()
 
 
+def _recall(gw: Setup, key: str) -> RestoreStatus:
+    """The archive tier's own record of the key's recall (its speed, when its copy is ready)."""
+    with transaction() as s:
+        obj = s.scalars(select(Object).join(Bucket, Bucket.id == Object.bucket_id)
+                        .where(Bucket.name == gw.bucket, Object.key == key)).one()
+        tier_id, locator = obj.tier_id, obj.locator
+    return store.driver(tier_id).restore_status(locator)
+
+
 def test_a_running_restore_can_be_sped_up(gw: Setup) -> None:
+    # the tier's ready time moves up to the faster speed's; no wall-clock bound (the machine may be slow)
     key = _put(gw, "DEEP_ARCHIVE")
     assert _restore(gw, key, tier="Bulk") == 202  # 3 s
-    started = time.monotonic()
+    bulk = _recall(gw, key)
     assert _restore(gw, key, tier="Expedited") == 202  # upgrade: 1 s from now
+    upgraded = _recall(gw, key)
+    assert bulk.ready_at is not None and upgraded.ready_at is not None
+    assert upgraded.speed == "expedited" and upgraded.ready_at < bulk.ready_at
     with pytest.raises(ClientError) as exc:
         _restore(gw, key, tier="Expedited")
     assert _error(exc) == (409, "RestoreAlreadyInProgress")
     wait_until(lambda: "false" in gw.s3.head_object(Bucket=gw.bucket, Key=key).get("Restore", ""), timeout=20)
-    assert time.monotonic() - started < 2.9
     assert gw.s3.get_object(Bucket=gw.bucket, Key=key)["Body"].read() == BODY
     with transaction() as s:
         speeds = list(s.scalars(select(RestoreItem.speed).where(RestoreItem.key == key)))
