@@ -46,6 +46,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from email.utils import formatdate
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -69,7 +70,13 @@ def bare_app(root: Path) -> Callable[..., Any]:
     header a client validates: a PUT's ``x-amz-checksum-crc32`` (CRC32 computed while writing when the client sent
     none) is answered to a whole-object GET that asks with ``x-amz-checksum-mode: ENABLED``, as the gateway (and S3)
     does. Without it boto3's default validation would checksum the gateway's download only, in the client, on the
-    same two cores, and the ratio would measure the client."""
+    same two cores, and the ratio would measure the client.
+
+    A file goes out with the headers an ASGI file server gives it (Starlette's ``FileResponse``: content-type,
+    accept-ranges, content-length, last-modified from its ``stat``, an etag) for the same reason: each header
+    costs the server and, more, the client that parses it on the same cores. Measured at 64 HEAD clients
+    (2026-11-29): the gateway's six further headers cost the bare app ~15 µs and its clients ~45 µs a request
+    when added to it, so a baseline without them put a third of the client's work on the gateway's side."""
     crc32s: dict[str, bytes] = {}
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -99,14 +106,19 @@ def bare_app(root: Path) -> Callable[..., Any]:
                         "headers": [(b"etag", b'"bare"'), (b"content-length", b"0")]})
             await send({"type": "http.response.body", "body": b""})
             return
-        size = path.stat().st_size if path.exists() else 0
+        try:
+            stat = path.stat()
+            size, modified = stat.st_size, formatdate(stat.st_mtime, usegmt=True).encode()
+        except FileNotFoundError:
+            size, modified = 0, formatdate(0, usegmt=True).encode()
         start, end = 0, size - 1
         headers = dict(scope["headers"])
         status = 200
         if b"range" in headers:
             first, _, last = headers[b"range"].decode().removeprefix("bytes=").partition("-")
             start, end, status = int(first), min(int(last) if last else size - 1, size - 1), 206
-        out = [(b"content-length", str(end - start + 1).encode()), (b"etag", b'"bare"')]
+        out = [(b"content-type", b"application/octet-stream"), (b"accept-ranges", b"bytes"),
+               (b"content-length", str(end - start + 1).encode()), (b"last-modified", modified), (b"etag", b'"bare"')]
         if status == 206:
             out.append((b"content-range", f"bytes {start}-{end}/{size}".encode()))
         elif headers.get(b"x-amz-checksum-mode", b"").upper() == b"ENABLED" and name in crc32s:
