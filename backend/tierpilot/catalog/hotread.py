@@ -163,10 +163,13 @@ class _SqliteReader:
     def _wal_index(self) -> mmap.mmap | None:
         """The first page of the database's WAL index, or None when there is none to trust."""
         conn = self.conn
-        # a read opens the index and holds it: no later connection re-initialises the file under this mapping
-        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
-        path = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "")
-        if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal" or not path:
+        try:
+            # a read opens the index and holds it: no later connection re-initialises the file under this mapping
+            conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+            path = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "")
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal" or not path:
+                return None
+        except sqlite3.OperationalError:  # busy (a recovery under way): this reader goes without
             return None
         try:
             with open(f"{path}-shm", "rb") as shm:
