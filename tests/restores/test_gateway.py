@@ -20,8 +20,8 @@ from sqlalchemy import func, select
 from tests.conftest import _truncate_all, make_user
 from tests.gateway.conftest import start_gateway, stop
 from tests.restores.conftest import build_archive, wait_until
-from tierpilot.catalog import store
-from tierpilot.catalog.models import Bucket, Object
+from tierpilot.catalog import repository, store
+from tierpilot.catalog import service as catalog
 from tierpilot.drivers.base import RestoreStatus
 from tierpilot.kit.db import transaction
 from tierpilot.restores import sweep
@@ -165,8 +165,8 @@ def test_head_tells_a_finished_recall_before_the_sweep_records_it(gw: Setup) -> 
 def _recall(gw: Setup, key: str) -> RestoreStatus:
     """The archive tier's own record of the key's recall (its speed, when its copy is ready)."""
     with transaction() as s:
-        obj = s.scalars(select(Object).join(Bucket, Bucket.id == Object.bucket_id)
-                        .where(Bucket.name == gw.bucket, Object.key == key)).one()
+        obj = repository.get_object(s, catalog.get_bucket(s, gw.bucket).id, key)
+        assert obj is not None
         tier_id, locator = obj.tier_id, obj.locator
     return store.driver(tier_id).restore_status(locator)
 
