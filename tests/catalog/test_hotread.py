@@ -5,15 +5,17 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
-from datetime import UTC
+from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy import text, update
+from sqlalchemy.orm import Session
 
 from tests.conftest import TEST_DB
-from tierpilot.catalog import hotread, repository, store
+from tierpilot.catalog import changes, hotread, repository, store
 from tierpilot.catalog.models import Bucket, Object
 from tierpilot.kit import db as kitdb
+from tierpilot.kit import generations
 from tierpilot.kit.db import transaction
 from tierpilot.kit.settings import get_settings
 from tierpilot.tiers.models import Tier
@@ -214,7 +216,7 @@ def test_postgresql_read_asked_during_a_statement_is_not_answered_by_it(bucket: 
 
 def _rewrite_etag(bucket_id: int, key: str, etag: str) -> None:
     with transaction(write=True) as s:
-        s.execute(update(Object).where(Object.bucket_id == bucket_id, Object.key == key).values(etag=etag))
+        _rewrite_in(s, bucket_id, key, etag)
 
 
 @pytest.mark.skipif(TEST_DB != "postgresql", reason="PostgreSQL's event-loop connections")
@@ -240,4 +242,120 @@ def test_postgresql_connection_killed_under_a_reader_is_dropped_and_replaced(buc
     first, killed, after, idle = asyncio.run(run())
     assert isinstance(first, hotread.ObjectRow) and killed is hotread.BUSY
     assert isinstance(after, hotread.ObjectRow) and after.etag == first.etag and idle == 1
+    hotread.close_readers()
+
+
+@pytest.fixture
+def moves(redis_url: str, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The objects generation's moves, counted as they are made (each a real move in the suite's Redis), with this
+    process set up as an installation with Redis."""
+    monkeypatch.setattr(get_settings(), "redis_url", redis_url)
+    made: list[str] = []
+    real = generations.bump
+
+    def bump(url: str, name: str) -> int | None:
+        if name == changes.OBJECTS_GENERATION:
+            made.append(name)
+        return real(url, name)
+
+    monkeypatch.setattr(generations, "bump", bump)
+    return made
+
+
+def test_every_commit_that_changes_objects_moves_the_objects_generation_once(
+        bucket: Bucket, tiers: dict[str, Tier], moves: list[str]) -> None:
+    # each way a process writes the table: the Core insert and overwrite of a put, the ORM's flush of a changed
+    # Object, an ORM UPDATE statement, SQL text (adoption), a delete; reads and rolled back writes move nothing.
+    # On SQLite nothing moves: its readers watch the database's own WAL index.
+    counts: list[int] = []
+
+    def step() -> None:
+        counts.append(len(moves))
+        moves.clear()
+
+    _put(bucket, tiers["hot-disk"], "k", b"one")
+    step()
+    _put(bucket, tiers["hot-disk"], "k", b"two")
+    step()
+    with transaction(write=True) as s:
+        obj = repository.get_object(s, bucket.id, "k")
+        assert obj is not None
+        obj.content_type = "text/csv"
+        obj.etag = "orm"
+    step()
+    _rewrite_etag(bucket.id, "k", "statement")
+    step()
+    with transaction(write=True) as s:
+        assert repository.adopt_objects(s, bucket.id, [{
+            "key": "adopted", "size": 1, "etag": "e", "tier_id": tiers["hot-disk"].id, "storage_class": "STANDARD",
+            "locator": "adopted", "created_at": datetime(2026, 1, 1, tzinfo=UTC),
+            "last_modified": datetime(2026, 1, 1, tzinfo=UTC)}])[0] == 1
+    step()
+    with transaction() as s:
+        assert repository.get_object(s, bucket.id, "k") is not None
+    step()
+    with pytest.raises(RuntimeError), transaction(write=True) as s:
+        _rewrite_in(s, bucket.id, "k", "rolled back")
+        raise RuntimeError("the write is abandoned")
+    step()
+    store.delete_objects(bucket, ["k", "adopted"])
+    step()
+    assert counts == ([0] * 8 if TEST_DB == "sqlite" else [1, 1, 1, 1, 1, 0, 0, 1])
+
+
+def _rewrite_in(s: Session, bucket_id: int, key: str, etag: str) -> None:
+    s.execute(update(Object).where(Object.bucket_id == bucket_id, Object.key == key).values(etag=etag))
+
+
+@pytest.mark.skipif(TEST_DB != "postgresql", reason="PostgreSQL's rows kept under the objects generation")
+def test_postgresql_rows_are_kept_under_the_objects_generation_until_a_change_moves_it(
+        bucket: Bucket, tiers: dict[str, Tier], moves: list[str]) -> None:
+    _put(bucket, tiers["hot-disk"], "k", b"one")
+    clock = [1000.0]
+
+    async def run() -> list[object]:
+        hotread.watch_changes(get_settings().redis_url)
+        try:
+            readers = hotread._pg_readers(kitdb.get_engine())
+            readers.clock = lambda: clock[0]
+
+            async def read(key: str) -> tuple[object, int]:
+                before = readers.statements
+                row = await hotread.current_on_loop(bucket.id, key, generations.Seen())
+                return row, readers.statements - before
+
+            out: list[object] = [await read("k"), await read("k"), await read("absent"), await read("absent")]
+            await asyncio.to_thread(_put, bucket, tiers["hot-disk"], "k", b"two")  # moves the generation
+            await asyncio.to_thread(_put, bucket, tiers["hot-disk"], "absent", b"now here")
+            out += [await read("k"), await read("k"), await read("absent")]
+            clock[0] += get_settings().gateway_cache_s  # kept rows are at most that old
+            out.append(await read("k"))
+            return out
+        finally:
+            await hotread.stop_watching()
+            hotread.close_readers()
+
+    (first, ran1), (again, ran2), (absent, ran3), (absent_again, ran4), (after, ran5), (after_again, ran6), \
+        (present, ran7), (expired, ran8) = asyncio.run(run())  # type: ignore[misc]
+    assert isinstance(first, hotread.ObjectRow) and again is first and absent is None and absent_again is None
+    assert (ran1, ran2, ran3, ran4) == (1, 0, 1, 0)
+    assert isinstance(after, hotread.ObjectRow) and after.etag != first.etag and after_again is after
+    assert isinstance(present, hotread.ObjectRow) and present.size == len(b"now here")
+    assert (ran5, ran6, ran7) == (1, 0, 1)
+    assert isinstance(expired, hotread.ObjectRow) and expired is not after and ran8 == 1
+
+
+@pytest.mark.skipif(TEST_DB != "postgresql", reason="PostgreSQL's rows kept under the objects generation")
+def test_postgresql_rows_are_not_kept_without_a_generation(bucket: Bucket, tiers: dict[str, Tier]) -> None:
+    # no Redis (nothing to read a generation from), or a generation that could not be read: every read a statement
+    _put(bucket, tiers["hot-disk"], "k", b"one")
+
+    async def run() -> int:
+        readers = hotread._pg_readers(kitdb.get_engine())
+        for _ in range(3):
+            assert isinstance(await hotread.current_on_loop(bucket.id, "k", generations.Seen()), hotread.ObjectRow)
+            assert isinstance(await readers.read(bucket.id, "k", None), hotread.ObjectRow)
+        return readers.statements
+
+    assert asyncio.run(run()) == 6
     hotread.close_readers()

@@ -133,6 +133,26 @@ def test_callers_asking_together_share_one_read_of_every_counter_of_the_url(redi
     _run(scenario)
 
 
+def test_one_request_checking_several_counters_waits_for_one_read(redis_url: str) -> None:
+    # a request's caller, its bucket's sharing state and the object it reads: one Seen, one read, sent after the
+    # request began; a request after a change reads again with a Seen of its own
+    async def scenario() -> None:
+        async with proxied(redis_url) as proxy:
+            credentials, sharing = _started(proxy.url), _started(proxy.url)
+            await credentials.generation()  # connected
+            seen = generations.Seen()
+            first = [await credentials.generation(seen), await sharing.generation(seen),
+                     await credentials.generation(seen)]
+            assert proxy.mgets == 2
+            moved = generations.bump(redis_url, sharing.name)
+            assert await sharing.generation(seen) == first[1] != moved  # this request began before the change
+            assert await sharing.generation(generations.Seen()) == moved and proxy.mgets == 3
+            await credentials.stop()
+            await sharing.stop()
+
+    _run(scenario)
+
+
 def test_callers_that_ask_while_a_read_is_in_flight_share_the_next_one(redis_url: str) -> None:
     async def scenario() -> None:
         async with proxied(redis_url) as proxy:

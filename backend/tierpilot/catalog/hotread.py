@@ -19,7 +19,10 @@ connections (``TIERPILOT_GATEWAY_DB_READERS`` of them per process), in autocommi
 one round trip for many reads, where the engine's pool in a worker thread costs two per read (the ``SELECT``,
 the pool's ``ROLLBACK``; three when the checkout pings) plus two thread hand-offs. A
 connection that fails is dropped and its reads answer ``BUSY``: the worker-thread path then reads (or
-reports) as it always did.
+reports) as it always did. With Redis, a PostgreSQL gateway keeps the rows it read under the objects generation
+(``catalog.changes``: every transaction that changes the table moves it after its commit, before it is answered),
+read with the request's other counters: a read under the same value as a kept row is answered from memory, for at
+most ``TIERPILOT_GATEWAY_CACHE_S``.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import os
 import sqlite3
 import struct
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeAlias, cast
@@ -40,7 +44,9 @@ from sqlalchemy.engine import processors
 from sqlalchemy.orm import instrumentation
 from sqlalchemy.orm.attributes import instance_dict
 
+from tierpilot.catalog.changes import OBJECTS_GENERATION
 from tierpilot.catalog.models import Object
+from tierpilot.kit import generations
 from tierpilot.kit.db import UTCDateTime, get_engine
 from tierpilot.kit.settings import get_settings
 
@@ -67,7 +73,7 @@ class _Busy:
 BUSY: Final = _Busy()
 _UNREAD: Final = object()
 
-ROW_CACHE = 8192  # rows a SQLite reader keeps of one state of the database at most
+ROW_CACHE = 8192  # rows a reader keeps of one state of the database at most
 # SQLite's WAL index (https://www.sqlite.org/walformat.html) starts with two copies of a 48-byte header that every
 # commit rewrites (its change counter, last frame and checksums), the second copy first; the format's version
 _WAL_HEADER = 48
@@ -315,7 +321,8 @@ class _PgReaders:
     statements of 64, and the database server does one index probe per pair instead of one statement each.
     """
 
-    def __init__(self, engine: Engine, loop: asyncio.AbstractEventLoop, size: int) -> None:
+    def __init__(self, engine: Engine, loop: asyncio.AbstractEventLoop, size: int, keep_s: float,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.engine, self.loop, self.size = engine, loop, size
         self.conninfo = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
         quote = engine.dialect.identifier_preparer.quote
@@ -333,14 +340,32 @@ class _PgReaders:
         self.leaders = 0  # tasks sending statements (each on a connection of its own), at most ``size``
         self.statements = 0  # statements run and reads they answered (tests count them)
         self.answered = 0
+        # rows read under one value of the objects generation, until ``kept_until`` at the latest
+        self.keep_s, self.clock = keep_s, clock
+        self.kept_under: int | None = None
+        self.kept_until = 0.0
+        self.kept: dict[tuple[int, str], ObjectRow | None] = {}
 
-    async def read(self, bucket_id: int, key: str) -> ObjectRow | None | _Busy:
+    async def read(self, bucket_id: int, key: str, generation: int | None) -> ObjectRow | None | _Busy:
+        """The row, read by a statement sent after this call; or, with the objects ``generation`` read for the
+        request (before this call), the row read under the same value, if one is kept."""
+        if generation is not None and generation == self.kept_under:
+            kept = self.kept.get((bucket_id, key), _UNREAD)
+            if kept is not _UNREAD and self.clock() < self.kept_until:
+                return cast(ObjectRow | None, kept)
         answer: asyncio.Future[ObjectRow | None | _Busy] = self.loop.create_future()
         self.pending.append((bucket_id, key, answer))
         if self.leaders < self.size:
             self.leaders += 1
             self.loop.create_task(self._lead())
-        return await answer
+        row = await answer
+        if generation is not None and row is not BUSY:
+            # read after the generation was: no change answered before that value was read is missing from it
+            now = self.clock()
+            if generation != self.kept_under or now >= self.kept_until or len(self.kept) >= ROW_CACHE:
+                self.kept_under, self.kept_until, self.kept = generation, now + self.keep_s, {}
+            self.kept[(bucket_id, key)] = cast(ObjectRow | None, row)
+        return row
 
     async def _lead(self) -> None:
         """Statements over what is asked for, until nothing is; on a connection of this task's own."""
@@ -404,6 +429,7 @@ class _PgReaders:
 
 
 _pg: _PgReaders | None = None
+_changes: generations.Reader | None = None  # the objects generation, read with the request's other counters
 
 
 def _pg_readers(engine: Engine) -> _PgReaders:
@@ -412,28 +438,46 @@ def _pg_readers(engine: Engine) -> _PgReaders:
     if _pg is None or _pg.engine is not engine or _pg.loop is not loop:  # tests move engines and loops
         if _pg is not None:
             _pg.abandon()
-        _pg = _PgReaders(engine, loop, get_settings().gateway_db_readers)
+        settings = get_settings()
+        _pg = _PgReaders(engine, loop, settings.gateway_db_readers, settings.gateway_cache_s)
     return _pg
 
 
+def watch_changes(redis_url: str) -> None:
+    """Keep PostgreSQL rows under the objects generation from now on (the gateway's start, with Redis)."""
+    global _changes
+    if redis_url and _changes is None and get_engine().dialect.name == "postgresql":
+        _changes = generations.Reader(redis_url, OBJECTS_GENERATION)
+
+
+async def stop_watching() -> None:
+    """Keep no more rows under the generation (the gateway's end)."""
+    global _changes
+    changes, _changes = _changes, None
+    if changes is not None:
+        await changes.close()
+
+
 def close_readers() -> None:
-    """Close this process's PostgreSQL read connections (the gateway's shutdown)."""
+    """Close this process's PostgreSQL read connections (the gateway's end)."""
     global _pg
     if _pg is not None:
         _pg.abandon()
         _pg = None
 
 
-async def current_on_loop(bucket_id: int, key: str) -> ObjectRow | None | _Busy:
+async def current_on_loop(bucket_id: int, key: str,
+                          seen: generations.Seen | None = None) -> ObjectRow | None | _Busy:
     """The key's current version (None: no such row), read from the event loop without a worker thread, or
     ``BUSY``: read it with ``current`` in a worker thread (a locked SQLite database, a failed PostgreSQL
-    connection, another database)."""
+    connection, another database). ``seen``: the generation counters the request read (see ``_PgReaders``)."""
     engine = get_engine()
     dialect = engine.dialect.name
     if dialect == "sqlite":
         return _reader().read(bucket_id, key)
     if dialect == "postgresql":
-        return await _pg_readers(engine).read(bucket_id, key)
+        generation = None if _changes is None else await _changes.current(seen)
+        return await _pg_readers(engine).read(bucket_id, key, generation)
     return BUSY
 
 

@@ -196,6 +196,7 @@ class Gateway:
         self.sampler.export = otel.exporter()
         wiring.install()
         credentials.start(get_settings().redis_url)
+        hotread.watch_changes(get_settings().redis_url)
         for module in wiring.GATEWAY_EXTENSIONS:
             self._extensions.append(module)
             hook = getattr(module, "startup", None)
@@ -233,6 +234,7 @@ class Gateway:
         hotread.close_readers()
         metrics.flush()
         await credentials.stop()
+        await hotread.stop_watching()
 
     async def _flush_access_times(self) -> None:
         while True:

@@ -73,7 +73,7 @@ async def authenticate(req: Request) -> None:
         req.caller = ANONYMOUS
         return
     sigv4.check_time(signed, time.time())
-    generation = await credentials.generation()
+    generation = await credentials.generation(req.seen)
     cred = credentials.get(signed.access_key_id, generation)
     if cred is None:
         # requests that saw the same generation share a read of it; with no generation known, each reads its own
@@ -128,7 +128,7 @@ async def bucket_of(req: Request, name: str | None = None, confirm: bool = False
     if req.user.is_admin:  # sharing decides nothing for admins (``sharing.state_for``): no caller to build
         return bucket
     caller = Caller(req.user.user_id, req.user.username, anonymous=req.user is ANONYMOUS)
-    state = await sharing.state_for(bucket, caller, is_admin=False)
+    state = await sharing.state_for(bucket, caller, is_admin=False, seen=req.seen)
     if state is None:
         return bucket
     ctx, key, version_id = _sharing_context(req, bucket, source)
@@ -145,7 +145,7 @@ async def deletable(req: Request, bucket: Bucket, wanted: list[tuple[str, str | 
     denying ``s3:DeleteObject`` on ``bucket/keep/*`` refuses just those keys). Owners and admins of a bucket
     without a policy are not asked again."""
     caller = Caller(req.user.user_id, req.user.username, anonymous=req.user is ANONYMOUS)
-    state = await sharing.state_for(bucket, caller, is_admin=req.user.is_admin)
+    state = await sharing.state_for(bucket, caller, is_admin=req.user.is_admin, seen=req.seen)
     if state is None:
         return [True] * len(wanted)
     base, _, _ = _sharing_context(req, bucket, False)

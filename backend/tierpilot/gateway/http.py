@@ -15,6 +15,7 @@ from tierpilot.gateway.errors import S3Error
 from tierpilot.gateway.sigv4 import SignedRequest
 from tierpilot.gateway.xmlio import error_document
 from tierpilot.kit.flow import Flow
+from tierpilot.kit.generations import Seen
 from tierpilot.kit.httpserver import lost
 from tierpilot.kit.settings import get_settings
 from tierpilot.kit.streaming import ClientDisconnected, IdleReceive, Receive, ReceiveTimeout, Send
@@ -40,6 +41,7 @@ class Request:
     caller: Credential | None = None
     signed: SignedRequest | None = None
     signing_key: bytes | None = None
+    seen: Seen = field(default_factory=Seen)  # the generation counters read for this request (one read a URL)
     status: int = 0
     flows: list[Flow] = field(default_factory=list)
     bytes_in: int = 0

@@ -86,7 +86,8 @@ async def create_upload(req: Request) -> None:
                                          legal_hold=legal_hold, checksum_type=kind)
 
     upload = await run(create)
-    await sharing.record_write(bucket, key, f"upload:{upload.upload_id}", wanted)  # the version's at completion
+    # the version's at completion
+    await sharing.record_write(bucket, key, f"upload:{upload.upload_id}", wanted, req.seen)
     out: Headers = []
     if algorithm and kind:
         out += [(b"x-amz-checksum-algorithm", algorithm.encode()), (b"x-amz-checksum-type", kind.encode())]
@@ -257,7 +258,7 @@ async def complete_upload(req: Request) -> None:
         claimed = _claimed_checksum(req, upload, requested)
         obj = await run(store.complete_upload, bucket, upload, requested, _object_checksum(upload, claimed),
                         if_match=req.header("if-match"), if_none_match=req.header("if-none-match"))
-        await sharing.record_completion(bucket, key, upload.upload_id, obj.version_id)
+        await sharing.record_completion(bucket, key, upload.upload_id, obj.version_id, req.seen)
     host = req.header("host", "")
     children = [xmlio.el("Location", f"http://{host}/{bucket.name}/{key}"), xmlio.el("Bucket", bucket.name),
                 xmlio.el("Key", key), xmlio.el("ETag", etag(obj.etag))]

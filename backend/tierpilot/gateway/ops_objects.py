@@ -195,7 +195,7 @@ async def put_object(req: Request) -> None:
         obj = await inbound.drive(store.put_object, bucket, key, payload.chunks(), spec, verify=payload.verify,
                                   if_match=req.header("if-match"), if_none_match=req.header("if-none-match"))
     req.bytes_in = obj.size
-    await sharing.record_write(bucket, key, obj.version_id, wanted)
+    await sharing.record_write(bucket, key, obj.version_id, wanted, req.seen)
     out: Headers = [(b"etag", etag(obj.etag).encode())]
     out += checksum_headers(obj.checksum_algorithm, obj.checksum_value)
     out += version_headers(obj, bucket, lock=False)
@@ -276,7 +276,7 @@ async def _read_inline(bucket_id: int, req: Request, key: str) -> _Read | None:
     """
     if "versionId" in req.query or "partNumber" in req.query or not registry.tiers.fresh():
         return None
-    obj = await hotread.current_on_loop(bucket_id, key)
+    obj = await hotread.current_on_loop(bucket_id, key, req.seen)
     if not isinstance(obj, hotread.ObjectRow):
         return None
     tier = registry.tiers.cached(obj.tier_id)
@@ -521,7 +521,7 @@ async def copy_object(req: Request) -> None:
                            legal_hold=legal_hold)
     obj = await run(store.copy_object, src, bucket, key, spec, if_match=req.header("if-match"),
                     if_none_match=req.header("if-none-match"))
-    await sharing.record_write(bucket, key, obj.version_id, wanted)
+    await sharing.record_write(bucket, key, obj.version_id, wanted, req.seen)
     body = xmlio.document("CopyObjectResult", [xmlio.el("LastModified", xmlio.iso(obj.last_modified)),
                                                xmlio.el("ETag", etag(obj.etag))])
     out = checksum_headers(obj.checksum_algorithm, obj.checksum_value) + version_headers(obj, bucket, lock=False)

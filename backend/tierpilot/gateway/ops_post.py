@@ -430,7 +430,7 @@ async def post_object(req: Request) -> None:
         if form.spool is not None:
             form.spool.close()
     req.bytes_in = obj.size
-    await sharing.record_write(bucket, key, obj.version_id, wanted)
+    await sharing.record_write(bucket, key, obj.version_id, wanted, req.seen)
     location = f"http://{req.header('host', '')}/{quote(bucket.name)}/{quote(key)}"
     out: Headers = [(b"etag", etag(obj.etag).encode()), *version_headers(obj, bucket, lock=False)]
     redirect = fields.get("success_action_redirect") or fields.get("redirect")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import select
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -181,23 +181,24 @@ def session_factory() -> sessionmaker[Session]:
 _AFTER_COMMIT = "tierpilot.after_commit"
 
 
-def after_commit(session: Session, fn: Callable[[], object]) -> None:
-    """Run ``fn`` once the session's outermost transaction commits; dropped on its rollback.
+def after_commit(session: Session, fn: Callable[[], object], key: Hashable | None = None) -> None:
+    """Run ``fn`` once the session's outermost transaction commits; dropped on its rollback. With ``key``, a
+    transaction runs one function of that key however often it is asked for (the first one).
 
     A SAVEPOINT's release fires SQLAlchemy's ``after_commit`` too, while the outer transaction still holds
     its locks: a job that writes (SQLite) would wait on its own request until the busy time-out.
     """
-    pending: list[Callable[[], object]] = session.info.setdefault(_AFTER_COMMIT, [])
+    pending: dict[Hashable, Callable[[], object]] = session.info.setdefault(_AFTER_COMMIT, {})
     if not event.contains(session, "after_commit", _run_after_commit):
         event.listen(session, "after_commit", _run_after_commit)
         event.listen(session, "after_rollback", _drop_after_commit)
-    pending.append(fn)
+    pending.setdefault(object() if key is None else key, fn)
 
 
 def _run_after_commit(session: Session) -> None:
     if session.in_nested_transaction():
         return
-    for fn in session.info.pop(_AFTER_COMMIT, []):
+    for fn in session.info.pop(_AFTER_COMMIT, {}).values():
         fn()
 
 

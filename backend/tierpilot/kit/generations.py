@@ -24,7 +24,10 @@ read under a counter.
 
 With Redis, a process reads every counter of one URL together (``_Counters``: one MGET over a connection of its
 own), and requests asking at about the same time share a read; but only one sent after they asked, never the
-one already under way when they did (it may have been answered before the writer moved the counter).
+one already under way when they did (it may have been answered before the writer moved the counter). A request
+that checks several counters (its caller's key, its bucket's sharing state, the objects it reads) passes one
+``Seen`` to each check and waits for one read: any read sent after the request began sees every change answered
+before it began, which is all a check asks.
 """
 
 from __future__ import annotations
@@ -186,9 +189,9 @@ def _after(url: str, name: str) -> None:
 
 def changed(session: Session, name: str) -> None:
     """For a change in ``session`` that only adds access or that no cache holds: move the counter after the
-    commit, best effort."""
+    commit, best effort (once however many changes the transaction made)."""
     url = get_settings().redis_url
-    after_commit(session, lambda: bump(url, name))
+    after_commit(session, lambda: bump(url, name), key=(PREFIX, name))
 
 
 class _Counters:
@@ -305,6 +308,16 @@ _counters: dict[str, _Counters] = {}
 _counters_lock = threading.Lock()
 
 
+class Seen:
+    """The counters one request has read: each Redis URL's at most once, by a read sent after the request began
+    (see the module's rule); later checks of any counter of that URL take their value from it."""
+
+    __slots__ = ("_reads",)
+
+    def __init__(self) -> None:
+        self._reads: dict[_Counters, dict[str, int] | None] = {}
+
+
 class _FileCounter:
     """The counter of an SQLite installation without Redis, read from its file mapped into memory; the path is
     looked at again at most every ``REVALIDATE_S`` (see the module's rule for files made or replaced)."""
@@ -360,12 +373,21 @@ class Reader:
                 _counters[url] = counters
                 counters.register(self.key)
 
-    async def current(self) -> int | None:
+    async def current(self, seen: Seen | None = None) -> int | None:
+        """The counter now, or None; with ``seen``, the request's one read of the URL (made now if it has none)."""
         if self.file is not None:
             return self.file.value()
-        if self._counters is None:
+        counters = self._counters
+        if counters is None:
             return None
-        values = await self._counters.read()
+        if seen is None:
+            values = await counters.read()
+        else:
+            reads = seen._reads
+            if counters in reads:
+                values = reads[counters]
+            else:
+                values = reads[counters] = await counters.read()
         return None if values is None else values.get(self.key)
 
     async def close(self) -> None:
@@ -404,13 +426,14 @@ class GenerationCache(Generic[K, V]):
             await self.reader.close()
             self.reader = None
 
-    async def generation(self) -> int | None:
-        """The counter now (None: unknown); entries of older values are dropped when it moved."""
+    async def generation(self, seen: Seen | None = None) -> int | None:
+        """The counter now (None: unknown), read once per request when every check of it passes the request's
+        ``seen``; entries of older values are dropped when it moved."""
         reader = self.reader
         if reader is None:
             return None
         # a counter file is read without a coroutine of the reader's
-        generation = reader.file.value() if reader.file is not None else await reader.current()
+        generation = reader.file.value() if reader.file is not None else await reader.current(seen)
         if generation is not None and generation != self._generation:
             with self._lock:
                 if generation != self._generation:

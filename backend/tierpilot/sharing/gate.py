@@ -27,9 +27,10 @@ states: generations.GenerationCache[int, SharingState] = generations.GenerationC
     service.SHARING_GENERATION, get_settings().gateway_cache_s)
 
 
-async def current_state(bucket: Bucket, fresh: bool) -> SharingState:
-    """The bucket's state; ``fresh`` asks for one no older than the last change (else the TTL bounds it)."""
-    generation = await states.generation()
+async def current_state(bucket: Bucket, fresh: bool, seen: generations.Seen | None = None) -> SharingState:
+    """The bucket's state; ``fresh`` asks for one no older than the last change (else the TTL bounds it), that is
+    than the last change answered before the request that passes ``seen`` began."""
+    generation = await states.generation(seen)
     cached = states.get(bucket.id, generation, stale_ok=not fresh)
     if cached is not None:
         return cached
@@ -49,13 +50,14 @@ def _object_facts(bucket_id: int, key: str, version_id: str | None, want_acl: bo
         return service.object_facts(session, bucket_id, key, version_id, want_acl, want_tags)
 
 
-async def state_for(bucket: Bucket, caller: Caller, *, is_admin: bool) -> SharingState | None:
+async def state_for(bucket: Bucket, caller: Caller, *, is_admin: bool,
+                    seen: generations.Seen | None = None) -> SharingState | None:
     """The bucket's state for deciding the request, or None when it needs no decision: admins, and the owner
     of a bucket without a policy (the hot path: no request context is built)."""
     if is_admin:
         return None
     is_owner = not caller.anonymous and bucket.owner_id == caller.user_id
-    state = await current_state(bucket, fresh=not is_owner)
+    state = await current_state(bucket, fresh=not is_owner, seen=seen)
     return None if is_owner and state.policy is None else state
 
 
@@ -127,10 +129,11 @@ async def requested_acl(bucket: Bucket, headers: dict[str, str], writer_id: int,
     return await run(_requested, bucket, headers, writer_id, for_object)
 
 
-async def record_write(bucket: Bucket, key: str, version_id: str, wanted: WriteAcl) -> None:
+async def record_write(bucket: Bucket, key: str, version_id: str, wanted: WriteAcl,
+                       seen: generations.Seen | None = None) -> None:
     """After an object write: its ACL row (or none, replacing what the overwritten version had)."""
     if wanted.grants is None and wanted.owner_id == bucket.owner_id:
-        state = await current_state(bucket, fresh=True)
+        state = await current_state(bucket, fresh=True, seen=seen)
         if not state.object_acls:
             return
     await run(_record, bucket, key, version_id, wanted)
@@ -201,8 +204,9 @@ def _complete(bucket: Bucket, key: str, upload_id: str, version_id: str) -> None
     states.forget(bucket.id)
 
 
-async def record_completion(bucket: Bucket, key: str, upload_id: str, version_id: str) -> None:
+async def record_completion(bucket: Bucket, key: str, upload_id: str, version_id: str,
+                            seen: generations.Seen | None = None) -> None:
     """After CompleteMultipartUpload: the ACL its CreateMultipartUpload asked for becomes the version's."""
-    state = await current_state(bucket, fresh=True)
+    state = await current_state(bucket, fresh=True, seen=seen)
     if state.object_acls:
         await run(_complete, bucket, key, upload_id, version_id)

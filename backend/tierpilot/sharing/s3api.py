@@ -252,7 +252,7 @@ async def get_bucket_policy_status(req: Request) -> None:
     """Public when the policy has an unconditioned Allow for anyone or the bucket ACL grants a public group (as
     Ceph RGW answers, also without a policy, where AWS says NoSuchBucketPolicy)."""
     bucket = await bucket_of(req)
-    state = await current_state(bucket, fresh=True)
+    state = await current_state(bucket, fresh=True, seen=req.seen)
     public = (state.policy is not None and state.policy.public) or acl.is_public(state.grants)
     await req.respond(200, xmlio.document("PolicyStatus", [xmlio.el("IsPublic", "true" if public else "false")]))
 
