@@ -24,7 +24,8 @@ import weakref
 from typing import Any
 
 from sqlalchemy import Engine, event
-from sqlalchemy.engine import Connection, ExecutionContext
+from sqlalchemy.engine import Connection
+from sqlalchemy.engine.default import DefaultExecutionContext
 from sqlalchemy.orm import Session, SessionTransaction
 from sqlalchemy.sql.elements import TextClause
 
@@ -47,7 +48,7 @@ def _sql_writes_table(sql: str) -> bool:
     return _WRITES_TABLE.search(sql) is not None
 
 
-def _writes_table(statement: str, context: ExecutionContext) -> bool:
+def _writes_table(statement: str, context: DefaultExecutionContext) -> bool:
     compiled = context.compiled
     if compiled is None or isinstance(compiled.statement, TextClause):  # SQL text: read as text
         return _sql_writes_table(statement)
@@ -67,7 +68,7 @@ def _begun(session: Session, _transaction: SessionTransaction, connection: Conne
     _sessions[connection] = session
 
 
-def _executed(conn: Connection, _cursor: Any, statement: str, _parameters: Any, context: ExecutionContext,
+def _executed(conn: Connection, _cursor: Any, statement: str, _parameters: Any, context: DefaultExecutionContext,
               _many: bool) -> None:
     if not _writes_table(statement, context):
         return
