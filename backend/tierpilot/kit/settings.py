@@ -34,7 +34,8 @@ class Settings(BaseSettings):
     gateway_port: int = Field(9000, description="port of the S3 gateway")
     gateway_region: str = Field("us-east-1", description="region the gateway reports (GetBucketLocation)")
     gateway_threads: int = Field(128, description="worker threads per gateway process for DB and tier I/O")
-    gateway_cache_s: float = Field(2.0, description="how long a gateway reuses S3 keys, buckets and tiers it read")
+    gateway_cache_s: float = Field(2.0, description="how long a gateway reuses S3 keys, buckets and tiers it read, "
+                                   "and (PostgreSQL with Redis) object rows under an unchanged objects generation")
     gateway_db_readers: int = Field(4, ge=1, le=64, description="PostgreSQL connections per gateway process that "
                                     "read GET/HEAD's object rows from its event loop (in autocommit, one prepared "
                                     "statement each); beyond them a read waits for one to be free")
