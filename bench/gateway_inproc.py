@@ -5,9 +5,9 @@ and the kernel it shares with the bare app. An installation like small_objects' 
 one posix tier, one admin with a key) is seeded with 256 1 KiB objects through its gateway process; then this
 process starts the gateway app itself and sends it presigned GET or HEAD requests of those keys, `--concurrency`
 at a time on one event loop, and prints the process CPU time per request of each batch and their median.
-`--profile` prints cProfile's top functions of one more batch. To compare two checkouts, run each with
-`PYTHONPATH=<checkout>/backend:<checkout>` alternately: the figures are CPU time, fairly steady on a loaded
-machine, but quote medians of a few runs.
+`--profile` prints cProfile's top functions of one more batch (by cumulative time; `PROFILE_SORT=tottime`: by
+their own time). To compare two checkouts, run each with `PYTHONPATH=<checkout>/backend:<checkout>` alternately:
+the figures are CPU time, fairly steady on a loaded machine, but quote medians of a few runs.
 
 Run: .venv/bin/python bench/gateway_inproc.py [--op HEAD|GET] [--requests 3000] [--batches 5] [--concurrency 16]
          [--db postgresql] [--redis redis://127.0.0.1:6379/9] [--profile]
@@ -108,7 +108,7 @@ async def _measure(args: argparse.Namespace, signer: Presigner, host: str) -> No
             stats = pstats.Stats(profiler)
             calls = sum(v[1] for v in stats.stats.values())  # type: ignore[attr-defined]
             print(f"Python function calls per request: {calls / args.requests:.0f}")
-            stats.sort_stats("cumulative").print_stats(30)
+            stats.sort_stats(os.environ.get("PROFILE_SORT", "cumulative")).print_stats(30)
     finally:
         await gateway.shutdown()
 

@@ -1,4 +1,8 @@
-"""The delaying proxy gives the round trip and the rate it was asked for (tests/netem.py)."""
+"""The delaying proxy gives the round trip and the rate it was asked for (tests/netem.py).
+
+Its schedule (when each byte may leave, when a busy link's sender is paused and resumed) is checked on an injected
+clock; through real sockets only what load cannot break is asserted: nothing arrives earlier than the delay and
+the caps allow, and every byte arrives."""
 
 from __future__ import annotations
 
@@ -7,11 +11,13 @@ import socketserver
 import statistics
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
-from tests.netem import NetemProxy
+from tests.netem import SLACK, NetemProxy, Pacer, _Side
 
 
 class _Echo(socketserver.BaseRequestHandler):
@@ -84,7 +90,6 @@ def test_ping_pong_measures_the_round_trip_it_was_given(echo_port: int, rtt_ms: 
     with NetemProxy(echo_port, one_way_delay_s=rtt_ms / 2000) as proxy:
         median_ms = statistics.median(_round_trips(proxy.port, 15)) * 1000
     assert median_ms >= rtt_ms * 0.98  # a delay is never shorter than asked
-    assert median_ms <= rtt_ms + 10.0  # and only scheduling noise longer
 
 
 def test_bulk_transfer_runs_at_the_connection_cap(sink_port: int) -> None:
@@ -93,9 +98,7 @@ def test_bulk_transfer_runs_at_the_connection_cap(sink_port: int) -> None:
     with NetemProxy(sink_port, one_way_delay_s=0.005, rate_bps=rate) as proxy:
         elapsed = _push(proxy.port, nbytes)
         assert proxy.counters.bytes_up == nbytes
-    ideal = nbytes / rate
-    assert elapsed >= ideal * 0.97  # the cap holds (pacing cannot run early)
-    assert elapsed <= ideal * 1.5  # and the link is used, give or take a loaded machine
+    assert elapsed >= nbytes / rate * 0.97  # the cap holds (pacing cannot run early)
 
 
 def test_total_cap_is_shared_by_connections(sink_port: int) -> None:
@@ -110,6 +113,83 @@ def test_total_cap_is_shared_by_connections(sink_port: int) -> None:
             t.join()
         elapsed = time.perf_counter() - t0
         assert proxy.counters.connections == 2
-    ideal = 2 * nbytes / total  # two connections, each allowed 24 MB/s, share 16 MB/s
-    assert elapsed >= ideal * 0.97
-    assert elapsed <= ideal * 1.5
+    assert elapsed >= 2 * nbytes / total * 0.97  # two connections, each allowed 24 MB/s, share 16 MB/s
+
+
+# the schedule, on an injected clock -------------------------------------------------------------------------
+
+
+class _Loop:
+    """The event loop as a side sees it: its clock, set by the test, and the calls it was asked to make."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+        self.calls: list[tuple[float, Callable[..., Any], tuple[Any, ...]]] = []
+
+    def time(self) -> float:
+        return self.now
+
+    def call_at(self, when: float, fn: Callable[..., Any], *args: Any) -> SimpleNamespace:
+        self.calls.append((when, fn, args))
+        return SimpleNamespace(cancel=lambda: None)
+
+
+class _Transport:
+    def __init__(self) -> None:
+        self.reading = True
+
+    def pause_reading(self) -> None:
+        self.reading = False
+
+    def resume_reading(self) -> None:
+        self.reading = True
+
+    def set_write_buffer_limits(self, high: int) -> None:
+        pass
+
+
+def _side(loop: _Loop, rate: float | None, total: Pacer, delay: float = 0.0) -> tuple[_Side, _Transport]:
+    proxy = SimpleNamespace(loop=loop, rate_bps=rate, total_up=total, total_down=Pacer(None), delay=delay,
+                            counters=SimpleNamespace(bytes_up=0, bytes_down=0), sides=set())
+    side = _Side(proxy, upstream=False)  # type: ignore[arg-type]
+    transport = _Transport()
+    side.connection_made(transport)  # type: ignore[arg-type]
+    return side, transport
+
+
+def test_a_pacer_books_bytes_at_its_rate_and_saves_no_credit_while_idle() -> None:
+    pacer = Pacer(1e6)
+    assert pacer.reserve(1000, 0.0) == pytest.approx(0.001)
+    assert pacer.reserve(1000, 0.0) == pytest.approx(0.002)  # queued behind the first
+    assert pacer.reserve(1000, 1.0) == pytest.approx(1.001)  # an idle link does not send faster afterwards
+    assert Pacer(None).reserve(1 << 30, 5.0) == 5.0
+
+
+def test_a_busy_link_pauses_its_sender_and_resumes_it_before_it_runs_dry() -> None:
+    loop = _Loop()
+    rate, delay, chunk = 16e6, 0.005, 1 << 18
+    side, transport = _side(loop, rate, Pacer(None), delay)
+    start = loop.now
+    side.data_received(b"\0" * chunk)
+    side.data_received(b"\0" * chunk)
+    # each chunk leaves when the link has sent it, plus the delay: never earlier (the cap) and never later
+    assert [due for due, _ in side.line] == pytest.approx([start + k * chunk / rate + delay for k in (1, 2)])
+    assert not transport.reading  # booked more than SLACK ahead: the sender waits
+    releases = [when for when, fn, args in loop.calls if args == ("link",)]
+    assert releases[-1] == pytest.approx(start + 2 * chunk / rate - SLACK)  # resumed with SLACK still to send
+    loop.now = releases[-1]
+    side.release("link")
+    assert transport.reading
+
+
+def test_connections_share_the_total_cap_in_the_order_they_send() -> None:
+    loop = _Loop()
+    total = Pacer(16e6)
+    first, _ = _side(loop, 24e6, total)
+    second, _ = _side(loop, 24e6, total)
+    chunk = 1 << 20
+    first.data_received(b"\0" * chunk)
+    second.data_received(b"\0" * chunk)
+    # each connection alone would send its MiB in 1/24 s; together they take 2 MiB at 16 MB/s
+    assert first.line[-1][0] == pytest.approx(loop.now + chunk / 16e6)
+    assert second.line[-1][0] == pytest.approx(loop.now + 2 * chunk / 16e6)
