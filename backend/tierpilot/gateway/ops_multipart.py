@@ -86,7 +86,7 @@ async def create_upload(req: Request) -> None:
                                          legal_hold=legal_hold, checksum_type=kind)
 
     upload = await run(create)
-    # the version's at completion
+    # the ACL it asks for, held by the upload until completion makes it the version's
     await sharing.record_write(bucket, key, f"upload:{upload.upload_id}", wanted, req.seen)
     out: Headers = []
     if algorithm and kind:
