@@ -39,7 +39,8 @@ OBJECTS_GENERATION = "catalog:objects"
 _TABLE_NAME = Object.__tablename__
 _WRITES_TABLE = re.compile(rf'\b(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+"?{_TABLE_NAME}"?(?:\s|\(|$)', re.I)
 
-# the session each connection runs a transaction of (the connection's own object: made at each checkout)
+# the session each connection runs a transaction of (the connection's own object: made at each checkout), on
+# databases other than SQLite
 _sessions: weakref.WeakKeyDictionary[Connection, Session] = weakref.WeakKeyDictionary()
 
 
@@ -57,27 +58,21 @@ def _writes_table(statement: str, context: DefaultExecutionContext) -> bool:
     return False
 
 
-def _note(session: Session) -> None:
-    """The transaction of ``session`` changed the table: the counter moves after its commit."""
-    if not get_settings().redis_url or session.get_bind().dialect.name == "sqlite":
-        return
-    generations.changed(session, OBJECTS_GENERATION)
-
-
 def _begun(session: Session, _transaction: SessionTransaction, connection: Connection) -> None:
-    _sessions[connection] = session
+    if connection.dialect.name != "sqlite":
+        _sessions[connection] = session
 
 
 def _executed(conn: Connection, _cursor: Any, statement: str, _parameters: Any, context: DefaultExecutionContext,
               _many: bool) -> None:
-    if not _writes_table(statement, context):
+    if conn.dialect.name == "sqlite" or not _writes_table(statement, context):
         return
     session = _sessions.get(conn)
-    if session is not None:
-        _note(session)
-    elif conn.dialect.name != "sqlite":  # a connection of no session: nothing to move the counter at its commit
+    if session is None:  # a connection of no session: nothing to move the counter at its commit
         log.error("a statement changed %s outside a session; gateways may keep the rows it changed for "
                   "TIERPILOT_GATEWAY_CACHE_S", _TABLE_NAME)
+    elif get_settings().redis_url:  # the transaction changed the table: the counter moves after its commit
+        generations.changed(session, OBJECTS_GENERATION)
 
 
 event.listen(Session, "after_begin", _begun)
