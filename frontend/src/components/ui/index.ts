@@ -1,6 +1,7 @@
 export { Badge, type BadgeTone } from "./Badge";
 export { Button, type ButtonProps } from "./Button";
 export { Card, Stat } from "./Card";
+export { AXIS, axisLabel, ChartFrame, ChartLegend, GRID_STROKE, type LegendItem } from "./ChartFrame";
 export { ConfirmDialog } from "./ConfirmDialog";
 export { CopyButton, CopyField } from "./CopyButton";
 export { cx } from "./cx";
@@ -8,7 +9,9 @@ export { Dialog } from "./Dialog";
 export { EmptyState } from "./EmptyState";
 export { ErrorBanner, errorText } from "./ErrorBanner";
 export { Checkbox, Field, Input, Select, type SelectOption } from "./Field";
+export { type FieldLayout, FieldList, type FieldSpec, type FieldValue } from "./FieldList";
 export { PageHeader } from "./PageHeader";
 export { ProgressBar } from "./ProgressBar";
+export { type QueryLike, QueryState } from "./QueryState";
 export { LoadingState, Spinner } from "./Spinner";
 export { type Column, Table } from "./Table";
