@@ -18,6 +18,7 @@ from pathlib import Path
 
 from sqlalchemy import delete, insert
 
+from bench.figures import Run, record
 from tierpilot.audit import service, tasks
 from tierpilot.audit.models import AuditEvent
 from tierpilot.kit import db as kitdb
@@ -84,6 +85,7 @@ def main() -> None:
     ap.add_argument("--old", type=int, default=200_000)
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
+    run = Run()
     with tempfile.TemporaryDirectory() as tmp:
         engine = kitdb.make_engine(f"sqlite:///{Path(tmp) / 'bench.db'}")
         kitdb.set_engine(engine)
@@ -116,12 +118,15 @@ def main() -> None:
             print(f"| {name} | {took:.2f} | {args.old / took:,.0f} | {wait * 1000:.0f} ms |")
         (bt, bw), (st, sw) = medians["batched (audit.prune)"], medians["one DELETE"]
         print(f"batched / one DELETE: time x{bt / st:.2f}, longest concurrent write wait x{bw / sw:.2f}")
+        row = run.row("audit.prune_wait", f"audit prune of {args.old:,} events: longest wait of a concurrent audit "
+                      "write", bw * 1000, "ms", "one DELETE of the whole backlog", sw * 1000)
         print("| longest write transaction | ms |")
         print("|---|---|")
         for name, values in lock.items():
             print(f"| {name} | {statistics.median(values) * 1000:.0f} |")
         kitdb.set_engine(None)
         engine.dispose()
+    record([row])
 
 
 if __name__ == "__main__":
