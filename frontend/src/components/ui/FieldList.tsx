@@ -27,9 +27,12 @@ export type FieldLayout<K extends string = string> = FieldSpec<K> | Array<FieldS
 
 export type FieldValue = string | boolean;
 
+/** The keys of a form's state that a field can edit (text or a checkbox's boolean). */
+export type FieldKey<T> = Extract<{ [P in keyof T]: T[P] extends FieldValue ? P : never }[keyof T], string>;
+
 export interface FieldListProps<K extends string> {
   fields: Array<FieldLayout<K> | false | null | undefined>;
-  values: Readonly<Record<K, FieldValue>>;
+  values: Readonly<Record<NoInfer<K>, FieldValue>>;
   errors?: Readonly<Partial<Record<string, string>>>;
   /** Prefix of the fields' keys in `errors` ("lifecycle." for nested state). */
   errorPrefix?: string;
