@@ -3,14 +3,15 @@ each user's, objects written through the catalog store (the gateway's write path
 
 from __future__ import annotations
 
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
+from tests.clocks import WallClock
 from tests.drivers.conftest import moto_url  # noqa: F401 - the moto server of the driver tests, shared
 
 
@@ -90,13 +91,26 @@ def archive(admin_user: dict[str, str], member_user: dict[str, str]) -> Archive:
                          price_ref={"catalog": "aws-us-east-1-2026", "storage_class": "GLACIER"})
 
 
-def wait_until(predicate: Callable[[], bool], timeout: float = 30.0, step: float = 0.1) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(step)
-    raise AssertionError(f"condition not met within {timeout} s")
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> WallClock:
+    """The sweeps' and the archive tier's clock (pass it to ``sweep.poll_due(clock=...)``). It starts a minute
+    ahead of the wall clock, so what the service makes due "now" (wall time) is due for the sweeps too."""
+    from tierpilot.drivers import registry
+    from tierpilot.drivers.offline import OfflinePosixDriver
+    from tierpilot.kit.db import utcnow
+
+    clock = WallClock(utcnow() + timedelta(minutes=1))
+    build = registry.build_driver
+
+    def build_on_clock(tier: registry.TierLike) -> Any:
+        driver = build(tier)
+        if isinstance(driver, OfflinePosixDriver):
+            driver.clock = clock
+        return driver
+
+    monkeypatch.setattr(registry, "build_driver", build_on_clock)
+    registry.clear()  # drivers built by earlier fixtures are built again, on this clock
+    return clock
 
 
 @pytest.fixture(autouse=True)

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import csv
 import io
-import time
 from decimal import Decimal
 
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
+from tests.clocks import WallClock
 from tests.restores.conftest import Archive
 from tierpilot.kit.db import transaction
 from tierpilot.restores import sweep
@@ -57,7 +57,8 @@ def test_preview_shows_objects_bytes_ready_time_and_cost_per_speed(filled: Archi
     assert _counts() == (0, 0)  # a preview changes nothing
 
 
-def test_batch_runs_to_ready_and_exports_a_download_list(filled: Archive, member_client: TestClient) -> None:
+def test_batch_runs_to_ready_and_exports_a_download_list(filled: Archive, member_client: TestClient,
+                                                        clock: WallClock) -> None:
     r = member_client.post("/api/restores/batches", json={
         "bucket": filled.buckets["member"], "keys": KEYS[:4], "prefixes": ["exp/run9"], "speed": "expedited",
         "days": 3, "name": "calibration"})
@@ -68,9 +69,9 @@ def test_batch_runs_to_ready_and_exports_a_download_list(filled: Archive, member
     assert batch["progress"]["objects"] == 5 and batch["progress"]["pending"] == 5
     assert Decimal(batch["cost_estimate_usd"]) >= Decimal("0.05")  # 5 expedited requests at $10 per 1,000
     assert batch["estimated_ready_at"] is not None
-    sweep.poll_due()
-    time.sleep(1.1)
-    sweep.poll_due()
+    sweep.poll_due(clock=clock)
+    clock.advance(seconds=1.1)  # past the expedited delay
+    sweep.poll_due(clock=clock)
 
     detail = member_client.get(f"/api/restores/batches/{batch['id']}").json()
     assert detail["batch"]["state"] == "ready" and detail["batch"]["progress"]["ready_bytes"] == 500
@@ -138,18 +139,18 @@ def test_the_queue_answers_304_until_something_moves(filled: Archive, member_cli
     assert moved.json()["batches"]["items"][0]["progress"]["ongoing"] == 2
 
 
-def test_speed_can_be_raised_but_never_lowered(filled: Archive, member_client: TestClient) -> None:
+def test_speed_can_be_raised_but_never_lowered(filled: Archive, member_client: TestClient, clock: WallClock) -> None:
     batch = member_client.post("/api/restores/batches", json={
         "bucket": filled.buckets["member"], "prefixes": ["exp/"], "speed": "bulk"}).json()
-    sweep.poll_due()
+    sweep.poll_due(clock=clock)
     r = member_client.post(f"/api/restores/batches/{batch['id']}/speed", json={"speed": "standard"})
     assert r.status_code == 200 and r.json()["speed"] == "standard" and r.json()["progress"]["pending"] == 10
     for slower in ("standard", "bulk"):
         r = member_client.post(f"/api/restores/batches/{batch['id']}/speed", json={"speed": slower})
         assert r.status_code == 409 and "only be raised" in r.json()["detail"]
-    sweep.poll_due()
-    time.sleep(2.1)
-    sweep.poll_due()
+    sweep.poll_due(clock=clock)
+    clock.advance(seconds=2.1)  # past the standard delay
+    sweep.poll_due(clock=clock)
     done = member_client.get(f"/api/restores/batches/{batch['id']}").json()["batch"]
     assert done["state"] == "ready" and done["speed"] == "standard"
     r = member_client.post(f"/api/restores/batches/{batch['id']}/speed", json={"speed": "expedited"})

@@ -19,7 +19,8 @@ from sqlalchemy import func, select
 
 from tests.conftest import _truncate_all, make_user
 from tests.gateway.conftest import start_gateway, stop
-from tests.restores.conftest import build_archive, wait_until
+from tests.restores.conftest import build_archive
+from tests.waiting import wait_until
 from tierpilot.catalog import repository, store
 from tierpilot.catalog import service as catalog
 from tierpilot.drivers.base import RestoreStatus
@@ -116,7 +117,7 @@ def test_a_new_restore_is_202_and_head_says_ongoing_until_the_copy_is_readable(g
         _restore(gw, key, days=2, tier="Bulk")
     assert _error(exc) == (409, "RestoreAlreadyInProgress")
 
-    wait_until(lambda: "false" in gw.s3.head_object(Bucket=gw.bucket, Key=key).get("Restore", ""), timeout=20)
+    wait_until(lambda: "false" in gw.s3.head_object(Bucket=gw.bucket, Key=key).get("Restore", ""))
     header = gw.s3.head_object(Bucket=gw.bucket, Key=key)["Restore"]
     expiry = parsedate_to_datetime(header.split('expiry-date="')[1].rstrip('"'))
     assert header == f'ongoing-request="false", expiry-date="{format_datetime(expiry, usegmt=True)}"'
@@ -129,7 +130,7 @@ def test_a_new_restore_is_202_and_head_says_ongoing_until_the_copy_is_readable(g
 def test_restoring_a_restored_object_is_200_and_extends_its_expiry(gw: Setup) -> None:
     key = _put(gw)
     assert _restore(gw, key, days=1, tier="Expedited") == 202
-    wait_until(lambda: "false" in gw.s3.head_object(Bucket=gw.bucket, Key=key).get("Restore", ""), timeout=20)
+    wait_until(lambda: "false" in gw.s3.head_object(Bucket=gw.bucket, Key=key).get("Restore", ""))
     before = gw.s3.head_object(Bucket=gw.bucket, Key=key)["Restore"]
     assert _restore(gw, key, days=9) == 200
     after = gw.s3.head_object(Bucket=gw.bucket, Key=key)["Restore"]
@@ -141,7 +142,7 @@ def test_restoring_a_restored_object_is_200_and_extends_its_expiry(gw: Setup) ->
             return set(s.scalars(select(RestoreItem.expires_at).where(RestoreItem.key == key)))
 
     # the restore the sweep tracks expires later too, once a sweep has seen it (HEAD asks the tier itself)
-    wait_until(lambda: expiries() == {extended}, timeout=20)
+    wait_until(lambda: expiries() == {extended})
 
 
 def test_head_tells_a_finished_recall_before_the_sweep_records_it(gw: Setup) -> None:
@@ -150,7 +151,7 @@ def test_head_tells_a_finished_recall_before_the_sweep_records_it(gw: Setup) -> 
     try:
         assert _restore(gw, key, tier="Expedited") == 202  # ready in 1 s
         assert gw.s3.head_object(Bucket=gw.bucket, Key=key)["Restore"] == 'ongoing-request="true"'
-        wait_until(lambda: "false" in gw.s3.head_object(Bucket=gw.bucket, Key=key).get("Restore", ""), timeout=20)
+        wait_until(lambda: "false" in gw.s3.head_object(Bucket=gw.bucket, Key=key).get("Restore", ""))
         restore = gw.s3.head_object(Bucket=gw.bucket, Key=key)["Restore"]
         with transaction() as s:  # nothing swept: the catalog still has the recall running
             states = set(s.scalars(select(RestoreItem.state).where(RestoreItem.key == key)))
@@ -183,7 +184,7 @@ def test_a_running_restore_can_be_sped_up(gw: Setup) -> None:
     with pytest.raises(ClientError) as exc:
         _restore(gw, key, tier="Expedited")
     assert _error(exc) == (409, "RestoreAlreadyInProgress")
-    wait_until(lambda: "false" in gw.s3.head_object(Bucket=gw.bucket, Key=key).get("Restore", ""), timeout=20)
+    wait_until(lambda: "false" in gw.s3.head_object(Bucket=gw.bucket, Key=key).get("Restore", ""))
     assert gw.s3.get_object(Bucket=gw.bucket, Key=key)["Body"].read() == BODY
     with transaction() as s:
         speeds = list(s.scalars(select(RestoreItem.speed).where(RestoreItem.key == key)))

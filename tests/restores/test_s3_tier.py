@@ -4,7 +4,6 @@ HeadObject's x-amz-restore is polled. moto holds a restore in progress only with
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Iterator
 
@@ -13,6 +12,7 @@ import httpx
 import pytest
 from sqlalchemy import select
 
+from tests.clocks import WallClock
 from tests.restores.conftest import Archive
 from tierpilot.catalog.models import Object
 from tierpilot.drivers.registry import driver_for
@@ -61,7 +61,8 @@ def _batch_state(batch_id: int) -> str:
         return str(s.scalar(select(RestoreBatch.state).where(RestoreBatch.id == batch_id)))
 
 
-def test_an_s3_archive_batch_goes_ongoing_then_ready_as_the_endpoint_reports(cloud: Archive, moto_url: str) -> None:
+def test_an_s3_archive_batch_goes_ongoing_then_ready_as_the_endpoint_reports(cloud: Archive, moto_url: str,
+                                                                             clock: WallClock) -> None:
     keys = ["raw/a.h5", "raw/b.h5", "raw/c.h5"]
     cloud.put(cloud.buckets["member"], keys, tier="glacier", storage_class="GLACIER", size=2048)
     _hold_restores(moto_url)
@@ -74,15 +75,15 @@ def test_an_s3_archive_batch_goes_ongoing_then_ready_as_the_endpoint_reports(clo
     # Glacier's typical 4 h standard recall, seen at the first poll of this tier's 1-second schedule
     assert {o.speed: o.expected_ready_s for o in preview.speeds}["standard"] == 4 * 3600
 
-    submitted = sweep.poll_due()
+    submitted = sweep.poll_due(clock=clock)
     assert submitted.outcomes == {"accepted": 3}  # RestoreObject answered 202 for each
     assert _states(batch_id) == ["ongoing"] * 3
 
-    time.sleep(1.05)
-    first_look = sweep.poll_due()  # moto's first HeadObject step: ongoing-request="true"
+    clock.advance(seconds=1.05)  # the next poll of the schedule is due
+    first_look = sweep.poll_due(clock=clock)  # moto's first HeadObject step: ongoing-request="true"
     assert first_look.outcomes == {"ongoing": 3} and _states(batch_id) == ["ongoing"] * 3
-    time.sleep(1.05)
-    second_look = sweep.poll_due()  # restored, with an expiry
+    clock.advance(seconds=1.05)
+    second_look = sweep.poll_due(clock=clock)  # restored, with an expiry
     assert second_look.outcomes == {"ready": 3} and second_look.batches_done == [batch_id]
     assert _batch_state(batch_id) == "ready"
     with transaction() as s:
@@ -93,7 +94,7 @@ def test_an_s3_archive_batch_goes_ongoing_then_ready_as_the_endpoint_reports(clo
     with transaction(write=True) as s:
         again = service.create_batch(s, cloud.user("member"), service.Selection(cloud.buckets["member"], keys[:1]),
                                      "bulk", 30).id
-    assert sweep.poll_due().outcomes == {"ready": 1}
+    assert sweep.poll_due(clock=clock).outcomes == {"ready": 1}
     assert _batch_state(again) == "ready"
     with transaction() as s:
         expiry = s.scalar(select(Object.restore_expiry).where(Object.key == keys[0]))
@@ -101,7 +102,8 @@ def test_an_s3_archive_batch_goes_ongoing_then_ready_as_the_endpoint_reports(clo
     assert expiry is not None and older is not None and (expiry - older).days >= 20
 
 
-def test_objects_missing_on_the_endpoint_fail_and_the_rest_complete(cloud: Archive, moto_url: str) -> None:
+def test_objects_missing_on_the_endpoint_fail_and_the_rest_complete(cloud: Archive, moto_url: str,
+                                                                   clock: WallClock) -> None:
     keys = ["x/1", "x/2"]
     cloud.put(cloud.buckets["member"], keys, tier="glacier", storage_class="GLACIER")
     with transaction() as s:
@@ -113,9 +115,9 @@ def test_objects_missing_on_the_endpoint_fail_and_the_rest_complete(cloud: Archi
         batch_id = service.create_batch(s, cloud.user("member"), service.Selection(cloud.buckets["member"], keys),
                                         "expedited", 1).id
     # RestoreObject: 202 for the one, NoSuchKey for the other (a permanent failure, no retries)
-    assert sweep.poll_due().outcomes == {"accepted": 1, "failed": 1}
-    time.sleep(1.05)
-    assert sweep.poll_due().outcomes == {"ready": 1}  # moto completed it at once
+    assert sweep.poll_due(clock=clock).outcomes == {"accepted": 1, "failed": 1}
+    clock.advance(seconds=1.05)  # the next poll of the schedule is due
+    assert sweep.poll_due(clock=clock).outcomes == {"ready": 1}  # moto completed it at once
     assert _states(batch_id) == ["ready", "failed"]
     assert _batch_state(batch_id) == "failed"
     with transaction() as s:

@@ -13,30 +13,11 @@ from sqlalchemy import func, select, update
 from tests.clocks import WallClock
 from tests.restores.conftest import Archive
 from tierpilot.catalog.models import Object
-from tierpilot.drivers import registry
-from tierpilot.drivers.base import TierDriver
 from tierpilot.drivers.offline import OfflinePosixDriver
 from tierpilot.kit.db import transaction, utcnow
 from tierpilot.notifications.models import Notification
 from tierpilot.restores import repository, service, sweep
 from tierpilot.restores.models import RestoreBatch, RestoreBatchTier, RestoreItem
-
-
-@pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> WallClock:
-    """The sweeps' and the archive tier's clock. It starts a minute ahead of the wall clock, so what the
-    service makes due "now" (wall time) is due for the sweeps too."""
-    clock = WallClock(utcnow() + timedelta(minutes=1))
-    build = registry.build_driver
-
-    def build_on_clock(tier: registry.TierLike) -> TierDriver:
-        driver = build(tier)
-        if isinstance(driver, OfflinePosixDriver):
-            driver.clock = clock
-        return driver
-
-    monkeypatch.setattr(registry, "build_driver", build_on_clock)
-    return clock
 
 
 def _create(archive: Archive, keys: list[str], speed: str = "expedited", days: int = 3, user: str = "member") -> int:
@@ -149,7 +130,6 @@ def test_objects_not_archived_are_left_out_and_an_empty_selection_is_refused(arc
         preview = service.preview(s, archive.user("member"), service.Selection(bucket, ["cold/a", "nope"], ["cold/"]),
                                   days=2)
     assert (preview.objects, preview.bytes, preview.not_archived, preview.missing_keys) == (2, 200, 1, ["nope"])
-    import pytest
 
     from tierpilot.kit.errors import Invalid
 

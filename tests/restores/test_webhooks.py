@@ -3,8 +3,9 @@ the worker's delivery task posts to a real receiver on 127.0.0.1, and the docume
 
 from __future__ import annotations
 
-import time
+import pytest
 
+from tests.clocks import WallClock
 from tests.notifications.receiver import documented_verify, running_receiver
 from tests.restores.conftest import Archive
 from tierpilot.kit.db import transaction
@@ -13,7 +14,9 @@ from tierpilot.notifications.tasks import deliver_webhooks
 from tierpilot.restores import service, sweep
 
 
-def test_a_ready_batch_is_posted_to_the_webhook_signed_with_the_owners_secret(archive: Archive) -> None:
+def test_a_ready_batch_is_posted_to_the_webhook_signed_with_the_owners_secret(
+        archive: Archive, clock: WallClock, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(notifications, "utcnow", clock)  # the delivery sweep reads the sweeps' clock
     member = archive.user("member")
     keys = ["run/a.dat", "run/b.dat"]
     archive.put(archive.buckets["member"], keys)
@@ -23,9 +26,9 @@ def test_a_ready_batch_is_posted_to_the_webhook_signed_with_the_owners_secret(ar
             batch_id = service.create_batch(s, member, service.Selection(archive.buckets["member"], keys),
                                             "expedited", 1).id
         assert secret is not None
-        sweep.poll_due()
-        time.sleep(1.1)
-        assert sweep.poll_due().batches_done == [batch_id]
+        sweep.poll_due(clock=clock)
+        clock.advance(seconds=1.1)  # past the expedited delay
+        assert sweep.poll_due(clock=clock).batches_done == [batch_id]
 
         assert deliver_webhooks() == {"delivered": 1, "retrying": 0, "failed": 0}
 

@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
@@ -18,7 +17,8 @@ import pytest
 from sqlalchemy import func, select
 
 from tests.conftest import ROOT
-from tests.restores.conftest import Archive, wait_until
+from tests.restores.conftest import Archive
+from tests.waiting import holds_for, wait_until
 from tierpilot.kit.db import transaction, utcnow
 from tierpilot.restores import repository, service
 from tierpilot.restores.models import RestoreBatch, RestoreItem
@@ -46,7 +46,7 @@ class Worker:
         out = open(log, "ab")  # noqa: SIM115 - closed in stop()
         self._out = out
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tierpilot.cli", "worker", "--concurrency", "2", "-B", "-s", str(schedule)],
+            [sys.executable, "-m", "tierpilot.app.cli", "worker", "--concurrency", "2", "-B", "-s", str(schedule)],
             env=env, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True)
 
     def kill(self) -> None:
@@ -106,21 +106,20 @@ def test_a_killed_worker_loses_nothing_and_its_rows_wait_for_their_lease(
 
     workers.append(Worker(worker_env, second_log, schedule))
     # until a held row's lease ends, nobody touches it: its claim stays the dead worker's
-    while (utcnow() - killed_at).total_seconds() < LEASE_S - 1:
+    def leased_rows_untouched() -> bool:
         now = utcnow()
         with transaction() as s:
             tokens = {i: t for i, t in s.execute(select(RestoreItem.id, RestoreItem.claim_token)
                                                  .where(RestoreItem.id.in_(list(dead))))}
-        for item_id, (token, until) in dead.items():
-            if until > now:
-                assert tokens[item_id] == token
-        time.sleep(0.2)
+        return all(tokens[item_id] == token for item_id, (token, until) in dead.items() if until > now)
+
+    holds_for(leased_rows_untouched, LEASE_S - 1 - (utcnow() - killed_at).total_seconds())
 
     def done() -> bool:
         with transaction() as s:
             return s.scalar(select(RestoreBatch.state).where(RestoreBatch.id == batch_id)) == "ready"
 
-    wait_until(done, timeout=120, step=0.5)
+    wait_until(done, timeout=120)
     with transaction() as s:
         totals = repository.batch_totals(s, [batch_id])[batch_id]
         items = s.execute(select(RestoreItem.state, RestoreItem.claim_token, RestoreItem.poll_count)
