@@ -1,8 +1,9 @@
 import { type FormEvent, useState } from "react";
 import { useDryRun, useSaveRule } from "@/api/lifecycle";
-import { Button, Checkbox, ErrorBanner, Input, Select } from "@/components/ui";
+import { Button, ErrorBanner, FieldList, FieldRows, type FieldValue } from "@/components/ui";
 import { PreviewChart, PreviewSummary } from "./PreviewChart";
-import { daysRuleTiming, type RuleDraft, TRANSITION_CLASSES, toRule, type WhenMode } from "./rule-form";
+import { endFields, FILTER_FIELDS, transitionFields } from "./rule-fields";
+import { daysRuleTiming, type RuleDraft, toRule } from "./rule-form";
 
 /** Add or edit one rule of a bucket; "What would this rule do?" previews it before it is saved. */
 export function RuleForm({
@@ -29,12 +30,11 @@ export function RuleForm({
     setDraft((d) => ({ ...d, ...patch }));
     dryRun.reset();
   };
-  const classOptions = TRANSITION_CLASSES.map((c) => ({
-    value: c,
-    label: classes.includes(c) ? c : `${c} (no tier)`,
-    disabled: !classes.includes(c),
-  }));
-  const whenLabel = draft.mode === "days" ? "days after creation" : "date (UTC)";
+  const fields = {
+    values: draft,
+    onChange: (name: string, value: FieldValue) => set({ [name]: value }),
+    rowClassName: "lc-form__grid",
+  };
 
   const build = () => {
     const result = toRule(draft);
@@ -58,96 +58,19 @@ export function RuleForm({
       onSubmit={submit}
       noValidate
     >
-      <div className="lc-form__grid">
-        <Input
-          label="Rule ID"
-          value={draft.id}
-          onChange={(e) => set({ id: e.target.value })}
-          hint="empty: one is made up"
-          maxLength={255}
-        />
-        <Checkbox
-          label="Enabled"
-          checked={draft.enabled}
-          onChange={(e) => set({ enabled: e.target.checked })}
-        />
-        <Input
-          label="Key prefix"
-          value={draft.prefix}
-          onChange={(e) => set({ prefix: e.target.value })}
-          hint="empty: every key"
-        />
-        <Input
-          label="Tags"
-          value={draft.tags}
-          onChange={(e) => set({ tags: e.target.value })}
-          hint="key=value, separated by commas; all must match"
-        />
-        <Input
-          label="Size above (bytes)"
-          inputMode="numeric"
-          value={draft.sizeGreaterThan}
-          onChange={(e) => set({ sizeGreaterThan: e.target.value })}
-          hint="without a size filter, objects under 128 KiB stay (as in S3)"
-        />
-        <Input
-          label="Size below (bytes)"
-          inputMode="numeric"
-          value={draft.sizeLessThan}
-          onChange={(e) => set({ sizeLessThan: e.target.value })}
-        />
-        <Select
-          label="Schedule by"
-          value={draft.mode}
-          onChange={(e) => set({ mode: e.target.value as WhenMode })}
-          options={[
-            { value: "days", label: "age (days after creation)" },
-            { value: "date", label: "date (every object from that day)" },
-          ]}
-        />
-      </div>
+      <FieldList {...fields} fields={FILTER_FIELDS} />
       {draft.mode === "days" ? <p className="muted lc-form__timing">{daysRuleTiming(Date.now())}</p> : null}
 
       <fieldset className="lc-form__transitions">
         <legend>Transitions</legend>
-        {draft.transitions.map((t, i) => (
-          // biome-ignore lint/suspicious/noArrayIndexKey: rows have no identity besides their position
-          <div className="lc-form__row" key={i}>
-            <Input
-              label={`Transition ${i + 1}: ${whenLabel}`}
-              type={draft.mode === "date" ? "date" : "text"}
-              inputMode={draft.mode === "days" ? "numeric" : undefined}
-              value={t.when}
-              onChange={(e) =>
-                set({
-                  transitions: draft.transitions.map((x, j) =>
-                    j === i ? { ...x, when: e.target.value } : x,
-                  ),
-                })
-              }
-            />
-            <Select
-              label={`Transition ${i + 1}: storage class`}
-              value={t.storageClass}
-              options={classOptions}
-              onChange={(e) =>
-                set({
-                  transitions: draft.transitions.map((x, j) =>
-                    j === i ? { ...x, storageClass: e.target.value } : x,
-                  ),
-                })
-              }
-            />
-            <Button
-              size="sm"
-              variant="ghost"
-              aria-label={`Remove transition ${i + 1}`}
-              onClick={() => set({ transitions: draft.transitions.filter((_, j) => j !== i) })}
-            >
-              Remove
-            </Button>
-          </div>
-        ))}
+        <FieldRows
+          keyPrefix="transition"
+          className="lc-form__row"
+          rows={draft.transitions}
+          fields={(i) => transitionFields(i, draft.mode, classes)}
+          removeLabel={(_, i) => `Remove transition ${i + 1}`}
+          onChange={(transitions) => set({ transitions })}
+        />
         <Button
           size="sm"
           onClick={() => set({ transitions: [...draft.transitions, { when: "", storageClass: "GLACIER" }] })}
@@ -156,23 +79,7 @@ export function RuleForm({
         </Button>
       </fieldset>
 
-      <div className="lc-form__grid">
-        <Input
-          label={`Expire: ${whenLabel}`}
-          type={draft.mode === "date" ? "date" : "text"}
-          inputMode={draft.mode === "days" ? "numeric" : undefined}
-          value={draft.expiration}
-          onChange={(e) => set({ expiration: e.target.value })}
-          hint="empty: never"
-        />
-        <Input
-          label="Abort incomplete uploads after (days)"
-          inputMode="numeric"
-          value={draft.abortUploadsDays}
-          onChange={(e) => set({ abortUploadsDays: e.target.value })}
-          hint="empty: never"
-        />
-      </div>
+      <FieldList {...fields} fields={endFields(draft.mode)} />
 
       {shownErrors.length ? <ErrorBanner title="Check the rule" error={shownErrors.join("; ")} /> : null}
       {dryRun.isError ? <ErrorBanner title="This rule would be refused" error={dryRun.error} /> : null}

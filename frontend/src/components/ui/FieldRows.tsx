@@ -13,7 +13,7 @@ export function FieldRows<R extends Record<Extract<keyof R, string>, FieldValue>
 }: {
   rows: R[];
   fields: (index: number) => Array<FieldSpec<Extract<keyof R, string>>>;
-  errors: (index: number) => Partial<Record<string, string>>;
+  errors?: (index: number) => Partial<Record<string, string>>;
   className?: string;
   /** The Remove button's accessible name; without it the rows cannot be removed. */
   removeLabel?: (row: R, index: number) => string;
@@ -27,7 +27,7 @@ export function FieldRows<R extends Record<Extract<keyof R, string>, FieldValue>
           <FieldList
             fields={fields(i)}
             values={row}
-            errors={errors(i)}
+            errors={errors?.(i)}
             onChange={(name, value) => onChange(rows.map((r, j) => (j === i ? { ...r, [name]: value } : r)))}
           />
           {removeLabel ? (

@@ -4,6 +4,7 @@ import { Line, LineChart } from "recharts";
 import { describe, expect, it, vi } from "vitest";
 import { ChartFrame } from "./ChartFrame";
 import { type FieldLayout, FieldList } from "./FieldList";
+import { FieldRows } from "./FieldRows";
 import { QueryState } from "./QueryState";
 
 describe("FieldList", () => {
@@ -74,6 +75,37 @@ describe("FieldList", () => {
       />,
     );
     expect(screen.getAllByRole("textbox")).toHaveLength(1);
+  });
+});
+
+describe("FieldRows", () => {
+  it("edits and removes one row of the same fields", async () => {
+    const onChange = vi.fn();
+    const rows = [
+      { name: "rack", monthly: "10" },
+      { name: "power", monthly: "5" },
+    ];
+    render(
+      <FieldRows
+        keyPrefix="fixed"
+        rows={rows}
+        fields={() => [
+          { name: "name", label: "Item", kind: "text" },
+          { name: "monthly", label: "USD per month", kind: "number" },
+        ]}
+        errors={(i) => (i === 1 ? { monthly: "At least 0" } : {})}
+        removeLabel={(row) => `Remove ${row.name}`}
+        onChange={onChange}
+      />,
+    );
+    expect(screen.getAllByRole("textbox", { name: "USD per month" })[1]).toHaveAttribute(
+      "aria-invalid",
+      "true",
+    );
+    await userEvent.type(screen.getAllByRole("textbox", { name: "Item" })[1] as HTMLElement, "!");
+    expect(onChange).toHaveBeenLastCalledWith([rows[0], { name: "power!", monthly: "5" }]);
+    await userEvent.click(screen.getByRole("button", { name: "Remove rack" }));
+    expect(onChange).toHaveBeenLastCalledWith([rows[1]]);
   });
 });
 
