@@ -41,7 +41,7 @@ def main() -> None:
     get_settings.cache_clear()  # whatever imported it before read no scratch database
     from sqlalchemy import event
 
-    from tierpilot import wiring
+    from tierpilot.app import wiring
     from tierpilot.auth import service as auth
     from tierpilot.catalog import service, store
     from tierpilot.kit.db import get_engine, transaction

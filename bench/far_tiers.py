@@ -80,7 +80,7 @@ REMOTE_SETUP = """
 import json, sys
 from tierpilot.kit.migrate import upgrade
 upgrade(sys.argv[1])
-from tierpilot import wiring
+from tierpilot.app import wiring
 wiring.install()
 from tierpilot.auth import service as auth
 from tierpilot.catalog import service as catalog
@@ -129,7 +129,7 @@ def start_remote(work: Path, objects: int, prefixes: int, workers: int) -> tuple
 
 def start_gateway(env: dict[str, str], logfile: Path, workers: int = 1) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
-    proc = subprocess.Popen([PY, "-m", "tierpilot.cli", "gateway", "--port", str(port), "--log-level", "warning",
+    proc = subprocess.Popen([PY, "-m", "tierpilot.app.cli", "gateway", "--port", str(port), "--log-level", "warning",
                              "--workers", str(workers)],
                             env=env, cwd=ROOT, stdout=open(logfile, "ab"), stderr=subprocess.STDOUT)  # noqa: SIM115
     wait_port(port, 60)
@@ -251,7 +251,7 @@ def main() -> int:  # noqa: PLR0915 - one linear script
         env.pop("TIERPILOT_REDIS_URL", None)
         os.environ.update({k: v for k, v in env.items() if k.startswith("TIERPILOT_")})
         os.environ.pop("TIERPILOT_REDIS_URL", None)
-        from tierpilot import wiring
+        from tierpilot.app import wiring
         from tierpilot.auth import service as auth
         from tierpilot.catalog import service as catalog
         from tierpilot.kit.db import transaction
@@ -338,7 +338,7 @@ def main() -> int:  # noqa: PLR0915 - one linear script
                          "bytes fetched"))
 
         # adoption --------------------------------------------------------------------------------------
-        from tierpilot.tiers.adopt import S3Lister, S3Source, adopt, list_parallel
+        from tierpilot.adoption.service import S3Lister, S3Source, adopt, list_parallel
 
         keys = [f"d{i % args.prefixes:04d}/f{i:07d}.dat" for i in range(args.objects)]
         far_client = s3(far_url, cloud_key, cloud_secret)
@@ -404,7 +404,7 @@ def main() -> int:  # noqa: PLR0915 - one linear script
             figures: dict[str, float] = {}
             for bucket in ("legacy", "far"):
                 here = mnt
-                mproc = subprocess.Popen([PY, "-m", "tierpilot.cli", "mount", bucket, str(here), "--endpoint", gw,
+                mproc = subprocess.Popen([PY, "-m", "tierpilot.app.cli", "mount", bucket, str(here), "--endpoint", gw,
                                           "--cache-mb", "256"], env=menv, cwd=ROOT, stderr=subprocess.DEVNULL)
                 try:
                     deadline = time.monotonic() + 120

@@ -56,9 +56,10 @@ def main() -> None:
 
 
 async def _measure(args: argparse.Namespace, signer: Presigner, host: str) -> None:
+    from tierpilot.app import wiring
     from tierpilot.gateway.app import Gateway
 
-    gateway = Gateway()
+    gateway = Gateway(wiring.GATEWAY_EXTENSIONS, wiring.install)
     await gateway.startup()
     # signed beforehand: the client's signing is not the gateway's CPU (valid for X-Amz-Expires, 900 s)
     targets = [signer.path(args.op, f"seed-{i % SEEDS}").partition("?") for i in range(args.requests + WARM_UP)]

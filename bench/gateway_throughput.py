@@ -176,7 +176,7 @@ class Installation:
         self.bare_dir.mkdir()
         self.raw_dir = self.tier_dir.parent / "raw"
         self.raw_dir.mkdir()
-        self.gateway = self._start([sys.executable, "-m", "tierpilot.cli", "gateway", "--log-level", "warning",
+        self.gateway = self._start([sys.executable, "-m", "tierpilot.app.cli", "gateway", "--log-level", "warning",
                                     "--workers", str(workers), "--port"], "gateway")
         self.bare = self._start([sys.executable, __file__, "--serve-bare", str(self.bare_dir), "--port"], "bare")
         self.pids = {"gateway": self.procs[0].pid, "bare": self.procs[1].pid}

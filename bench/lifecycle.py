@@ -83,7 +83,7 @@ class Results:
 
 
 def setup_world(tag: str) -> World:
-    from tierpilot import wiring
+    from tierpilot.app import wiring
     from tierpilot.auth import service as auth
     from tierpilot.catalog import service as catalog
     from tierpilot.kit.db import transaction
@@ -164,7 +164,7 @@ def insert_rows(world: World, rows: int, due: int, blob_size: int, progress: boo
 
 
 def timed_sweep(world: World) -> tuple[float, int, int, list[int]]:
-    from tierpilot.lifecycle import planner
+    from tierpilot.lifecycle import due as planner
 
     started = time.perf_counter()
     result = planner.sweep(bucket_id=world.bucket_id)

@@ -47,7 +47,7 @@ def setup(url: str, objects: int) -> tuple[str, str]:
     from tierpilot.kit.migrate import upgrade
 
     upgrade(url)
-    from tierpilot import wiring
+    from tierpilot.app import wiring
 
     wiring.install()
     from tierpilot.auth import service as auth
@@ -83,7 +83,7 @@ def export_backend(rev: str, into: Path) -> Path:
 
 def start_gateway(env: dict[str, str], log: Path) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
-    proc = subprocess.Popen([PY, "-m", "tierpilot.cli", "gateway", "--port", str(port), "--log-level", "warning"],
+    proc = subprocess.Popen([PY, "-m", "tierpilot.app.cli", "gateway", "--port", str(port), "--log-level", "warning"],
                             env=env, cwd=ROOT, stdout=open(log, "ab"), stderr=subprocess.STDOUT)  # noqa: SIM115
     wait_port(port, 60)
     return proc, f"http://127.0.0.1:{port}"

@@ -193,7 +193,7 @@ class Installation:
         port = free_port()
         log = open(self.tmp / f"gateway-{index}.log", "wb")  # noqa: SIM115
         self.procs.append(subprocess.Popen(
-            [sys.executable, "-m", "tierpilot.cli", "gateway", "--port", str(port), "--log-level", "warning"],
+            [sys.executable, "-m", "tierpilot.app.cli", "gateway", "--port", str(port), "--log-level", "warning"],
             env=self.env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT))
         self.gateway_pids.append(self.procs[-1].pid)
         wait_port(port)

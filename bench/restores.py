@@ -94,7 +94,7 @@ class Api:
 
         self.port = free_port()
         self.log = open(workdir / "api.log", "wb")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen([sys.executable, "-m", "tierpilot.cli", "api", "--port", str(self.port)],
+        self.proc = subprocess.Popen([sys.executable, "-m", "tierpilot.app.cli", "api", "--port", str(self.port)],
                                      env=env, stdout=self.log, stderr=subprocess.STDOUT, cwd=ROOT)
         wait_port(self.port)
         self.http = httpx.Client(base_url=f"http://127.0.0.1:{self.port}", timeout=60)
@@ -179,7 +179,7 @@ def part_a(env: dict[str, str], workdir: Path, objects: int) -> PartA:
     log = workdir / "worker.log"
     with open(log, "wb") as out:
         worker = subprocess.Popen(
-            [sys.executable, "-m", "tierpilot.cli", "worker", "--concurrency", "2", "-B", "-s",
+            [sys.executable, "-m", "tierpilot.app.cli", "worker", "--concurrency", "2", "-B", "-s",
              str(workdir / "beat-schedule")], env=worker_env, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT,
             start_new_session=True)
     api = Api(worker_env, workdir, "bench-admin", "bench-password-1")

@@ -36,7 +36,7 @@ mkdir -p "$TIERPILOT_DATA_DIR"
 users=$("$root/.venv/bin/python" - <<'EOF'
 import json
 from tierpilot.auth import service as auth
-from tierpilot.bootstrap import demo_tiers
+from tierpilot.app.bootstrap import demo_tiers
 from tierpilot.drivers import registry
 from tierpilot.kit.db import transaction
 

@@ -29,7 +29,7 @@ from pathlib import Path
 def _setup(data_dir: Path) -> None:
     os.environ.update(TIERPILOT_DATA_DIR=str(data_dir), TIERPILOT_DATABASE_URL="", TIERPILOT_REDIS_URL="",
                       TIERPILOT_SECRET_KEY="bench-sharing-secret-key-0123456789abcdef")
-    subprocess.run([sys.executable, "-m", "tierpilot.cli", "db", "upgrade"], check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "tierpilot.app.cli", "db", "upgrade"], check=True, capture_output=True)
 
 
 def _policy(bucket: str, statements: int, grantee: int) -> str:
@@ -48,9 +48,9 @@ async def _time(calls: int, one: Callable[[], Awaitable[object]]) -> float:
 
 
 async def main(calls: int, rounds: int) -> None:
-    from tierpilot import wiring
+    from tierpilot.app import wiring
+    from tierpilot.app.bootstrap import demo_tiers
     from tierpilot.auth import service as auth
-    from tierpilot.bootstrap import demo_tiers
     from tierpilot.catalog import repository as catalog_repository
     from tierpilot.catalog import service as catalog
     from tierpilot.kit.db import transaction

@@ -109,7 +109,7 @@ class Installation:
             self.key_id, self.secret = key.access_key_id, key.secret_access_key
         self.bare_dir = self.tier_dir.parent / "bare"
         self.bare_dir.mkdir()
-        self.gateway = self._start([sys.executable, "-m", "tierpilot.cli", "gateway", "--log-level", "warning",
+        self.gateway = self._start([sys.executable, "-m", "tierpilot.app.cli", "gateway", "--log-level", "warning",
                                     "--workers", str(workers), "--port"], "gateway")
         self.bare = self._start([sys.executable, __file__, "--serve-bare", str(self.bare_dir), "--workers",
                                  str(workers), "--port"], "bare")
@@ -433,7 +433,7 @@ def bulk_upload(inst: Installation, files: int, rounds: int) -> str:
                AWS_DEFAULT_REGION="us-east-1")
     env.pop("AWS_CA_BUNDLE", None)
     clients = {
-        "tierpilot cp -r": lambda url, dst: [sys.executable, "-m", "tierpilot.cli", "cp", "-r", "-q", "--endpoint",
+        "tierpilot cp -r": lambda url, dst: [sys.executable, "-m", "tierpilot.app.cli", "cp", "-r", "-q", "--endpoint",
                                              url, str(src), dst],
         "aws s3 cp --recursive": lambda url, dst: [AWS, "s3", "cp", "--recursive", "--only-show-errors",
                                                    "--endpoint-url", url, str(src), dst],

@@ -28,7 +28,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from tierpilot.kit.flow import BestEffortPolicy, FlowPolicy, FlowRequest
-from tierpilot.spend.metering import Meter, MeteringPolicy
+from tierpilot.spend.usage import Meter, MeteringPolicy
 
 
 async def _drive(policy: FlowPolicy, flows: int) -> float:
@@ -151,7 +151,7 @@ def _month(args: argparse.Namespace) -> None:
                       TIERPILOT_SECRET_KEY="bench-secret-key")
     os.environ.pop("TIERPILOT_REDIS_URL", None)
     try:
-        from tierpilot import wiring
+        from tierpilot.app import wiring
         from tierpilot.auth import repository as auth_repository
         from tierpilot.kit.db import transaction
         from tierpilot.kit.migrate import upgrade

@@ -22,7 +22,7 @@ from pathlib import Path
 from sqlalchemy import create_engine, text
 from sqlalchemy.orm import Session
 
-import tierpilot.models  # noqa: F401  (every table on the metadata: the foreign keys name them)
+import tierpilot.app.models  # noqa: F401  (every table on the metadata: the foreign keys name them)
 from tierpilot.pricing.catalogs import shipped_catalogs
 from tierpilot.restores import repository
 from tierpilot.restores.models import RestoreItem

@@ -1,4 +1,4 @@
-"""Does a benchmark run's sweep (``tierpilot.observability.sweep``, what the New run form and
+"""Does a benchmark run's sweep (``tierpilot.benchmarks.sweep``, what the New run form and
 ``tierpilot bench sweep`` run) measure what ``bench/gateway_throughput.py`` measures, on the same gateway?
 
 One installation (``gateway_throughput.Installation``: scratch SQLite, one posix tier, one gateway process).
@@ -60,7 +60,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"load average at the start {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     inst = gt.Installation(1)
-    from tierpilot.observability.sweep import Sweep
+    from tierpilot.benchmarks.sweep import Sweep
 
     try:
         s3 = inst.s3("gateway")

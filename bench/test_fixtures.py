@@ -26,8 +26,8 @@ sys.path.insert(0, str(ROOT))
 from argon2 import PasswordHasher  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 
-from tierpilot import wiring  # noqa: E402
-from tierpilot.api import create_app  # noqa: E402
+from tierpilot.app import wiring  # noqa: E402
+from tierpilot.app.api import create_app  # noqa: E402
 from tierpilot.auth import service  # noqa: E402
 from tierpilot.auth.throttle import login_limiter  # noqa: E402
 from tierpilot.kit.db import transaction  # noqa: E402

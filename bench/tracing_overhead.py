@@ -83,7 +83,7 @@ def micro(n: int = 50_000) -> dict[str, float]:
     os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="tierpilot-bench-metrics-"))
     from tierpilot.kit.metrics import RequestObserver
     from tierpilot.kit.tracing import Recorder, now_ns
-    from tierpilot.observability.service import Finished, Sampler
+    from tierpilot.traces.service import Finished, Sampler
 
     observer = RequestObserver()
     out: dict[str, float] = {}
@@ -111,7 +111,7 @@ class Counted:
         self.out = inst.tmp / f"callgrind-{name}"
         inst.env["TIERPILOT_TRACING"] = "true" if tracing else "false"
         cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={self.out}.%p",
-               sys.executable, "-m", "tierpilot.cli", "gateway", "--log-level", "warning", "--port"]
+               sys.executable, "-m", "tierpilot.app.cli", "gateway", "--log-level", "warning", "--port"]
         port = _free_port()
         log = open(inst.tmp / f"{name}.log", "wb")  # noqa: SIM115
         self.proc = subprocess.Popen([*cmd, str(port)], env=inst.env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
@@ -235,7 +235,7 @@ def main() -> None:
     inst = Installation(workers=1)  # its gateway: tracing on (the defaults)
     try:
         inst.env["TIERPILOT_TRACING"] = "false"
-        off = inst._start([sys.executable, "-m", "tierpilot.cli", "gateway", "--log-level", "warning", "--port"],
+        off = inst._start([sys.executable, "-m", "tierpilot.app.cli", "gateway", "--log-level", "warning", "--port"],
                           "gateway-untraced")
         sides = {"A tracing on": inst.gateway, "B tracing off": off}
         s3 = inst.s3("gateway")

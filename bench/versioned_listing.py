@@ -135,7 +135,7 @@ def export_backend(rev: str, into: Path) -> Path:
 def start_gateway(env: dict[str, str], workdir: Path) -> tuple[subprocess.Popen[bytes], http.client.HTTPConnection,
                                                                 int]:
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "tierpilot.cli", "gateway", "--port", str(port), "--log-level",
+    proc = subprocess.Popen([sys.executable, "-m", "tierpilot.app.cli", "gateway", "--port", str(port), "--log-level",
                              "warning"], env=env, cwd=ROOT, stdout=open(workdir / "gateway.log", "ab"),  # noqa: SIM115
                             stderr=subprocess.STDOUT)
     wait_port(port, 60)
@@ -196,7 +196,7 @@ def main() -> int:
         t0 = time.perf_counter()
         upgrade(url)
         migrate_s = time.perf_counter() - t0
-        from tierpilot import wiring
+        from tierpilot.app import wiring
 
         wiring.install()
         state = workdir / (f"state-{args.keep}.json" if args.postgres else "state.json")

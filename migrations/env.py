@@ -5,9 +5,9 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import pool
 
+from tierpilot.app.models import Base
 from tierpilot.kit.db import make_engine
 from tierpilot.kit.settings import get_settings
-from tierpilot.models import Base
 
 config = context.config
 target_metadata = Base.metadata

@@ -30,9 +30,9 @@ from sqlalchemy.exc import OperationalError  # noqa: E402
 from sqlalchemy.orm import Session  # noqa: E402
 
 from tests.servers import Server, create_database, start_postgres, start_redis  # noqa: E402
+from tierpilot.app.models import Base  # noqa: E402
 from tierpilot.kit import db as kitdb  # noqa: E402
 from tierpilot.kit.migrate import upgrade  # noqa: E402
-from tierpilot.models import Base  # noqa: E402
 
 TEST_DB = os.environ.get("TIERPILOT_TEST_DB", "sqlite")
 ADMIN_PASSWORD = "admin-password-1"
@@ -152,7 +152,7 @@ def _truncate_all() -> None:
 @pytest.fixture(scope="session", autouse=True)
 def _wired() -> None:
     """The hooks every process fills at start (tier directory)."""
-    from tierpilot import wiring
+    from tierpilot.app import wiring
 
     wiring.install()
 
@@ -221,7 +221,7 @@ def login(client: TestClient, username: str, password: str) -> TestClient:
 @pytest.fixture
 def app_client(db: str) -> Iterator[TestClient]:
     """An anonymous client of the real API app on the scratch database."""
-    from tierpilot.api import create_app
+    from tierpilot.app.api import create_app
 
     with TestClient(create_app(), base_url="http://127.0.0.1") as c:
         yield c
@@ -246,7 +246,7 @@ def client(app_client: TestClient, admin_user: dict[str, str]) -> TestClient:
 @pytest.fixture
 def member_client(db: str, member_user: dict[str, str]) -> Iterator[TestClient]:
     """The API signed in as a member (a separate cookie jar from `client`)."""
-    from tierpilot.api import create_app
+    from tierpilot.app.api import create_app
 
     with TestClient(create_app(), base_url="http://127.0.0.1") as c:
         yield login(c, member_user["username"], member_user["password"])
@@ -257,7 +257,7 @@ def celery_worker_process(db_url: str, redis_url: str) -> Iterator[subprocess.Po
     """A real `tierpilot worker` process on the test broker and database."""
     env = dict(os.environ, TIERPILOT_REDIS_URL=redis_url, TIERPILOT_DATABASE_URL=db_url)
     log = open(_DATA_DIR / "worker.log", "wb")  # noqa: SIM115
-    proc = subprocess.Popen([sys.executable, "-m", "tierpilot.cli", "worker", "--concurrency", "2"],
+    proc = subprocess.Popen([sys.executable, "-m", "tierpilot.app.cli", "worker", "--concurrency", "2"],
                             env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
     yield proc
     proc.terminate()

@@ -10,11 +10,12 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -27,17 +28,20 @@ def free_port() -> int:
 def wait_port(port: int, timeout: float = 30.0, proc: subprocess.Popen[bytes] | None = None) -> None:
     """Wait until something listens on the port; with ``proc`` (the process that will listen), fail as soon as it
     exits instead of at the deadline."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def listening() -> bool:
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
+                return True
         except OSError:
             if proc is not None and proc.poll() is not None:
                 raise RuntimeError(f"the process meant to listen on 127.0.0.1:{port} exited ({proc.returncode})"
                                    ) from None
-            time.sleep(0.05)
-    raise RuntimeError(f"nothing listens on 127.0.0.1:{port} after {timeout}s")
+            return False
+
+    try:
+        wait_until(listening, timeout)
+    except AssertionError:
+        raise RuntimeError(f"nothing listens on 127.0.0.1:{port} after {timeout}s") from None
 
 
 # a gateway still importing on a machine at load 20 can take 30 s and more to listen; one that died fails at once
@@ -50,7 +54,7 @@ def start_gateway(db_url: str, log: Path, extra_env: dict[str, str] | None = Non
     port = free_port()
     env = dict(os.environ, TIERPILOT_DATABASE_URL=db_url, TIERPILOT_DEFAULT_TIER="hot-disk", **(extra_env or {}))
     with open(log, "ab") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "tierpilot.cli", "gateway", "--port", str(port),
+        proc = subprocess.Popen([sys.executable, "-m", "tierpilot.app.cli", "gateway", "--port", str(port),
                                  "--log-level", "warning"], env=env, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
     try:
         wait_port(port, timeout=GATEWAY_START_S, proc=proc)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from tierpilot import wiring
+from tierpilot.app import wiring
 from tierpilot.kit.jobs import broker_reachable, celery_app
 from tierpilot.kit.settings import get_settings
 
@@ -17,7 +17,8 @@ TASK_MODULES = [
     "tierpilot.lifecycle.tasks",
     "tierpilot.reservations.tasks",
     "tierpilot.tiers.tasks",
-    "tierpilot.observability.tasks",
+    "tierpilot.adoption.tasks",
+    "tierpilot.benchmarks.tasks",
     "tierpilot.spend.tasks",
 ]
 

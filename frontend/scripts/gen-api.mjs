@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Regenerates src/api/schema.d.ts from the backend's OpenAPI document.
-// The schema comes from `../.venv/bin/python -m tierpilot.api --openapi` (no server needed);
+// The schema comes from `../.venv/bin/python -m tierpilot.app.api --openapi` (no server needed);
 // `--check` fails when the committed file differs, so CI notices a stale client.
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -19,7 +19,7 @@ if (!existsSync(python)) {
   process.exit(1);
 }
 
-const json = execFileSync(python, ["-m", "tierpilot.api", "--openapi"], {
+const json = execFileSync(python, ["-m", "tierpilot.app.api", "--openapi"], {
   cwd: resolve(root, ".."),
   encoding: "utf8",
   maxBuffer: 64 * 1024 * 1024,

@@ -23,7 +23,7 @@ def test_security_events_are_recorded_with_actor_and_target(client: TestClient, 
                                                             member_user: dict[str, str]) -> None:
     started = utcnow()
     # a failed login is kept although the request answered 401 (its transaction still commits the event)
-    from tierpilot.api import create_app
+    from tierpilot.app.api import create_app
 
     with TestClient(create_app(), base_url="http://127.0.0.1") as anon:
         assert anon.post("/api/auth/login", json={"username": "member", "password": "wrong-pass"}).status_code == 401

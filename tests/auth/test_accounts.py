@@ -1,4 +1,4 @@
-"""Accounts an admin can run (issue 12, point 5), through the real API app on the scratch database.
+"""Accounts an admin can run, through the real API app on the scratch database.
 
 The findings reproduced: an API token never expired and could not be listed or revoked (it kept working after
 its owner logged out); users could not be disabled, deleted, demoted or have their password changed or reset.
@@ -33,7 +33,7 @@ def _bearer(app_client: TestClient, token: str) -> int:
 @pytest.fixture
 def other_client(db: str) -> Iterator[TestClient]:
     """A second anonymous client (its own cookie jar)."""
-    from tierpilot.api import create_app
+    from tierpilot.app.api import create_app
 
     with TestClient(create_app(), base_url="http://127.0.0.1") as c:
         yield c

@@ -1,4 +1,4 @@
-"""A disabled user's S3 keys stop at once on a gateway that had them cached (issue 12, point 5).
+"""A disabled user's S3 keys stop at once on a gateway that had them cached.
 
 The gateway caches credentials (TIERPILOT_GATEWAY_CACHE_S, 60 s here so the window cannot close during the
 test); before, a disabled or demoted user's keys kept working for that long. Now the API bumps a generation in

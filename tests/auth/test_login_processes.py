@@ -28,7 +28,7 @@ def two_api_processes(db: str, redis_url: str, data_dir: Path) -> Iterator[list[
     try:
         for _ in range(2):
             port = free_port()
-            procs.append(subprocess.Popen([sys.executable, "-m", "tierpilot.cli", "api", "--port", str(port)],
+            procs.append(subprocess.Popen([sys.executable, "-m", "tierpilot.app.cli", "api", "--port", str(port)],
                                           env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT))
             urls.append(f"http://127.0.0.1:{port}")
         for url in urls:

@@ -38,7 +38,7 @@ _apps: dict[str, object] = {}
 
 def _client(address: tuple[str, int]) -> TestClient:
     """A client at ``address`` of an API app built on the current settings (one app per set of settings)."""
-    from tierpilot.api import create_app
+    from tierpilot.app.api import create_app
     from tierpilot.kit.settings import get_settings
 
     app = _apps.get(get_settings().trusted_proxies)

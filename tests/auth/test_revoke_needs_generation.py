@@ -1,4 +1,4 @@
-"""A revocation the gateways cannot hear of is refused, not half done (issue 14, hardening rule 5).
+"""A revocation the gateways cannot hear of is refused, not half done.
 
 Gateways keep S3 credentials cached while the credentials generation stands still. Before, the API committed a
 key's deletion and then bumped the generation best effort: with Redis down (or the SQLite installation's

@@ -11,11 +11,11 @@ from pathlib import Path
 from sqlalchemy import Integer, delete
 from sqlalchemy.orm import Session
 
+from tierpilot.app.models import Base
 from tierpilot.auth.models import User
 from tierpilot.catalog import service
 from tierpilot.catalog.models import Bucket, MultipartUpload, Object
 from tierpilot.kit.migrate import upgrade
-from tierpilot.models import Base
 from tierpilot.tiers.models import Tier
 
 

@@ -1,4 +1,4 @@
-"""PutObject's catalog row in a bucket without versioning, written by Core statements (issue 18): the totals and
+"""PutObject's catalog row in a bucket without versioning, written by Core statements: the totals and
 the blobs stay exact when many writers race for one new key (on PostgreSQL their inserts really collide, and
 a writer that lost the insert once deadlocked with the winner's next writer); in a versioned bucket every
 racing write stays, as the current version or a noncurrent one."""

@@ -1,4 +1,4 @@
-"""A round of PutObject rows (``service.record_objects``, issue 18) costs the round's statements, not each row's: per
+"""A round of PutObject rows (``service.record_objects``) costs the round's statements, not each row's: per
 bucket one read of its settings, one read of the current rows and one totals update; one insert, one overwrite. The
 same key several times, versioned buckets, a gone bucket and refused preconditions in one round each end as they
 would one by one; rounds of other processes racing for the same keys leave exact rows, totals and blobs."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import subprocess
-import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -22,12 +21,13 @@ from sqlalchemy import select
 
 from tests.emulators import AZURITE_KEY, Emulator, azurite_connection_string
 from tests.gateway.conftest import start_gateway, stop
+from tests.waiting import wait_until
+from tierpilot.adoption import repository as adoptions
+from tierpilot.adoption import service as adoption
 from tierpilot.catalog.models import Bucket, Object
 from tierpilot.drivers import registry
 from tierpilot.drivers.gcs import GCSDriver
 from tierpilot.kit.db import transaction
-from tierpilot.tiers import adopt as adoption
-from tierpilot.tiers import adoptions
 
 # Azure keeps a blob name as given unless a segment is "." / ".." or ends with a dot: those stay out;
 # fake-gcs-server stores a name segment as a file name (255 bytes at most)
@@ -150,13 +150,11 @@ def test_adopted_container_lists_every_key_size_and_md5_and_serves_them_through_
 
 
 def _wait_done(client: TestClient, tier_id: int, job_id: int) -> dict[str, Any]:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        job = client.get(f"/api/tiers/{tier_id}/adopt/{job_id}").json()
-        if job["state"] in ("done", "failed"):
-            return dict(job)
-        time.sleep(0.2)
-    raise AssertionError(f"adoption {job_id} still {job['state']}")
+    def finished() -> dict[str, Any] | None:
+        job = dict(client.get(f"/api/tiers/{tier_id}/adopt/{job_id}").json())
+        return job if job["state"] in ("done", "failed") else None
+
+    return wait_until(finished, message=f"adoption {job_id} not finished")
 
 
 def test_api_queues_an_adoption_for_the_worker_and_reports_its_progress(

@@ -15,7 +15,7 @@ from azure.storage.blob import BlobServiceClient
 from typer.testing import CliRunner
 
 from tests.emulators import AZURITE_KEY, Emulator, azurite_connection_string
-from tierpilot.cli import app
+from tierpilot.app.cli import app
 from tierpilot.drivers.azure import AzureBlobDriver
 from tierpilot.drivers.gcs import GCSDriver
 from tierpilot.kit.db import transaction

@@ -480,7 +480,7 @@ def test_copy_between_posix_tiers_links_and_keeps_the_source(driver: PosixDriver
     assert _read(other, "b/parted~2") == bytes([1]) * 100 + bytes([2]) * 100
 
 
-# group durability (issue 18) ------------------------------------------------------------------------------
+# group durability ---------------------------------------------------------------------------------------
 
 
 def test_small_blobs_wait_for_a_shared_syncfs_round_and_large_ones_fsync_on_their_own(driver: PosixDriver) -> None:

@@ -16,23 +16,23 @@ from typer.testing import CliRunner
 
 from tests.conftest import make_user
 from tests.netem import NetemProxy
-from tierpilot.catalog import store
-from tierpilot.catalog.models import Bucket, Object
-from tierpilot.cli import app
-from tierpilot.drivers import registry
-from tierpilot.kit.db import transaction, utcnow
-from tierpilot.tiers.adopt import (
+from tierpilot.adoption.listing import (
     CUTS,
     AdoptionError,
     Gate,
     Progress,
     S3Lister,
     S3Source,
-    adopt,
     list_parallel,
     listed_time,
     parse_page,
 )
+from tierpilot.adoption.service import adopt
+from tierpilot.app.cli import app
+from tierpilot.catalog import store
+from tierpilot.catalog.models import Bucket, Object
+from tierpilot.drivers import registry
+from tierpilot.kit.db import transaction, utcnow
 
 # keys at every edge of the listing's cuts: the prefix itself, cut characters, just past them, deep, unicode
 EDGE_KEYS = ["top.txt", "z", "d0/", "d0/0", "d0/1zzz", "d0/2", "d0/~", "d0/z", "d0/zz/deeper/x", "d1/é-ünï",
@@ -89,7 +89,7 @@ def test_adoption_lists_every_key_size_and_etag_in_parallel(remote: dict[str, An
     client, bucket = remote["client"], remote["bucket"]
     keys = EDGE_KEYS + [f"p{i % 3}/k{i:05d}" for i in range(500)]
     expected = _put_many(client, bucket, keys)
-    monkeypatch.setattr("tierpilot.tiers.adopt.BATCH", 100)
+    monkeypatch.setattr("tierpilot.adoption.service.BATCH", 100)
     progress = adopt(remote["tier"], bucket, owner_id=_owner_id(remote), workers=8, page_size=40)
     assert _catalog(bucket) == expected
     assert progress.objects == progress.added == len(keys)

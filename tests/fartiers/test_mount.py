@@ -11,7 +11,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ import pytest
 from tests.conftest import ROOT, _truncate_all
 from tests.gateway.conftest import start_gateway, stop
 from tests.netem import NetemProxy
+from tests.waiting import wait_until
 
 MiB = 1 << 20
 pytestmark = pytest.mark.skipif(not os.path.exists("/dev/fuse"), reason="needs /dev/fuse")
@@ -79,19 +79,18 @@ def site(db_url: str, data_dir: Path, moto_far: tuple[str, NetemProxy]) -> Itera
 
 def _mount(site: Site, mountpoint: Path, *args: str, env: dict[str, str] | None = None
            ) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "tierpilot.cli", "mount", site.bucket, str(mountpoint),
+    return subprocess.Popen([sys.executable, "-m", "tierpilot.app.cli", "mount", site.bucket, str(mountpoint),
                              "--endpoint", site.url, "--block-mb", "1", "--cache-mb", "16", *args],
                             env=env or site.env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
 
 def _wait_mounted(proc: subprocess.Popen[bytes], mountpoint: Path) -> None:
-    deadline = time.monotonic() + 30
-    while not os.path.ismount(mountpoint):
+    def mounted() -> bool:
         if proc.poll() is not None:
             raise AssertionError(f"mount exited {proc.returncode}: {proc.stdout.read() if proc.stdout else ''!r}")
-        if time.monotonic() > deadline:
-            raise AssertionError("not mounted after 30 s")
-        time.sleep(0.05)
+        return os.path.ismount(mountpoint)
+
+    wait_until(mounted, message="not mounted")
 
 
 @pytest.fixture(scope="module")
@@ -160,10 +159,7 @@ def test_sigusr1_refreshes_the_tree(site: Site, mounted: tuple[Path, subprocess.
     site.client.put_object(Bucket=site.bucket, Key="late/new.txt", Body=b"new")
     assert not (mnt / "late").exists()
     proc.send_signal(signal.SIGUSR1)
-    deadline = time.monotonic() + 10
-    while not (mnt / "late" / "new.txt").exists():
-        assert time.monotonic() < deadline, "refresh did not show the new key"
-        time.sleep(0.05)
+    wait_until((mnt / "late" / "new.txt").exists, message="refresh did not show the new key")
     assert (mnt / "late" / "new.txt").read_bytes() == b"new"
     site.client.delete_object(Bucket=site.bucket, Key="late/new.txt")
 

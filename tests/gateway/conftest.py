@@ -4,7 +4,6 @@ database, with three posix tiers (hot, infrequent, offline archive) and three us
 from __future__ import annotations
 
 import subprocess
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -123,10 +122,3 @@ def blob_files(root: Path) -> list[str]:
     return sorted(str(p.relative_to(blobs)) for p in blobs.rglob("f_*")) if blobs.exists() else []
 
 
-def wait_until(check: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.05)
-    raise AssertionError("condition not reached in time")

@@ -1,4 +1,4 @@
-"""Backpressure (issue 18): past its slots a gateway process lets a request wait a bounded time, then answers
+"""Backpressure: past its slots a gateway process lets a request wait a bounded time, then answers
 503 SlowDown with Retry-After, which S3 clients retry.
 
 The admission rules run on virtual time (``tests.clocks``): every wait is counted exactly, none is slept. A real
@@ -29,6 +29,7 @@ from botocore.exceptions import ClientError
 from tests.clocks import run_in_virtual_time
 from tests.gateway import rawclient as raw
 from tests.gateway.conftest import Gateway, start_gateway, stop
+from tests.waiting import wait_until
 from tierpilot.gateway.admission import Admission, slow_down
 
 AWS = "/usr/bin/aws"  # Debian's awscli package: AWS CLI v2
@@ -146,13 +147,6 @@ def _metric(url: str, name: str) -> float:
                if line.startswith(name) and not line.startswith("#"))
 
 
-def _wait_for(check: Any, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        time.sleep(0.02)
-
-
 class _Holders:
     """PUTs that send their headers and half a body: each holds a slot until ``finish``."""
 
@@ -168,7 +162,7 @@ class _Holders:
             sock.sendall(f"PUT /{bucket}/held-{i} HTTP/1.1\r\n{head}\r\n".encode() + b"01234")
             self.socks.append(sock)
         # admitted once the gateway counts them in flight (the suite's other gateway is idle meanwhile)
-        _wait_for(lambda: _metric(narrow.gateway.url, "tierpilot_gateway_requests_in_flight") >= count)
+        wait_until(lambda: _metric(narrow.gateway.url, "tierpilot_gateway_requests_in_flight") >= count)
 
     def finish(self) -> list[bytes]:
         answers = []
@@ -202,9 +196,9 @@ def test_past_its_slots_the_gateway_answers_slow_down_within_the_bound_and_serve
         with ThreadPoolExecutor(6) as pool:
             waiting = pool.submit(head, 0)
             # a request past the slots is counted as waiting while it waits, and no longer once refused
-            _wait_for(lambda: _metric(narrow.gateway.url, "tierpilot_gateway_requests_waiting") >= 1)
+            wait_until(lambda: _metric(narrow.gateway.url, "tierpilot_gateway_requests_waiting") >= 1)
             assert waiting.result()[2] == 503
-            _wait_for(lambda: _metric(narrow.gateway.url, "tierpilot_gateway_requests_waiting") == 0)
+            wait_until(lambda: _metric(narrow.gateway.url, "tierpilot_gateway_requests_waiting") == 0)
             answers = list(pool.map(head, range(6)))
         put = httpx.put(f"{narrow.gateway.url}/{bucket}/unsigned", content=b"y", timeout=10)
     finally:
@@ -250,9 +244,9 @@ def test_boto3_and_the_aws_cli_retry_slow_down_until_a_slot_is_free(narrow: Narr
                 cli = subprocess.Popen([AWS, "--endpoint-url", narrow.gateway.url, "--debug", "s3api", "put-object",
                                         "--bucket", bucket, "--key", "cli", "--body", str(source)], env=env,
                                        stdout=subprocess.DEVNULL, stderr=err)
-            _wait_for(lambda: b"<Code>SlowDown</Code>" in debug.read_bytes(), timeout=60)
+            wait_until(lambda: b"<Code>SlowDown</Code>" in debug.read_bytes(), timeout=60)
         uploader.start()
-        _wait_for(refused.is_set)
+        wait_until(refused.is_set)
     finally:
         finished = holders.finish()
         if uploader.ident is not None:

@@ -10,9 +10,11 @@ import time
 import zlib
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 from urllib.parse import urlsplit
 
 import boto3
+import botocore.auth
 import httpx
 import pytest
 from botocore.client import BaseClient
@@ -21,6 +23,7 @@ from botocore.exceptions import ClientError
 
 from tests.gateway import rawclient as raw
 from tests.gateway.conftest import Gateway, blob_files, catalog_rows
+from tests.waiting import wait_until
 
 
 def _code(exc: pytest.ExceptionInfo[ClientError]) -> str:
@@ -73,19 +76,30 @@ def test_unknown_key_id_and_anonymous(gateway: Gateway, bucket: str, unchanged: 
     assert "<RequestId>" in r.text and r.headers["x-amz-request-id"]
 
 
+def _sign_earlier(monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
+    """botocore signs as if ``seconds`` ago: SigV4's X-Amz-Date and SigV2's Expires both come from its clock."""
+    now = botocore.auth.get_current_datetime
+    monkeypatch.setattr(botocore.auth, "get_current_datetime",
+                        lambda *a, **kw: now(*a, **kw) - timedelta(seconds=seconds))
+    monkeypatch.setattr(botocore.auth, "time", SimpleNamespace(
+        time=lambda: time.time() - seconds, strftime=time.strftime, gmtime=time.gmtime))
+
+
 @pytest.mark.parametrize("signature_version", [None, "s3v4"])
 def test_expired_presigned_url(s3: BaseClient, gateway: Gateway, bucket: str, unchanged: None,
-                               signature_version: str | None) -> None:
+                               signature_version: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
     client = gateway.client("alice", signature_version=signature_version) if signature_version else s3
-    # SigV2 URLs carry a whole-second expiry time: give the first GET two seconds at least (loaded machines)
-    url = client.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "existing"}, ExpiresIn=3)
-    assert httpx.get(url).status_code == 200
-    time.sleep(3.5)
-    r = httpx.get(url)
+    get = {"Bucket": bucket, "Key": "existing"}
+    assert httpx.get(client.generate_presigned_url("get_object", Params=get, ExpiresIn=60)).status_code == 200
+    with monkeypatch.context() as m:
+        _sign_earlier(m, 120)
+        still_valid = client.generate_presigned_url("get_object", Params=get, ExpiresIn=600)
+        expired = client.generate_presigned_url("get_object", Params=get, ExpiresIn=60)  # a minute ago
+        put = client.generate_presigned_url("put_object", Params={"Bucket": bucket, "Key": "late"}, ExpiresIn=60)
+    assert httpx.get(still_valid).status_code == 200  # refused for its expiry, not for when it was signed
+    r = httpx.get(expired)
     assert r.status_code == 403 and raw.error_code(r) == "AccessDenied"
     assert "Request has expired" in r.text
-    put = client.generate_presigned_url("put_object", Params={"Bucket": bucket, "Key": "late"}, ExpiresIn=1)
-    time.sleep(2.5)
     assert httpx.put(put, content=b"too late").status_code == 403
 
 
@@ -337,12 +351,6 @@ def test_client_that_disconnects_mid_upload_leaves_nothing(gateway: Gateway, buc
     tmp = gateway.tier_dirs["hot-disk"] / "tmp"
     with socket.create_connection((host, int(port)), timeout=5) as sock:
         sock.sendall(f"PUT {urlsplit(url).path} HTTP/1.1\r\n{head}\r\n".encode() + b"x" * 300_000)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and not any(tmp.iterdir()):
-            time.sleep(0.02)
-        assert any(tmp.iterdir()), "the upload never reached the tier"
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and any(tmp.iterdir()):
-        time.sleep(0.1)
-    assert not any(tmp.iterdir()), "a half-written temp file was left behind"
+        wait_until(lambda: any(tmp.iterdir()), message="the upload never reached the tier")
+    wait_until(lambda: not any(tmp.iterdir()), message="a half-written temp file was left behind")
     assert s3.get_object(Bucket=bucket, Key="existing")["Body"].read() == b"keep me"

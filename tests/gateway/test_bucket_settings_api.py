@@ -18,7 +18,7 @@ from tests.gateway.conftest import Gateway
 
 @pytest.fixture(scope="module")
 def api(gateway: object) -> Iterator[TestClient]:
-    from tierpilot.api import create_app
+    from tierpilot.app.api import create_app
 
     with TestClient(create_app(), base_url="http://127.0.0.1") as c:
         yield login(c, "alice", "alice-password-1")

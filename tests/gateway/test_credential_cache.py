@@ -1,4 +1,4 @@
-"""The gateway's S3 credential cache without Redis (issue 18): on SQLite the credentials generation lives in a
+"""The gateway's S3 credential cache without Redis: on SQLite the credentials generation lives in a
 file beside the database, so a gateway process caches keys (no database read per request) and still stops a
 disabled user's keys on the very next request; on PostgreSQL without Redis nothing is cached.
 

@@ -1,4 +1,4 @@
-"""Group commit (issue 18) seen from a client: a gateway process killed (SIGKILL) during a burst of small PUTs
+"""Group commit seen from a client: a gateway process killed (SIGKILL) during a burst of small PUTs
 from many clients loses no object it acknowledged — every 200 it sent is found, byte for byte, by the next
 gateway process — although concurrent PUTs shared their syncfs rounds and catalog transactions."""
 

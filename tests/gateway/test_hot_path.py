@@ -15,6 +15,7 @@ from urllib.parse import unquote
 
 import pytest
 
+from tierpilot.app import wiring
 from tierpilot.gateway import app, sigv4
 from tierpilot.gateway.http import Request
 from tierpilot.gateway.routes import SUBRESOURCES, subresource
@@ -125,7 +126,7 @@ def test_start_up_takes_what_it_built_out_of_the_cyclic_collectors_sight(db_url:
     """A full collection walked every object start-up made (~145,000: 78 ms of CPU each ~5 s under 64 PUT
     clients, every request in flight waiting); the gateway's start-up freezes them."""
     async def start_and_stop() -> int:
-        gateway = app.Gateway()
+        gateway = app.Gateway(wiring.GATEWAY_EXTENSIONS, wiring.install)
         await gateway.startup()
         try:
             return gc.get_freeze_count()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-import time
 import zlib
 from datetime import UTC, datetime, timedelta
 
@@ -17,6 +16,7 @@ from botocore.client import BaseClient
 from botocore.exceptions import ClientError
 
 from tests.gateway.conftest import Gateway, blob_files, catalog_rows
+from tests.waiting import wait_until
 
 
 def _code(exc: pytest.ExceptionInfo[ClientError]) -> str:
@@ -274,11 +274,8 @@ def test_last_access_time_is_recorded(s3: BaseClient, bucket: str) -> None:
 
     s3.put_object(Bucket=bucket, Key="seen", Body=b"x")
     s3.get_object(Bucket=bucket, Key="seen")["Body"].read()
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
+    def seen() -> bool:
         with transaction() as s:
-            seen = s.scalar(select(Object.last_access_at).join(Bucket).where(Bucket.name == bucket))
-        if seen is not None:
-            return
-        time.sleep(0.5)
-    raise AssertionError("last_access_at was not recorded")
+            return s.scalar(select(Object.last_access_at).join(Bucket).where(Bucket.name == bucket)) is not None
+
+    wait_until(seen, message="last_access_at was not recorded")

@@ -1,4 +1,4 @@
-"""GET and HEAD of small objects answered on the gateway's event loop (issue 18): what a client sees is
+"""GET and HEAD of small objects answered on the gateway's event loop: what a client sees is
 exactly what the catalog holds at that moment, also after another process changed it."""
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from tests.conftest import login
 @pytest.fixture(scope="module")
 def api(gateway: object) -> Iterator[TestClient]:
     """alice (the gateway tests' member) signed in to the API; no table is emptied afterwards."""
-    from tierpilot.api import create_app
+    from tierpilot.app.api import create_app
 
     with TestClient(create_app(), base_url="http://127.0.0.1") as c:
         yield login(c, "alice", "alice-password-1")

@@ -1,4 +1,4 @@
-"""Group commit (issue 18): callers that arrive while a round runs share the next one, each gets its own
+"""Group commit: callers that arrive while a round runs share the next one, each gets its own
 outcome, and nobody is answered before the round holding its item ended. Rounds are held open with events,
 so what shares a round is decided by the test, not by timing."""
 

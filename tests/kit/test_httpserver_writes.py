@@ -15,6 +15,7 @@ import pytest
 import uvicorn
 
 from tests.servers import free_port, wait_port
+from tests.waiting import wait_until
 from tierpilot.kit.httpserver import GuardedHttpToolsProtocol
 
 _cycles: list[weakref.ref[Any]] = []  # each /small request's response cycle (uvicorn's; ``send`` is its method)
@@ -109,9 +110,7 @@ def test_a_finished_response_cycle_is_freed_without_the_cyclic_collector(port: i
             for _ in range(3):
                 sock.sendall(b"GET /small HTTP/1.1\r\nHost: x\r\n\r\n")
                 assert _until(sock, b"hello").endswith(b"hello")
-            deadline = time.monotonic() + 5
-            while any(ref() is not None for ref in _cycles[:2]) and time.monotonic() < deadline:
-                time.sleep(0.01)
-            assert len(_cycles) == 3 and all(ref() is None for ref in _cycles[:2])
+            wait_until(lambda: all(ref() is None for ref in _cycles[:2]), message="a finished cycle is still held")
+            assert len(_cycles) == 3
     finally:
         gc.enable()

@@ -16,7 +16,7 @@ BIG = b"c" * (256 * 1024)
 def _cli(db_url: str, *args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, TIERPILOT_DATABASE_URL=db_url, TIERPILOT_LIFECYCLE_DELETE_GRACE_S="0")
     env.pop("TIERPILOT_REDIS_URL", None)
-    return subprocess.run([sys.executable, "-m", "tierpilot.cli", *args], env=env, cwd=ROOT, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "tierpilot.app.cli", *args], env=env, cwd=ROOT, capture_output=True,
                           text=True, timeout=120)
 
 

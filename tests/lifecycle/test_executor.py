@@ -15,7 +15,7 @@ from tests.lifecycle.conftest import World, age, placement, put, read, set_rules
 from tierpilot.catalog.models import Bucket, MultipartUpload, Object
 from tierpilot.kit.db import transaction, utcnow
 from tierpilot.kit.limiter import THROTTLE_BURST, Throttle
-from tierpilot.lifecycle import planner, repository
+from tierpilot.lifecycle import due, repository
 from tierpilot.lifecycle.dates import midnight
 from tierpilot.lifecycle.executor import run_moves
 from tierpilot.lifecycle.fsck import fsck
@@ -164,8 +164,8 @@ def test_sweeps_queue_each_object_once_however_often_they_run(world: World) -> N
         put(world, f"raw/{i:02d}", BIG)
     age(world, days=31)
     set_rules(world, CHAIN)
-    results: list[planner.SweepResult] = []
-    threads = [threading.Thread(target=lambda: results.append(planner.sweep(bucket_id=world.bucket_id)))
+    results: list[due.SweepResult] = []
+    threads = [threading.Thread(target=lambda: results.append(due.sweep(bucket_id=world.bucket_id)))
                for _ in range(4)]
     for t in threads:
         t.start()
@@ -173,7 +173,7 @@ def test_sweeps_queue_each_object_once_however_often_they_run(world: World) -> N
         t.join()
     assert sum(len(r.new_move_ids) for r in results) == 20
     assert len(_moves(world)) == 20
-    assert planner.sweep(bucket_id=world.bucket_id).new_move_ids == []
+    assert due.sweep(bucket_id=world.bucket_id).new_move_ids == []
 
 
 def test_a_move_delivered_twice_or_run_by_two_workers_at_once_moves_once(world: World) -> None:
@@ -181,7 +181,7 @@ def test_a_move_delivered_twice_or_run_by_two_workers_at_once_moves_once(world: 
         put(world, f"raw/{i}", BIG)
     age(world, days=31)
     set_rules(world, CHAIN)
-    ids = planner.sweep(bucket_id=world.bucket_id).new_move_ids
+    ids = due.sweep(bucket_id=world.bucket_id).new_move_ids
     limiter = Throttle(0)
     barrier = threading.Barrier(3)
     outcomes: list[str] = []
@@ -214,7 +214,7 @@ def test_an_overwrite_during_the_copy_wins_and_the_copy_is_dropped(world: World)
     put(world, "raw/hot", payload)
     age(world, days=31)
     set_rules(world, CHAIN)
-    [move_id] = planner.sweep(bucket_id=world.bucket_id).new_move_ids
+    [move_id] = due.sweep(bucket_id=world.bucket_id).new_move_ids
     ticks, copying, overwritten = Ticks(), threading.Event(), threading.Event()
 
     def paused(seconds: float) -> None:
@@ -439,7 +439,7 @@ def test_fsck_finds_and_repairs_orphans_and_repoints_at_an_intact_copy(world: Wo
     # a transition whose old copy survived, then the new copy is lost: fsck points the object back
     age(world, days=31)
     set_rules(world, CHAIN)
-    [move_id] = planner.sweep(bucket_id=world.bucket_id).new_move_ids
+    [move_id] = due.sweep(bucket_id=world.bucket_id).new_move_ids
     outcome = run_moves([move_id], limiter=Throttle(0), wait_grace=False)[0]
     with transaction() as s:
         move = repository.get_move(s, move_id)
@@ -461,11 +461,11 @@ def test_the_sweep_reads_what_is_due_not_the_bucket(world: World) -> None:
     age(world, days=1)
     age(world, [f"raw/{i:02d}" for i in range(5)], days=31)
     set_rules(world, CHAIN)
-    result = planner.sweep(bucket_id=world.bucket_id)
+    result = due.sweep(bucket_id=world.bucket_id)
     assert result.scanned == 5 and len(result.new_move_ids) == 5
     # once moved, they leave the hot tier's range: the next sweep reads nothing
     run_now(world.bucket_id)
-    assert planner.sweep(bucket_id=world.bucket_id).scanned == 0
+    assert due.sweep(bucket_id=world.bucket_id).scanned == 0
 
 
 def test_due_now_is_judged_in_utc_midnights(world: World) -> None:

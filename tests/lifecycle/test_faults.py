@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from sqlalchemy.engine import make_url
 
 from tests.conftest import ROOT
 from tests.lifecycle.conftest import World, age, placement, put, read, set_rules
+from tests.waiting import STEP_S, wait_until
 from tierpilot.kit.db import transaction
 from tierpilot.lifecycle.fsck import fsck
 from tierpilot.lifecycle.models import LifecycleMove
@@ -35,7 +35,7 @@ class Worker:
 
     def start(self) -> None:
         out = open(self.log, "ab")  # noqa: SIM115
-        self.proc = subprocess.Popen([sys.executable, "-m", "tierpilot.cli", "worker", "--concurrency", "2"],
+        self.proc = subprocess.Popen([sys.executable, "-m", "tierpilot.app.cli", "worker", "--concurrency", "2"],
                                      env=self.env, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT,
                                      start_new_session=True)
 
@@ -81,13 +81,8 @@ def _states() -> dict[str, int]:
                                                   .group_by(LifecycleMove.state))}
 
 
-def _wait(what: str, cond: Callable[[], bool], timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}: moves {_states()}")
+def _wait(what: str, cond: Callable[[], bool], timeout: float = 120.0, step: float = STEP_S) -> None:
+    wait_until(cond, timeout, step, message=lambda: f"{what}: moves {_states()}")
 
 
 def _copy_in_progress(world: World) -> bool:
@@ -129,10 +124,9 @@ def test_worker_killed_mid_copy_and_mid_delete_leaves_one_readable_copy(
 
         def finished() -> bool:
             celery.send_task("lifecycle.sweep")
-            time.sleep(0.5)
             return _states() == {"done": len(payloads)}
 
-        _wait("every move done", finished, timeout=180)
+        _wait("every move done", finished, timeout=180, step=0.5)  # a sweep asked for at each look
     finally:
         worker.stop()
     assert set(placement(world).values()) == {("infrequent", "STANDARD_IA")}

@@ -74,7 +74,7 @@ def test_only_the_owner_configures_a_bucket(gateway: Gateway, s3: BaseClient, bu
 
 @pytest.fixture
 def api_as_alice(gateway: Gateway) -> Iterator[TestClient]:
-    from tierpilot.api import create_app
+    from tierpilot.app.api import create_app
 
     with TestClient(create_app(), base_url="http://127.0.0.1") as c:
         yield login(c, "alice", "alice-password-1")

@@ -34,7 +34,7 @@ def _spawn(args: list[str], db_url: str, log: Path, port: int) -> subprocess.Pop
     env = dict(os.environ, TIERPILOT_DATABASE_URL=db_url, TIERPILOT_DEFAULT_TIER="hot-disk",
                TIERPILOT_TRACE_SAMPLE_RATE="0")
     out = open(log, "ab")  # noqa: SIM115
-    proc = subprocess.Popen([sys.executable, "-m", "tierpilot.cli", *args, "--port", str(port)], env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "tierpilot.app.cli", *args, "--port", str(port)], env=env,
                             stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
     try:
         wait_port(port, timeout=60)

@@ -14,8 +14,9 @@ import httpx
 import pytest
 from botocore.client import BaseClient
 
-from tests.gateway.conftest import Gateway, start_gateway, stop, wait_until
+from tests.gateway.conftest import Gateway, start_gateway, stop
 from tests.observability.conftest import Api
+from tests.waiting import wait_until
 
 HOLD_S = 0.8  # how long the slot's holder keeps its body back
 
@@ -37,15 +38,11 @@ def _login(api: Api, user: str) -> httpx.Client:
     return client
 
 
-def _trace(client: httpx.Client, request_id: str, timeout: float = 15.0) -> dict[str, object]:
+def _trace(client: httpx.Client, request_id: str) -> dict[str, object]:
     """The trace once the gateway flushed it (every couple of seconds)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        r = client.get(f"/api/requests/{request_id}")
-        if r.status_code == 200 or time.monotonic() > deadline:
-            assert r.status_code == 200, r.text
-            return dict(r.json())
-        time.sleep(0.3)
+    r = wait_until(lambda: (got := client.get(f"/api/requests/{request_id}")).status_code == 200 and got,
+                   step=0.3, message=f"no trace of {request_id}")
+    return dict(r.json())
 
 
 def _sample(text: str, name: str, **labels: str) -> float:

@@ -8,7 +8,6 @@ import re
 import shutil
 import subprocess
 import tempfile
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +20,7 @@ from tests.conftest import ROOT
 from tests.gateway.conftest import Gateway
 from tests.observability.conftest import Api
 from tests.servers import free_port, wait_port
+from tests.waiting import wait_until
 
 PROMETHEUS = "/usr/bin/prometheus"
 DASHBOARD = ROOT / "deploy" / "grafana-dashboard.json"
@@ -113,13 +113,9 @@ def _query(prometheus: str, expr: str) -> list[dict[str, Any]]:
     return list(r.json()["data"]["result"])
 
 
-def _until(prometheus: str, expr: str, timeout: float = 30.0) -> list[dict[str, Any]]:
-    deadline = time.monotonic() + timeout
-    while True:
-        result = _query(prometheus, expr)
-        if result or time.monotonic() > deadline:
-            return result
-        time.sleep(0.5)
+def _until(prometheus: str, expr: str) -> list[dict[str, Any]]:
+    """The query's result once it has one (Prometheus scrapes on its own schedule)."""
+    return wait_until(lambda: _query(prometheus, expr), step=0.5, message=expr)
 
 
 def _plotted_metrics(dashboard: dict[str, Any]) -> set[str]:
@@ -155,10 +151,12 @@ def test_prometheus_scrapes_the_api_worker_and_gateway_series_the_dashboard_plot
     dashboard = json.loads(DASHBOARD.read_text())
     plotted = _plotted_metrics(dashboard)
     assert len(plotted) >= 12
-    r = httpx.get(f"{prometheus}/api/v1/label/__name__/values", timeout=10)
-    known = set(r.json()["data"])
-    deadline = time.monotonic() + 15
-    while {_base(n) for n in plotted} - {_base(n) for n in known} and time.monotonic() < deadline:
-        time.sleep(0.5)
-        known = set(httpx.get(f"{prometheus}/api/v1/label/__name__/values", timeout=10).json()["data"])
+    known: set[str] = set()
+
+    def all_scraped() -> bool:
+        known.clear()
+        known.update(httpx.get(f"{prometheus}/api/v1/label/__name__/values", timeout=10).json()["data"])
+        return not {_base(n) for n in plotted} - {_base(n) for n in known}
+
+    wait_until(all_scraped, step=0.5, message=lambda: f"not scraped: {sorted(set(plotted) - known)}")
     assert {n for n in plotted if n not in known} == set()

@@ -16,13 +16,13 @@ from fastapi.testclient import TestClient
 from tests.conftest import login
 from tests.gateway.conftest import Gateway
 from tests.observability.conftest import Booked
-from tierpilot.observability import runs
+from tierpilot.benchmarks import runs
 
 
 @pytest.fixture
 def clients(gateway: Gateway) -> Iterator[tuple[TestClient, TestClient]]:
     """alice and bob signed in to the API (the gateway's users)."""
-    from tierpilot.api import create_app
+    from tierpilot.app.api import create_app
 
     with TestClient(create_app(), base_url="http://127.0.0.1") as a, \
             TestClient(create_app(), base_url="http://127.0.0.1") as b:
@@ -108,7 +108,7 @@ def test_a_run_under_a_reservation_must_send_requests_of_its_direction(
 
 
 def test_two_simultaneous_posts_of_one_user_queue_one_run(gateway: Gateway) -> None:
-    from tierpilot.api import create_app
+    from tierpilot.app.api import create_app
 
     body = {"workload": "put", "object_sizes": [10], "concurrency": [1], "seconds_per_point": 0.2}
     barrier = threading.Barrier(2)

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from tests.clocks import Ticks
 from tierpilot.kit.tracing import Recorder
-from tierpilot.observability.service import Finished, Sampler
+from tierpilot.traces.service import Finished, Sampler
 
 
 def _recorder(**stamps: int) -> Recorder:

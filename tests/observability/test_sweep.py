@@ -15,10 +15,11 @@ import httpx
 import pytest
 
 from tests.conftest import ROOT
-from tests.gateway.conftest import Gateway, start_gateway, stop, wait_until
+from tests.gateway.conftest import Gateway, start_gateway, stop
 from tests.observability.conftest import Booked
+from tests.waiting import wait_until
+from tierpilot.benchmarks.sweep import Sweep, check_ratios, phase_medians, sends
 from tierpilot.kit.db import transaction
-from tierpilot.observability.sweep import Sweep, check_ratios, phase_medians, sends
 from tierpilot.reservations.models import ReservationSample
 
 
@@ -43,7 +44,7 @@ def test_the_cli_sweeps_with_the_keys_of_the_environment(gateway: Gateway, tmp_p
     alice = gateway.users["alice"]
     out = tmp_path / "points.csv"
     env = dict(os.environ, AWS_ACCESS_KEY_ID=alice.access_key_id, AWS_SECRET_ACCESS_KEY=alice.secret_access_key)
-    done = subprocess.run([sys.executable, "-m", "tierpilot.cli", "bench", "sweep", "--endpoint", gateway.url,
+    done = subprocess.run([sys.executable, "-m", "tierpilot.app.cli", "bench", "sweep", "--endpoint", gateway.url,
                            "--workload", "mixed", "--ratios", "put=1,get=1", "--sizes", "100-2048",
                            "--concurrency", "2", "--seconds", "0.3", "--no-phases", "--output", str(out)],
                           env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -52,10 +53,10 @@ def test_the_cli_sweeps_with_the_keys_of_the_environment(gateway: Gateway, tmp_p
     assert len(rows) == 1 and rows[0]["workload"] == "mixed" and rows[0]["object_size"] == "2048"
     assert rows[0]["size_distribution"] == "log-uniform 100-2048"
     assert float(rows[0]["ops_per_s"]) > 0 and rows[0]["failures"] == "0" and rows[0]["phases_ms"] == "{}"
-    bad = subprocess.run([sys.executable, "-m", "tierpilot.cli", "bench", "sweep", "--sizes", "0"], env=env,
+    bad = subprocess.run([sys.executable, "-m", "tierpilot.app.cli", "bench", "sweep", "--sizes", "0"], env=env,
                          cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "--sizes" in bad.stderr
-    bad = subprocess.run([sys.executable, "-m", "tierpilot.cli", "bench", "sweep", "--workload", "mixed",
+    bad = subprocess.run([sys.executable, "-m", "tierpilot.app.cli", "bench", "sweep", "--workload", "mixed",
                           "--ratios", "copy=1"], env=env, cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "--ratios" in bad.stderr
 

@@ -10,8 +10,8 @@ from tierpilot.auth import service as auth
 from tierpilot.catalog import repository as catalog_repository
 from tierpilot.catalog import service as catalog
 from tierpilot.catalog.errors import NoSuchBucket
-from tierpilot.planner import service
-from tierpilot.pricing.service import parse_scenario
+from tierpilot.planner import installation as service
+from tierpilot.planner.service import parse_scenario
 from tierpilot.tiers import service as tiers
 from tierpilot.tiers.schemas import TierCreate
 

@@ -1,4 +1,4 @@
-"""Bad input gets a 422 naming the field, never a 500: the inputs of issue 12 one by one, then a bounded
+"""Bad input gets a 422 naming the field, never a 500: each known bad input (``BAD_INPUTS``) one by one, then a bounded
 schemathesis run against the API's own OpenAPI schema in which no generated request may get a 5xx.
 
 Every operation gets a few schema-conforming and a few schema-violating requests (fixed seed, no shrinking),
@@ -111,7 +111,7 @@ def _fuzz(operation: Any, mode: GenerationMode, token: str, sent: Counter[str], 
 
 
 def test_no_generated_request_gets_a_5xx(db: str) -> None:
-    from tierpilot.api import create_app
+    from tierpilot.app.api import create_app
 
     app = create_app()
     schema = schemathesis.openapi.from_asgi("/api/openapi.json", app)

@@ -23,22 +23,13 @@ def test_unknown_api_path_is_json_404(app_client: TestClient) -> None:
 
 def test_cli_users_create_prints_json_keys(db: str) -> None:
     env = dict(os.environ, TIERPILOT_DATABASE_URL=db)
-    out = subprocess.run([sys.executable, "-m", "tierpilot.cli", "users", "create", "grace", "--admin",
+    out = subprocess.run([sys.executable, "-m", "tierpilot.app.cli", "users", "create", "grace", "--admin",
                           "--password", "grace-password", "--json"], env=env, capture_output=True, text=True,
                          timeout=120, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     body = json.loads(out.stdout)
     assert body["access_key_id"].startswith("TP") and len(body["secret_access_key"]) >= 30
     assert body["role"] == "admin"
-    again = subprocess.run([sys.executable, "-m", "tierpilot.cli", "users", "create", "grace", "--json"], env=env,
+    again = subprocess.run([sys.executable, "-m", "tierpilot.app.cli", "users", "create", "grace", "--json"], env=env,
                            capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert again.returncode == 2 and "already exists" in again.stderr
-
-
-def test_benchmarks_page_data_is_the_recorded_markdown(client: TestClient) -> None:
-    body = client.get("/api/benchmarks").json()
-    recorded = (ROOT / "docs" / "benchmarks.md")
-    if recorded.is_file():
-        assert body["markdown"] == recorded.read_text(encoding="utf-8") and body["updated_at"]
-    else:
-        assert body == {"markdown": "", "updated_at": None}

@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 from tierpilot.auth.models import User
 from tierpilot.catalog import repository, service
 from tierpilot.catalog.models import Bucket
-from tierpilot.overview import overview
+from tierpilot.overview.service import overview
 from tierpilot.tiers.models import Tier
 
 

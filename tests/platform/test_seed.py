@@ -3,7 +3,7 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 
 from tests.conftest import login
-from tierpilot.bootstrap import DEMO_USER, seed_demo
+from tierpilot.app.bootstrap import DEMO_USER, seed_demo
 
 
 def test_demo_seed_fills_tiers_and_buckets_once(db: str, app_client: TestClient) -> None:

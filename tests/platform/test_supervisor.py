@@ -6,8 +6,8 @@ import os
 import sys
 from pathlib import Path
 
+from tierpilot.app.supervisor import WINDOW_S, Child, RestartPolicy, Restarts, Supervisor
 from tierpilot.kit.supervision import health_view, read_status
-from tierpilot.supervisor import WINDOW_S, Child, RestartPolicy, Restarts, Supervisor
 
 
 def _crash_loop(restarts: Restarts, deaths: int, runs_for: float = 0.0) -> list[float]:

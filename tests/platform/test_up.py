@@ -10,7 +10,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ import pytest
 from celery import Celery
 
 from tests.servers import free_port
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 STARTUP_TIMEOUT_S = 120
@@ -49,9 +49,14 @@ def _group_members(pgid: int) -> list[str]:
 
 def _group_gone(pgid: int) -> list[str]:
     """The live processes left in a process group after a short while (SIGKILL is delivered asynchronously)."""
-    deadline = time.monotonic() + 10
-    while (left := _group_members(pgid)) and time.monotonic() < deadline:
-        time.sleep(0.1)
+    left: list[str] = []
+
+    def empty() -> bool:
+        left[:] = _group_members(pgid)
+        return not left
+
+    with contextlib.suppress(AssertionError):
+        wait_until(empty)
     return left
 
 
@@ -83,21 +88,20 @@ def _up(tmp_path: Path, **extra_env: str) -> Iterator[Up]:
                TIERPILOT_GATEWAY_PORT=str(gw_port), TIERPILOT_BOOTSTRAP_ADMIN="boss:boss-password-1", **extra_env)
     log_path = tmp_path / "up.log"
     log = open(log_path, "wb")  # noqa: SIM115
-    proc = subprocess.Popen([sys.executable, "-m", "tierpilot.cli", "up"], env=env, cwd=ROOT, stdout=log,
+    proc = subprocess.Popen([sys.executable, "-m", "tierpilot.app.cli", "up"], env=env, cwd=ROOT, stdout=log,
                             stderr=subprocess.STDOUT, start_new_session=True)
     up = Up(proc, f"http://127.0.0.1:{api_port}", gw_port, tmp_path / "data", log_path, env)
     try:
-        deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        health = None
-        while time.monotonic() < deadline and proc.poll() is None:
+        def serving() -> httpx.Response | None:
+            assert proc.poll() is None, up.tail()
             try:
-                health = httpx.get(f"{up.api}/api/health", timeout=2)
-                if health.status_code == 200 and _listening(gw_port):
-                    break
+                health = httpx.get(f"{up.api}/api/health", timeout=10)
             except httpx.HTTPError:
-                pass
-            time.sleep(0.3)
-        assert health is not None and health.json()["status"] == "ok", up.tail()
+                return None
+            return health if health.status_code == 200 and _listening(gw_port) else None
+
+        health = wait_until(serving, STARTUP_TIMEOUT_S, step=0.3, message=up.tail)
+        assert health.json()["status"] == "ok", up.tail()
         yield up
     finally:
         if proc.poll() is None:
@@ -136,41 +140,37 @@ def test_children_of_a_killed_supervisor_stop_and_free_their_ports(tmp_path: Pat
         assert len(children) >= 4  # api, gateway, worker, beat (+ redis)
         up.proc.kill()
         up.proc.wait(timeout=10)
-        deadline = time.monotonic() + 60  # a bound for their graceful stop, not a measurement
-        while (left := [c for c in children if _alive(c)]) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert left == [], left
+        wait_until(lambda: not [c for c in children if _alive(c)],  # a bound for their graceful stop
+                   message=lambda: str([c for c in children if _alive(c)]))
         assert not _listening(int(up.api.rsplit(":", 1)[1])) and not _listening(up.gateway_port)
 
 
 def _wait_restarted(up: Up, name: str, old_pid: int, restarts: int) -> dict:
     """Poll the status file until the supervisor reports `name` running again under a new pid."""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+    def restarted() -> dict | None:
         assert up.proc.poll() is None, f"`tierpilot up` exited after {name} died:\n{up.tail()}"
         child = up.status()["children"][name]
-        if child["state"] == "running" and child["pid"] != old_pid and child["restarts"] >= restarts:
-            return child
-        time.sleep(0.1)
-    raise AssertionError(f"{name} was not restarted:\n{up.tail()}")
+        running_again = child["state"] == "running" and child["pid"] != old_pid and child["restarts"] >= restarts
+        return dict(child) if running_again else None
+
+    return wait_until(restarted, message=lambda: f"{name} was not restarted:\n{up.tail()}")
 
 
 def _gateway_serves(up: Up) -> None:
-    deadline = time.monotonic() + 60
-    while True:
+    def answered() -> httpx.Response | None:
         try:
-            r = httpx.get(f"http://127.0.0.1:{up.gateway_port}/", timeout=5)
-            assert r.status_code == 403 and b"<Error>" in r.content
-            return
+            return httpx.get(f"http://127.0.0.1:{up.gateway_port}/", timeout=10)
         except httpx.TransportError:
-            assert time.monotonic() < deadline, up.tail()
-            time.sleep(0.2)
+            return None
+
+    r = wait_until(answered, message=up.tail)
+    assert r.status_code == 403 and b"<Error>" in r.content
 
 
 def _health_checks(up: Up, redis_url: str) -> dict[str, int]:
     """The exit codes of the container health checks (`tierpilot health X`) run against this product."""
     env = dict(up.env, TIERPILOT_REDIS_URL=redis_url)
-    return {name: subprocess.run([sys.executable, "-m", "tierpilot.cli", "health", name], env=env, cwd=ROOT,
+    return {name: subprocess.run([sys.executable, "-m", "tierpilot.app.cli", "health", name], env=env, cwd=ROOT,
                                  capture_output=True, timeout=60).returncode
             for name in ("api", "gateway", "worker", "beat")}
 

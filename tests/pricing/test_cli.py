@@ -26,7 +26,7 @@ egress: same-region                  # or internet, research-network
 def plan(tmp_path: Path, text: str, *args: str) -> subprocess.CompletedProcess[str]:
     path = tmp_path / "scenario.yaml"
     path.write_text(text)
-    return subprocess.run([sys.executable, "-m", "tierpilot.cli", "plan", str(path), *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "tierpilot.app.cli", "plan", str(path), *args], capture_output=True,
                           text=True, timeout=60, cwd=tmp_path)
 
 

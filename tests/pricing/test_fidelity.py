@@ -137,7 +137,7 @@ def test_egress_driven_cost_uses_the_2018_tokyo_bands() -> None:
     assert research["egress"] == Decimal(633) * Decimal("0.042")
 
 
-# ---------------------------------------------------------------------------- edge cases of issue 17
+# ------------------------------------------- edge cases: empty objects, fractional counts, missing restores
 
 
 def _scenario(**extra: Any) -> Scenario:

@@ -148,7 +148,7 @@ def test_invalid_bookings_are_rejected_and_store_nothing(client: TestClient, boo
 
 
 def test_booking_needs_sign_in_and_csrf(client: TestClient, book):
-    from tierpilot.api import create_app
+    from tierpilot.app.api import create_app
 
     with TestClient(create_app(), base_url="http://127.0.0.1") as anonymous:
         assert book(anonymous).status_code == 401

@@ -9,7 +9,7 @@ import uuid
 
 from typer.testing import CliRunner
 
-from tierpilot.cli import app
+from tierpilot.app.cli import app
 from tierpilot.drivers.registry import build_driver
 from tierpilot.kit.db import transaction
 from tierpilot.reservations import service

@@ -28,8 +28,9 @@ from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.clocks import Ticks, run_in_virtual_time
-from tests.gateway.conftest import Gateway, _setup_data, start_gateway, stop, wait_until
+from tests.gateway.conftest import Gateway, _setup_data, start_gateway, stop
 from tests.reservations.conftest import iso
+from tests.waiting import wait_until
 from tierpilot.auth.models import User
 from tierpilot.kit.db import transaction
 from tierpilot.kit.limiter import Lease, MemoryBackend, Scheduler, SharedBuckets, class_key, pool_key

@@ -22,11 +22,12 @@ from botocore.client import BaseClient
 from botocore.exceptions import ClientError
 
 from tests.clocks import Ticks, run_in_virtual_time
-from tests.gateway.conftest import Gateway, _setup_data, start_gateway, stop, wait_until
+from tests.gateway.conftest import Gateway, _setup_data, start_gateway, stop
 from tests.servers import free_port
+from tests.waiting import wait_until
 from tierpilot.auth.models import User
 from tierpilot.kit.db import transaction
-from tierpilot.reservations import metering, service
+from tierpilot.reservations import achieved, service
 from tierpilot.reservations.gateway import LOOKUP_TTL_S, Directory, Entry, Pool, ReservationFlow, ReservationPolicy
 from tierpilot.reservations.models import Reservation, ReservationSample
 
@@ -288,7 +289,7 @@ def test_reserved_and_best_effort_reads_are_paid_from_their_classes_and_metered(
             return sum(x.nbytes for x in s.query(ReservationSample).filter_by(reservation_id=rid))
 
     def rolled_up() -> bool:
-        metering.rollup(client)
+        achieved.rollup(client)
         return metered() >= moved["alice"]
 
     wait_until(rolled_up, timeout=10)
@@ -349,7 +350,7 @@ def test_tierpilot_cp_moves_a_tree_under_reservations_and_reports_a_bad_one(
         (src / name).write_bytes(data)
 
     def cp(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "tierpilot.cli", "cp", "--endpoint", gw.url, "--quiet", *args],
+        return subprocess.run([sys.executable, "-m", "tierpilot.app.cli", "cp", "--endpoint", gw.url, "--quiet", *args],
                               env=env, capture_output=True, text=True, timeout=120)
 
     up = book(alice.id, alice_bucket, "write", rate_mbps=5, minutes=5)
@@ -411,7 +412,7 @@ def test_the_rclone_and_s3cmd_snippets_carry_the_reservation(
     client = redis.Redis.from_url(redis_url)
 
     def metered(rid: str) -> int:
-        metering.rollup(client)
+        achieved.rollup(client)
         with transaction() as s:
             return sum(x.nbytes for x in s.query(ReservationSample).filter_by(reservation_id=rid))
 

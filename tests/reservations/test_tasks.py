@@ -12,7 +12,7 @@ import redis
 import redis.asyncio as aioredis
 
 from tierpilot.kit.db import transaction
-from tierpilot.reservations import metering, service
+from tierpilot.reservations import achieved, service
 from tierpilot.reservations.models import Reservation, ReservationSample
 from tierpilot.reservations.tasks import advance_states
 
@@ -73,9 +73,9 @@ def test_rollup_through_a_worker_moves_gateway_counters_into_the_database(
 
     async def gateway_flushes() -> None:
         client = aioredis.Redis.from_url(redis_url)
-        await metering.push_to_redis(client, [(rid, second, 5 * MB), (rid, second + 1, 7 * MB),
+        await achieved.push_to_redis(client, [(rid, second, 5 * MB), (rid, second + 1, 7 * MB),
                                               ("rsv_deleted_meanwhile", second, 1)])
-        await metering.push_to_redis(client, [(rid, second + 1, 1 * MB)])
+        await achieved.push_to_redis(client, [(rid, second + 1, 1 * MB)])
         await client.aclose()
 
     asyncio.run(gateway_flushes())
@@ -96,10 +96,10 @@ def test_rollup_through_a_worker_moves_gateway_counters_into_the_database(
         r = s.get(Reservation, rid)
         assert r is not None and r.achieved_bytes == 13 * MB
     client = redis.Redis.from_url(redis_url)
-    assert not client.exists(metering.counter_key(rid))
-    assert not client.sismember(metering.PENDING_KEY, rid)
+    assert not client.exists(achieved.counter_key(rid))
+    assert not client.sismember(achieved.PENDING_KEY, rid)
     # a second roll-up finds nothing and changes nothing
-    assert metering.rollup(client) == 0
+    assert achieved.rollup(client) == 0
     with transaction() as s:
         assert s.query(ReservationSample).filter_by(reservation_id=rid).count() == 2
 
@@ -109,16 +109,16 @@ def test_rollup_puts_counters_back_when_the_database_fails(db: str, redis_url: s
     now = datetime.now(UTC)
     rid = insert(int(admin_user["id"]), now - timedelta(minutes=5), now + timedelta(minutes=5))
     client = redis.Redis.from_url(redis_url)
-    client.hincrby(metering.counter_key(rid), "1000", 42)
-    client.sadd(metering.PENDING_KEY, rid)
+    client.hincrby(achieved.counter_key(rid), "1000", 42)
+    client.sadd(achieved.PENDING_KEY, rid)
 
     def broken(rows: object) -> int:
         raise RuntimeError("database down")
 
-    monkeypatch.setattr(metering, "write_to_database", broken)
+    monkeypatch.setattr(achieved, "write_to_database", broken)
     with pytest.raises(RuntimeError):
-        metering.rollup(client)
-    assert client.hget(metering.counter_key(rid), "1000") == b"42"
-    assert client.sismember(metering.PENDING_KEY, rid)
+        achieved.rollup(client)
+    assert client.hget(achieved.counter_key(rid), "1000") == b"42"
+    assert client.sismember(achieved.PENDING_KEY, rid)
     monkeypatch.undo()
-    assert metering.rollup(client) == 1
+    assert achieved.rollup(client) == 1

@@ -3,7 +3,6 @@ memory, and written with the data-path counters; spend prices them at S3's reque
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,12 +14,13 @@ import pytest
 from botocore.exceptions import ClientError
 
 from tests.gateway.conftest import start_gateway, stop
+from tests.waiting import wait_until
 from tierpilot.auth import service as auth
 from tierpilot.catalog import service as catalog
 from tierpilot.kit.db import transaction
 from tierpilot.spend import gateway as spend_gateway
-from tierpilot.spend import metering, repository
-from tierpilot.spend.metering import KINDS, Meter, kind_of
+from tierpilot.spend import repository, usage
+from tierpilot.spend.usage import KINDS, Meter, kind_of
 from tierpilot.tiers import service as tiers
 from tierpilot.tiers.schemas import TierCreate
 
@@ -55,7 +55,7 @@ def test_the_gateway_hook_counts_each_operation_at_its_kind_and_bills_no_failure
 
 def test_past_max_keys_a_new_key_is_dropped_and_counted_but_a_known_one_still_adds(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(metering, "MAX_KEYS", 2)
+    monkeypatch.setattr(usage, "MAX_KEYS", 2)
     counter = Meter()
     counter.add_request(1, "a", "head")
     counter.add_request(1, "b", "head")
@@ -116,13 +116,14 @@ def test_a_gateway_meters_head_list_and_other_requests_without_a_flow(
     s3.get_object(Bucket=name, Key="a")["Body"].read()
     s3.delete_object(Bucket=name, Key="a")
     want = {"write": (1, 1000), "head": (3, 0), "list": (2, 0), "get": (2, 0), "read": (1, 1000), "delete": (1, 0)}
-    deadline = time.monotonic() + 20  # the gateway writes its counters every 2 s
     got: dict[str, tuple[int, int]] = {}
-    while time.monotonic() < deadline:
+
+    def counted() -> bool:  # the gateway writes its counters every 2 s
         with transaction() as s:
-            got = {kind: (n, nb) for _, u, b, kind, n, nb in repository.usage_between(s, "2000-01-01", "2999-12-31",
-                                                                                      [bucket_id]) if u == user_id}
-        if got == want:
-            break
-        time.sleep(0.5)
+            got.clear()
+            got.update({kind: (n, nb) for _, u, b, kind, n, nb in repository.usage_between(
+                s, "2000-01-01", "2999-12-31", [bucket_id]) if u == user_id})
+        return got == want
+
+    wait_until(counted, step=0.5, message=lambda: f"{got} != {want}")
     assert got == want

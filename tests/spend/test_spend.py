@@ -20,7 +20,7 @@ from tierpilot.kit.errors import Invalid
 from tierpilot.kit.flow import BestEffortPolicy, FlowRequest
 from tierpilot.pricing.catalogs import shipped_catalogs
 from tierpilot.spend import repository, service, stored
-from tierpilot.spend.metering import Meter, MeteringPolicy
+from tierpilot.spend.usage import Meter, MeteringPolicy
 from tierpilot.tiers import repository as tiers_repository
 from tierpilot.tiers import service as tiers
 from tierpilot.tiers.schemas import TierCreate

@@ -38,7 +38,7 @@ def _crash_a_writer(root: Path) -> list[Path]:
 def _cli_fsck(db_url: str, *args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, TIERPILOT_DATABASE_URL=db_url)
     env.pop("TIERPILOT_REDIS_URL", None)
-    return subprocess.run([sys.executable, "-m", "tierpilot.cli", "fsck", "--json", *args], env=env, cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "tierpilot.app.cli", "fsck", "--json", *args], env=env, cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
 
 

@@ -24,7 +24,7 @@ MAX_TOKENS_PER_USER = 100
 MAX_TOKEN_DAYS = 366
 
 # what a user still owns elsewhere (buckets and uploads in the catalog): names that block deleting them.
-# Filled by ``tierpilot.wiring``: auth sits below the catalog and cannot ask it directly.
+# Filled by ``tierpilot.app.wiring``: auth sits below the catalog and cannot ask it directly.
 OwnedElsewhere = Callable[[Session, int], list[str]]
 _owned_elsewhere: list[OwnedElsewhere] = []
 

@@ -122,8 +122,8 @@ def add_usage(session: Session, bucket_id: int, objects: int, nbytes: int) -> An
 
 
 # A PutObject's statements as Core on the session's connection: the ORM's unit of work, identity map and
-# bulk-update machinery cost a small PUT more than its statements do (47 % of its Python CPU, issue 18). The rows of
-# concurrent PUTs share them (``service.record_objects``): one statement per round, not per row.
+# bulk-update machinery would cost a small PUT more than its statements do. The rows of concurrent PUTs share
+# them (``service.record_objects``): one statement per round, not per row.
 
 
 def add_usage_row(session: Session, bucket_id: int, objects: int, nbytes: int) -> Any | None:
@@ -215,8 +215,8 @@ def insert_object_rows(session: Session, rows: Sequence[dict[str, Any]]) -> dict
 @lru_cache(maxsize=4)
 def _insert_objects_postgresql(columns: tuple[str, ...]) -> str:
     """The rows as one JSON parameter, unpacked by the server: a statement of one text whatever the number of rows
-    (prepared by psycopg once), where a multi-row VALUES list was a new text each time, parsed by psycopg in Python
-    (a fifth of a small PUT's Python CPU at 64 clients)."""
+    (prepared by psycopg once), where a multi-row VALUES list would be a new text each time, parsed by psycopg in
+    Python on every PUT round."""
     from sqlalchemy.dialects import postgresql
 
     dialect = postgresql.dialect()
@@ -373,7 +373,7 @@ def scan_listed(session: Session, bucket_id: int, lower: str | None, lower_inclu
     params: dict[str, Any] = {"bucket_id": bucket_id, "lower": lower, "upper": upper, "limit": limit}
     found = session.execute(_scan_statement(kind, upper is not None), params).all()  # one fetchall
     # copied into plain tuples: the page's renderer reads five fields of each row, and a Row's attribute access
-    # costs more than the copy (measured: 8.8 ms CPU per 1,000-key page rendered from Rows, 6.4 from copies)
+    # costs more than the copy
     return [ListedObject._make(r) for r in found]
 
 

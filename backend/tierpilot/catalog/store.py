@@ -197,9 +197,8 @@ def _commit_row(row: _Row) -> Recorded:
 
     On SQLite every write transaction waits for the one write lock anyway. On PostgreSQL concurrent transactions
     run in parallel, but every write to a bucket moves its totals' row, and its lock is held to the commit: PUTs of
-    one bucket in transactions of their own committed one after another, a WAL flush each (192 PUT/s at 64
-    clients, issue 18). A round takes that lock and flushes once for all its rows, and its statements are the
-    round's, not each row's.
+    one bucket in transactions of their own would commit one after another, a WAL flush each. A round takes that
+    lock and flushes once for all its rows, and its statements are the round's, not each row's.
     """
     return _rows.submit(row)
 

@@ -2,7 +2,7 @@
 
 The data path (catalog, gateway, sweeps) knows tiers only as ``TierSpec`` values from ``tiers``, the
 process's directory. The directory reads them through the loader the tiers domain installs at start
-(``tierpilot.wiring.install``), reloading at most every few seconds so the hot path never queries them.
+(``tierpilot.app.wiring.install``), reloading at most every few seconds so the hot path never queries them.
 """
 
 from __future__ import annotations
@@ -172,7 +172,7 @@ class TierDirectory:
 
     def _load(self, session: Session | None = None) -> list[TierSpec]:
         if self._loader is None:
-            raise RuntimeError("no tier loader installed: call tierpilot.wiring.install() at start")
+            raise RuntimeError("no tier loader installed: call tierpilot.app.wiring.install() at start")
         return self._loader(session)
 
     def all(self) -> list[TierSpec]:

@@ -11,15 +11,16 @@ import contextlib
 import gc
 import json
 import logging
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
 from random import getrandbits
+from types import ModuleType
 from typing import Any
 from urllib.parse import quote, unquote, unquote_to_bytes
 
 from sqlalchemy.orm import configure_mappers
 
-from tierpilot import wiring
 from tierpilot.catalog import hotread, store
 from tierpilot.catalog.errors import CatalogError
 from tierpilot.drivers.base import TierError, TierUnavailable
@@ -45,8 +46,8 @@ from tierpilot.kit.settings import get_settings
 from tierpilot.kit.streaming import ClientDisconnected, Receive, Send, run
 from tierpilot.kit.tracing import TRACE_HEADER, Recorder, now_ns
 from tierpilot.kit.tracing import current as current_trace
-from tierpilot.observability import otel
-from tierpilot.observability import service as traces
+from tierpilot.traces import otel
+from tierpilot.traces import service as traces
 
 log = logging.getLogger("tierpilot.gateway")
 access = logging.getLogger("tierpilot.gateway.access")
@@ -70,7 +71,7 @@ _unquote_short = lru_cache(maxsize=4096)(unquote)  # short escaped names and val
 
 def _unquote(text: str) -> str:
     # most names and values of a presigned URL have no escapes: unquote's own test, without its call; the
-    # X-Amz-Credential of a key and day is the same in each of its requests (unquote was 5 % of a small HEAD),
+    # X-Amz-Credential of a key and day is the same in each of its requests (unquote is a visible share of a HEAD),
     # remembered as sigv4 remembers its credentials and MACs; a long value is not worth keeping
     if "%" not in text:
         return text
@@ -155,8 +156,11 @@ def _metrics_path(path: str, headers: list[tuple[bytes, bytes]], query: bytes) -
 class Gateway:
     """The S3 gateway as an ASGI callable."""
 
-    def __init__(self) -> None:
+    def __init__(self, extensions: Sequence[ModuleType] = (), install: Callable[[], None] = lambda: None) -> None:
+        """``extensions``: the domains' gateway modules (their S3 operations are registered when imported);
+        ``install``: fills the lower layers' hooks at start-up (``tierpilot.app.wiring`` gives both)."""
         settings = get_settings()
+        self._plugins, self._install = tuple(extensions), install
         self.domain = settings.gateway_domain
         self.body_timeout_s = settings.gateway_body_timeout_s
         self._extensions: list[Any] = []
@@ -194,10 +198,10 @@ class Gateway:
     async def startup(self) -> None:
         metrics.configure("gateway")
         self.sampler.export = otel.exporter()
-        wiring.install()
+        self._install()
         credentials.start(get_settings().redis_url)
         hotread.watch_changes(get_settings().redis_url)
-        for module in wiring.GATEWAY_EXTENSIONS:
+        for module in self._plugins:
             self._extensions.append(module)
             hook = getattr(module, "startup", None)
             if hook is not None:
@@ -379,13 +383,12 @@ class Gateway:
 
 
 def settle_heap() -> None:
-    """Take what start-up built (modules, the ORM's mappers, settings: ~145,000 objects) out of the cyclic
-    collector's sight: collected once, then frozen for the process's life.
+    """Take what start-up built (modules, the ORM's mappers, settings) out of the cyclic collector's sight:
+    collected once, then frozen for the process's life.
 
     Requests leave no cycles (see ``Request.close``), yet the objects of the requests in flight that survive
-    a young collection count toward the next full one, which then walked every object start-up made. Measured
-    under 64 PUT clients: a full collection every ~5 s of 78 ms of CPU that freed nothing, while every request
-    in flight waited for it (the PUT's p99)."""
+    a young collection count toward the next full one, which would walk every object start-up made: a full
+    collection that frees nothing, while every request in flight waits for it (the tail of PUT latency)."""
     configure_mappers()  # the ORM builds its attribute machinery at first use: now, so that it is frozen too
     gc.collect()
     gc.freeze()
@@ -439,9 +442,10 @@ async def _metrics(scope: dict[str, Any], send: Send) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def create_app() -> Gateway | TrustedProxies:
-    """The gateway ASGI app (uvicorn factory): behind proxies named in ``TIERPILOT_TRUSTED_PROXIES``, the client
-    is the address they report (what bucket policies' ``aws:SourceIp`` and the audit log see), from them only."""
-    gateway = Gateway()
+def create_app(extensions: Sequence[ModuleType] = (), install: Callable[[], None] = lambda: None,
+               ) -> Gateway | TrustedProxies:
+    """The gateway ASGI app: behind proxies named in ``TIERPILOT_TRUSTED_PROXIES``, the client is the address
+    they report (what bucket policies' ``aws:SourceIp`` and the audit log see), from them only."""
+    gateway = Gateway(extensions, install)
     trusted = get_settings().trusted_proxies
     return TrustedProxies(gateway, trusted) if trusted.strip() else gateway

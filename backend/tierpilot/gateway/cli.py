@@ -32,17 +32,9 @@ def gateway(
     # uvicorn's httptools protocol plus a header deadline and a cap on half-open connections (kit/httpserver.py);
     # request bodies are timed by the app (RequestTimeout). uvicorn's own proxy headers would believe
     # X-Forwarded-For from 127.0.0.1: the app reads it only from TIERPILOT_TRUSTED_PROXIES (kit/proxies.py)
-    uvicorn.run("tierpilot.gateway.app:create_app", factory=True, host=host or s.gateway_host,
+    uvicorn.run("tierpilot.app.gateway:create_app", factory=True, host=host or s.gateway_host,
                 port=port or s.gateway_port, workers=workers, http=GuardedHttpToolsProtocol, loop="uvloop",
                 proxy_headers=False,
                 log_level=log_level, access_log=False, server_header=False, backlog=4096,
                 timeout_keep_alive=30)
 
-
-def _register_subcommands() -> None:
-    from tierpilot.reservations.calibrate import calibrate
-
-    gateway_app.command("calibrate")(calibrate)
-
-
-_register_subcommands()

@@ -18,7 +18,7 @@ from tierpilot.drivers import registry
 from tierpilot.drivers.base import RestoreStatus, TierError
 from tierpilot.drivers.posix import PosixDriver
 from tierpilot.drivers.registry import TierSpec
-from tierpilot.gateway import checksums, xmlio
+from tierpilot.gateway import checksums, expiration, xmlio
 from tierpilot.gateway.auth import bucket_of, deletable
 from tierpilot.gateway.body import key_of, read_xml_body
 from tierpilot.gateway.common import (
@@ -51,7 +51,6 @@ from tierpilot.gateway.payload import MAX_OBJECT_SIZE, Payload, WholeBody, small
 from tierpilot.gateway.routes import route
 from tierpilot.kit.db import transaction
 from tierpilot.kit.streaming import Inbound, run, send_stream
-from tierpilot.lifecycle import expiry
 from tierpilot.sharing import gate as sharing
 
 _RANGE = re.compile(r"\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*")
@@ -205,10 +204,10 @@ async def put_object(req: Request) -> None:
 
 async def expiration_header(bucket: Bucket, obj: ObjectView) -> Headers:
     """x-amz-expiration of a current version a lifecycle rule will expire (rules cached per process)."""
-    rules = expiry.cached(bucket.id)
+    rules = expiration.source.cached(bucket.id)
     if rules is None:
-        rules = await run(expiry.read, bucket.id)
-    value = expiry.header(rules, obj.key, obj.size, obj.tags, obj.created_at) if rules else None
+        rules = await run(expiration.source.read, bucket.id)
+    value = expiration.source.header(rules, obj.key, obj.size, obj.tags, obj.created_at) if rules else None
     return [(b"x-amz-expiration", value.encode())] if value else []
 
 
@@ -327,7 +326,7 @@ async def get_object(req: Request) -> None:
     headers = object_headers(obj, read.tier, read.live_restore) + version_headers(obj, bucket)
     # current-version rules say nothing about a version asked for by id; a bucket without rules (the rules
     # cached, none) needs no call
-    if "versionId" not in req.query and expiry.cached(bucket.id) != ():
+    if "versionId" not in req.query and expiration.source.cached(bucket.id) != ():
         headers += await expiration_header(bucket, obj)
     if read.status == 304:
         await req.respond(304, headers=[h for h in headers if h[0] in (b"etag", b"last-modified")],

@@ -3,7 +3,7 @@
 An operation is named by the HTTP method, the level it addresses (``service``: no bucket, ``bucket``,
 ``object``) and its sub-resource (the first query parameter of ``SUBRESOURCES`` present, or "").
 Other domains add operations from their own modules with ``gateway.ext.route``; the list of those
-modules is ``tierpilot.wiring.GATEWAY_EXTENSIONS``.
+modules is ``tierpilot.app.wiring.GATEWAY_EXTENSIONS``.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ _DEV_SECRET = "dev-insecure-secret-change-me"
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="TIERPILOT_", env_file=".env", extra="ignore")
 
+    # installation: what it is and where its state lives
     environment: Literal["local", "production"] = Field(
         "local", description="local | production; production refuses default secrets, seeds no demo data and "
         "marks session cookies Secure unless told otherwise")
@@ -28,17 +29,63 @@ class Settings(BaseSettings):
     secret_key: str = Field(_DEV_SECRET,
                             description="signs sessions and encrypts S3 secrets at rest; required in production")
     bootstrap_admin: str = Field("", description="name:password of an admin created at start when missing")
+    seed_demo: bool = Field(True, description="create the demo admin (demo / demo-password), tiers, buckets and "
+                            "objects on an empty database; default: off in production, on otherwise")
+    frontend_dist: Path = Field(Path(__file__).resolve().parents[3] / "frontend" / "dist",
+                                description="built dashboard served at /")
+    log_level: Literal["debug", "info", "warning", "error"] = Field(
+        "warning", description="what the API, gateway, worker and beat log to the terminal: warnings and errors by "
+        "default; 'info' adds startup lines, every request and every periodic task")
+
+    # the dashboard and API
     api_host: str = Field("127.0.0.1", description="address the dashboard and API listen on")
     api_port: int = Field(8000, description="port of the dashboard and API")
+    api_header_timeout_s: float = Field(20.0, gt=0, description="an API connection that has not sent a request's "
+                                        "whole header section this long after it began is closed")
+    api_max_pending_connections: int = Field(256, ge=1, description="connections per API process that are still "
+                                             "sending a header section; a new one closes the oldest")
+    api_send_timeout_s: float = Field(60.0, gt=0, description="an API response its client does not read this long "
+                                      "is cut")
+    cookie_secure: bool = Field(False, description="set the session cookie's Secure flag (behind HTTPS); "
+                                "default: on in production, off otherwise")
+    session_max_age_s: int = Field(12 * 3600, description="dashboard session lifetime, seconds")
+    trusted_proxies: str = Field("", description="addresses or CIDR networks (comma-separated) of reverse proxies "
+                                 "whose X-Forwarded-For is believed: the client is its right-most address that is not "
+                                 "one of them; empty = none, the header is ignored")
+
+    # sign-in: the limits are shared by every API process (Redis, else the database: kit/counters.py)
+    login_window_s: float = Field(900.0, gt=0, description="the period the login limits below count failures in, "
+                                  "seconds")
+    login_free_attempts: int = Field(5, ge=1, description="failed logins of one account from one address before "
+                                     "each further try waits (1 s, doubled per failure)")
+    login_backoff_max_s: float = Field(300.0, gt=0, description="longest wait between failed logins of one account "
+                                       "from one address, seconds")
+    login_address_failures: int = Field(50, ge=1, description="failed logins from one address (IPv6: one /64), "
+                                        "any accounts, in a window; then that address waits for the next window")
+    login_account_failures: int = Field(100, ge=1, description="failed logins of one account from all addresses in "
+                                        "a window; past it an address the account never signed in from gets one try, "
+                                        "then waits (longer per further multiple); addresses it did sign in from "
+                                        "are not slowed")
+
+    # the S3 gateway
     gateway_host: str = Field("127.0.0.1", description="address the S3 gateway listens on")
     gateway_port: int = Field(9000, description="port of the S3 gateway")
+    public_gateway_url: str = Field("", description="URL clients use for the gateway; empty = http://host:port")
+    gateway_domain: str = Field("", description="base domain of virtual-hosted-style bucket URLs (bucket.domain)")
     gateway_region: str = Field("us-east-1", description="region the gateway reports (GetBucketLocation)")
+    default_tier: str = Field("hot-disk", description="tier of new buckets when none is asked for")
     gateway_threads: int = Field(128, description="worker threads per gateway process for DB and tier I/O")
     gateway_cache_s: float = Field(2.0, description="how long a gateway reuses S3 keys, buckets and tiers it read, "
                                    "and (PostgreSQL with Redis) object rows under an unchanged objects generation")
     gateway_db_readers: int = Field(4, ge=1, le=64, description="PostgreSQL connections per gateway process that "
                                     "read GET/HEAD's object rows from its event loop (in autocommit, one prepared "
                                     "statement each); beyond them a read waits for one to be free")
+    gateway_max_inflight: int = Field(64, ge=1, description="S3 requests one gateway process serves at once; "
+                                      "more wait for a slot")
+    gateway_queue_wait_s: float = Field(2.0, ge=0, description="how long a request waits for a gateway slot before "
+                                        "it is answered 503 SlowDown with Retry-After (clients retry); 0 = no wait")
+
+    # the gateway's connections: slow or stalled clients
     gateway_header_timeout_s: float = Field(20.0, gt=0, description="a gateway connection that has not sent a "
                                             "request's whole header section this long after it began is closed")
     gateway_body_timeout_s: float = Field(20.0, gt=0, description="a request body that sends nothing this long is "
@@ -52,67 +99,15 @@ class Settings(BaseSettings):
                                              "waits for it, is answered 400 RequestTimeout; 0 = no minimum")
     gateway_body_rate_window_s: float = Field(60.0, gt=0, description="the period the minimum body rate is counted "
                                               "over, seconds of waiting for the client")
-    gateway_max_inflight: int = Field(64, ge=1, description="S3 requests one gateway process serves at once; "
-                                      "more wait for a slot (backpressure, issue 18)")
-    gateway_queue_wait_s: float = Field(2.0, ge=0, description="how long a request waits for a gateway slot before "
-                                        "it is answered 503 SlowDown with Retry-After (clients retry); 0 = no wait")
-    api_header_timeout_s: float = Field(20.0, gt=0, description="an API connection that has not sent a request's "
-                                        "whole header section this long after it began is closed")
-    api_max_pending_connections: int = Field(256, ge=1, description="connections per API process that are still "
-                                             "sending a header section; a new one closes the oldest")
-    api_send_timeout_s: float = Field(60.0, gt=0, description="an API response its client does not read this long "
-                                      "is cut")
-    gateway_domain: str = Field("", description="base domain of virtual-hosted-style bucket URLs (bucket.domain)")
-    # far tiers (issue 15): read-ahead of remote (s3) tiers, drivers/readahead.py
+
+    # remote tiers: read-ahead of sequential and strided readers (drivers/readahead.py)
     readahead_enabled: bool = Field(True, description="gateway reads remote tiers ahead of sequential and strided "
                                     "clients")
     readahead_request_mb: int = Field(64, ge=8, le=4096, description="MiB one read (or one reader's pattern) may "
                                       "hold fetched ahead")
     readahead_total_mb: int = Field(512, ge=8, le=65536, description="MiB of read-ahead one gateway process holds "
                                     "at most; past it reads go to the tier as asked")
-    public_gateway_url: str = Field("", description="URL clients use for the gateway; empty = http://host:port")
-    default_tier: str = Field("hot-disk", description="tier of new buckets when none is asked for")
-    cookie_secure: bool = Field(False, description="set the session cookie's Secure flag (behind HTTPS); "
-                                "default: on in production, off otherwise")
-    session_max_age_s: int = Field(12 * 3600, description="dashboard session lifetime, seconds")
-    audit_retention_days: int = Field(365, ge=1, le=36500, description="audit events older than this many days "
-                                      "are deleted (hourly, by beat's audit.prune)")
-    # the triggers read a version's last move from it: a move older than the longest minimum storage duration of
-    # the shipped catalogs (365 days) no longer changes what leaving early owes
-    spend_history_retention_days: int = Field(400, ge=366, le=36500, description="storage history rows (deleted, "
-                                              "overwritten and moved bytes) are kept this many days, and at least "
-                                              "until beat's spend.roll_up has closed their day")
-    # logins: the limits are shared by every API process (Redis, else the database: kit/counters.py)
-    trusted_proxies: str = Field("", description="addresses or CIDR networks (comma-separated) of reverse proxies "
-                                 "whose X-Forwarded-For is believed: the client is its right-most address that is not "
-                                 "one of them; empty = none, the header is ignored")
-    login_window_s: float = Field(900.0, gt=0, description="the period the login limits below count failures in, "
-                                  "seconds")
-    login_free_attempts: int = Field(5, ge=1, description="failed logins of one account from one address before "
-                                     "each further try waits (1 s, doubled per failure)")
-    login_backoff_max_s: float = Field(300.0, gt=0, description="longest wait between failed logins of one account "
-                                       "from one address, seconds")
-    login_address_failures: int = Field(50, ge=1, description="failed logins from one address (IPv6: one /64), "
-                                        "any accounts, in a window; then that address waits for the next window")
-    login_account_failures: int = Field(100, ge=1, description="failed logins of one account from all addresses in "
-                                        "a window; past it an address the account never signed in from gets one try, "
-                                        "then waits (longer per further multiple); addresses it did sign in from "
-                                        "are not slowed")
-    frontend_dist: Path = Field(Path(__file__).resolve().parents[3] / "frontend" / "dist",
-                                description="built dashboard served at /")
-    seed_demo: bool = Field(True, description="create the demo admin (demo / demo-password), tiers, buckets and "
-                            "objects on an empty database; default: off in production, on otherwise")
-    # `tierpilot up` restarts a child that died: backoff doubles from supervisor_backoff_s per quick death
-    supervisor_backoff_s: float = Field(1.0, gt=0, description="`tierpilot up`: wait before restarting a child that "
-                                        "died, doubled per death in a row up to supervisor_backoff_max_s")
-    supervisor_backoff_max_s: float = Field(30.0, gt=0, description="`tierpilot up`: longest wait before a restart")
-    supervisor_restarts_per_minute: int = Field(6, ge=1, description="`tierpilot up`: restarts of one child in any "
-                                                "60 s at most; more wait until the minute allows them")
-    supervisor_status_file: str = Field("", description="set by `tierpilot up` for its children: the file where "
-                                        "/api/health reads the supervisor's children (empty = not supervised)")
-    log_level: Literal["debug", "info", "warning", "error"] = Field(
-        "warning", description="what the API, gateway, worker and beat log to the terminal: warnings and errors by "
-        "default; 'info' adds startup lines, every request and every periodic task")
+
     # restores: the beat sweep's period bounds how late a finished recall is seen (one period at most)
     restore_sweep_s: float = Field(2.0, gt=0, description="period of the restores.poll_due sweep, seconds")
     restore_concurrency: int = Field(32, ge=1, le=512, description="tier requests in flight per sweep")
@@ -120,13 +115,6 @@ class Settings(BaseSettings):
     restore_lease_s: float = Field(300.0, gt=0, description="a claimed item is retried after this (worker died)")
     restore_max_attempts: int = Field(8, ge=1, description="tier submissions before an item is failed")
     restore_max_objects: int = Field(1_000_000, ge=1, description="objects in one restore batch at most")
-    webhook_timeout_s: float = Field(5.0, gt=0, description="time-out of one webhook delivery, seconds")
-    webhook_max_attempts: int = Field(8, ge=1, description="webhook deliveries before giving up")
-    webhook_allow_hosts: str = Field("", description="host or host:port entries (comma-separated) webhooks may "
-                                     "reach although they resolve to loopback, private or other inside addresses")
-
-    adopt_rescan_s: float = Field(3600.0, gt=0, description="adopted buckets are listed again this long after their "
-                                  "last scan: new remote keys are added, keys gone from the remote deleted")
 
     # lifecycle: moves are best-effort traffic; the rate caps what all workers together copy between tiers
     lifecycle_sweep_s: float = Field(300.0, gt=0, description="period of the lifecycle.sweep beat task, seconds")
@@ -138,7 +126,35 @@ class Settings(BaseSettings):
                                             "reads that looked it up just before the switch still find it")
     lifecycle_max_attempts: int = Field(5, ge=1, description="tries of a failing move before it waits for a person")
 
-    # observability (issue 13): /metrics and sampled request traces
+    # adopted buckets
+    adopt_rescan_s: float = Field(3600.0, gt=0, description="adopted buckets are listed again this long after their "
+                                  "last scan: new remote keys are added, keys gone from the remote deleted")
+
+    # webhooks
+    webhook_timeout_s: float = Field(5.0, gt=0, description="time-out of one webhook delivery, seconds")
+    webhook_max_attempts: int = Field(8, ge=1, description="webhook deliveries before giving up")
+    webhook_allow_hosts: str = Field("", description="host or host:port entries (comma-separated) webhooks may "
+                                     "reach although they resolve to loopback, private or other inside addresses")
+
+    # records kept: audit log and spend history
+    audit_retention_days: int = Field(365, ge=1, le=36500, description="audit events older than this many days "
+                                      "are deleted (hourly, by beat's audit.prune)")
+    # the triggers read a version's last move from it: a move older than the longest minimum storage duration of
+    # the shipped catalogs (365 days) no longer changes what leaving early owes
+    spend_history_retention_days: int = Field(400, ge=366, le=36500, description="storage history rows (deleted, "
+                                              "overwritten and moved bytes) are kept this many days, and at least "
+                                              "until beat's spend.roll_up has closed their day")
+
+    # supervisor: `tierpilot up` restarts a child that died, backoff doubling from supervisor_backoff_s per death
+    supervisor_backoff_s: float = Field(1.0, gt=0, description="`tierpilot up`: wait before restarting a child that "
+                                        "died, doubled per death in a row up to supervisor_backoff_max_s")
+    supervisor_backoff_max_s: float = Field(30.0, gt=0, description="`tierpilot up`: longest wait before a restart")
+    supervisor_restarts_per_minute: int = Field(6, ge=1, description="`tierpilot up`: restarts of one child in any "
+                                                "60 s at most; more wait until the minute allows them")
+    supervisor_status_file: str = Field("", description="set by `tierpilot up` for its children: the file where "
+                                        "/api/health reads the supervisor's children (empty = not supervised)")
+
+    # metrics and sampled request traces
     metrics_token: str = Field("", description="bearer token that lets non-loopback clients read /metrics on the "
                                "API and gateway ports (empty = loopback clients only)")
     tracing: bool = Field(True, description="gateway keeps full phase records of sampled requests (phase "
@@ -150,6 +166,8 @@ class Settings(BaseSettings):
     trace_keep: int = Field(20_000, ge=100, le=10_000_000, description="request traces kept; older ones are pruned")
     otel_endpoint: str = Field("", description="OTLP/HTTP collector base URL (e.g. http://127.0.0.1:4318) the gateway "
                                "sends sampled request traces to; empty = OTEL_EXPORTER_OTLP_ENDPOINT, else none")
+
+    # benchmark runs users start from the dashboard
     bench_max_run_s: float = Field(600.0, gt=0, description="longest benchmark run users may start from the "
                                    "dashboard (points x seconds per point)")
     bench_max_concurrency: int = Field(64, ge=1, le=1024, description="most concurrent requests of a benchmark point")

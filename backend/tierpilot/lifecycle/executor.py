@@ -47,10 +47,10 @@ from tierpilot.kit.settings import get_settings
 from tierpilot.lifecycle import repository
 from tierpilot.lifecycle.dates import midnight
 from tierpilot.lifecycle.models import LifecycleMove
+from tierpilot.planner.prices import tier_prices
 from tierpilot.pricing.engine import to_nano
 from tierpilot.pricing.lifecycle import Prices, TierPrice
 from tierpilot.tiers import repository as tiers_repository
-from tierpilot.tiers.prices import tier_prices
 
 log = logging.getLogger(__name__)
 HOST = socket.gethostname()

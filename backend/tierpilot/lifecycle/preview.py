@@ -20,13 +20,13 @@ from sqlalchemy.orm import Session
 from tierpilot.catalog import repository as catalog_repository
 from tierpilot.catalog.models import Bucket
 from tierpilot.lifecycle.dates import DAY, due_at, midnight
-from tierpilot.lifecycle.planner import Action, actions_of, decide, scan
+from tierpilot.lifecycle.due import Action, actions_of, decide, scan
 from tierpilot.lifecycle.rules import LifecycleConfig
+from tierpilot.planner.prices import tier_prices
 from tierpilot.pricing.engine import ZERO
 from tierpilot.pricing.lifecycle import Prices
 from tierpilot.tiers import repository as tiers_repository
 from tierpilot.tiers.models import Tier
-from tierpilot.tiers.prices import tier_prices
 
 MAX_OBJECTS = 500_000  # objects walked per preview; beyond that the answer says it is truncated
 SAMPLES = 20

@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 
 from tierpilot.kit.db import transaction, utcnow
 from tierpilot.kit.limiter import Throttle
-from tierpilot.lifecycle import planner
+from tierpilot.lifecycle import due
 from tierpilot.lifecycle.executor import Outcome, batches, run_moves
 from tierpilot.lifecycle.models import LifecycleMove
 
@@ -22,7 +22,7 @@ Progress = Callable[[int, int], None]
 
 @dataclass
 class RunSummary:
-    sweep: planner.SweepResult
+    sweep: due.SweepResult
     outcomes: Counter[str] = field(default_factory=Counter)
     by_action: Counter[str] = field(default_factory=Counter)
     bytes_moved: int = 0
@@ -78,7 +78,7 @@ def execute(move_ids: Sequence[int], workers: int = 4, limiter: Throttle | None 
 def run_now(bucket_id: int | None = None, now: datetime | None = None, workers: int = 4,
             limiter: Throttle | None = None, progress: Progress | None = None) -> RunSummary:
     """One sweep, then every move it queued or found unfinished, synchronously."""
-    result = planner.sweep(now=now, bucket_id=bucket_id)
+    result = due.sweep(now=now, bucket_id=bucket_id)
     summary = RunSummary(sweep=result)
     started = time.perf_counter()
     outcomes = execute(result.move_ids, workers, limiter, progress)

@@ -7,7 +7,7 @@ CLI shows in the dashboard and the other way round.
 from __future__ import annotations
 
 from tierpilot.catalog.models import Bucket
-from tierpilot.gateway.ext import Request, S3Error, bucket_of, read_xml_body, route
+from tierpilot.gateway.ext import Request, S3Error, bucket_of, install_expiration, read_xml_body, route
 from tierpilot.kit.db import transaction
 from tierpilot.kit.streaming import run
 from tierpilot.lifecycle import expiry, service
@@ -15,6 +15,8 @@ from tierpilot.lifecycle.rules import LifecycleConfig, LifecycleInvalid
 from tierpilot.lifecycle.s3xml import parse_xml, to_xml
 
 MIN_SIZE_HEADER = "x-amz-transition-default-minimum-object-size"
+
+install_expiration(expiry)
 
 
 def _put(bucket: Bucket, config: LifecycleConfig, actor: str) -> LifecycleConfig:

@@ -7,7 +7,7 @@ from typing import Any
 
 from tierpilot.kit.db import transaction, utcnow
 from tierpilot.kit.jobs import celery_app
-from tierpilot.lifecycle import planner, repository, sweep_clock
+from tierpilot.lifecycle import due, repository, sweep_clock
 from tierpilot.lifecycle.executor import BATCH_OBJECTS, batches, run_moves
 
 log = logging.getLogger(__name__)
@@ -44,7 +44,7 @@ def sweep(bucket_id: int | None = None, scheduled: bool = True) -> dict[str, Any
     the next one comes; a sweep an admin asked for does not move beat's schedule, so it records nothing."""
     if scheduled and bucket_id is None:
         sweep_clock.record_start(utcnow())
-    result = planner.sweep(bucket_id=bucket_id)
+    result = due.sweep(bucket_id=bucket_id)
     messages = enqueue(result.move_ids)
     return {"buckets": result.buckets, "queued": result.queued, "resumed": len(result.resumed_move_ids),
             "messages": messages, "seconds": round(result.seconds, 3)}

@@ -35,7 +35,7 @@ from tierpilot.kit.flow import Flow, FlowRequest, set_policy
 from tierpilot.kit.limiter import HEARTBEAT_S, REDIS_RETRY_S, Burst, Grant, Lease, Scheduler, SharedBuckets
 from tierpilot.kit.settings import get_settings
 from tierpilot.kit.streaming import BLOCK
-from tierpilot.reservations import changes, metering, repository, service
+from tierpilot.reservations import achieved, changes, repository, service
 from tierpilot.reservations.admission import bookable_bps
 from tierpilot.reservations.models import Reservation
 
@@ -381,7 +381,7 @@ class ReservationPolicy:
         self.buckets = SharedBuckets(self._redis_url, processes_key=PROCESSES_KEY, clock=clock)
         self.decisions = Decisions(self.buckets, wall)
         self.scheduler = Scheduler(self.decisions, self._pool_rate, POOL_BURST)
-        self.meter = metering.Meter()
+        self.meter = achieved.Meter()
         self.moved = {"read": 0, "write": 0}
         self.open_flows = 0  # requests whose flow is not closed yet: a stalled one shows here
         self.recent = Recent(("reserved", BEST_EFFORT))
@@ -495,14 +495,14 @@ class ReservationPolicy:
         client = self.buckets.client
         if client is not None and self.buckets.status.mode == "redis":
             try:
-                await metering.push_to_redis(client, rows)
+                await achieved.push_to_redis(client, rows)
                 return
             except Exception as exc:  # noqa: BLE001  (Redis down: the database takes the counters)
                 log.warning("metering to redis failed, writing to the database: %s", exc)
         from tierpilot.kit.streaming import run
 
         try:
-            await run(metering.write_to_database, rows)
+            await run(achieved.write_to_database, rows)
         except Exception:
             self.meter.put_back(rows)
             raise
@@ -563,7 +563,7 @@ policy = ReservationPolicy()
 
 
 async def startup() -> None:
-    """Gateway start-up hook (``tierpilot.wiring.GATEWAY_EXTENSIONS``): enforce reservations from now on."""
+    """Gateway start-up hook (``tierpilot.app.wiring.GATEWAY_EXTENSIONS``): enforce reservations from now on."""
     set_policy(policy)
     await policy.start()
 

@@ -11,7 +11,7 @@ import redis
 from tierpilot.kit.db import transaction
 from tierpilot.kit.jobs import celery_app
 from tierpilot.kit.settings import get_settings
-from tierpilot.reservations import metering, service
+from tierpilot.reservations import achieved, service
 
 
 @celery_app.task(name="reservations.rollup_metering")
@@ -25,7 +25,7 @@ def rollup_metering() -> int:
         return 0
     client = redis.Redis.from_url(url, socket_timeout=10)
     try:
-        return metering.rollup(client)
+        return achieved.rollup(client)
     finally:
         client.close()
 

@@ -24,13 +24,13 @@ from tierpilot.drivers.registry import TierLike
 from tierpilot.kit.db import after_commit, utcnow
 from tierpilot.kit.errors import Conflict, Invalid, NotFound
 from tierpilot.kit.settings import get_settings
+from tierpilot.planner.prices import tier_restore_pricing
 from tierpilot.pricing.restores import ZERO_COST, Cost, restore_cost, speeds_offered
 from tierpilot.restores import repository
 from tierpilot.restores.models import SPEED_RANK, SPEEDS, RestoreBatch, RestoreItem
 from tierpilot.restores.schedule import PollSchedule, expected_ready_s, parse_override, tier_schedules
 from tierpilot.tiers import repository as tiers_repository
 from tierpilot.tiers.models import Tier
-from tierpilot.tiers.prices import tier_restore_pricing
 from tierpilot.tiers.schemas import S3_ARCHIVE_CLASSES
 
 log = logging.getLogger(__name__)

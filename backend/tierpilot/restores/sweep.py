@@ -37,13 +37,13 @@ from tierpilot.drivers.registry import driver_for
 from tierpilot.kit.db import transaction, utcnow
 from tierpilot.kit.settings import get_settings
 from tierpilot.notifications import service as notifications
+from tierpilot.planner.prices import tier_restore_pricing
 from tierpilot.pricing.restores import RestorePricing
 from tierpilot.restores import repository
 from tierpilot.restores.models import ACTIVE_ITEM_STATES, RestoreBatch
 from tierpilot.restores.schedule import PollSchedule, expected_ready_s, next_poll_at, tier_schedules
 from tierpilot.tiers import repository as tiers_repository
 from tierpilot.tiers.models import Tier
-from tierpilot.tiers.prices import tier_restore_pricing
 
 log = logging.getLogger(__name__)
 

@@ -1,1 +1,1 @@
-"""Sharing: bucket and object ACLs, bucket policies, public access block, object ownership (issue 14)."""
+"""Sharing: bucket and object ACLs, bucket policies, public access block, object ownership."""

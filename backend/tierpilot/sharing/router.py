@@ -20,7 +20,7 @@ from tierpilot.catalog import repository as catalog_repository
 from tierpilot.catalog import service as catalog_service
 from tierpilot.catalog.models import Bucket
 from tierpilot.kit.errors import Invalid
-from tierpilot.sharing import acl, dashboard, panel, repository, service
+from tierpilot.sharing import acl, repository, service, statements, visibility
 from tierpilot.sharing import policy as policies
 from tierpilot.sharing.policy import Caller
 from tierpilot.sharing.schemas import (
@@ -73,8 +73,9 @@ def _out(session: Session, bucket: Bucket) -> SharingOut:
     block = state.public_block
     return SharingOut(
         bucket=bucket.name, owner=names.get(bucket.owner_id, ""),
-        users=[UserGrantOut(user_id=g.user_id, username=g.username, access=g.access) for g in panel.user_grants(text)],
-        public_prefixes=panel.public_prefixes(text, bucket.name), policy=text, policy_words=words,
+        users=[UserGrantOut(user_id=g.user_id, username=g.username, access=g.access)
+               for g in statements.user_grants(text)],
+        public_prefixes=statements.public_prefixes(text, bucket.name), policy=text, policy_words=words,
         policy_public=state.policy is not None and state.policy.public,
         policy_problems=list(state.policy.problems) if state.policy is not None else [],
         acl_grants=[_grant_words(g, names) for g in state.grants if g not in acl.default(bucket.owner_id)],
@@ -101,7 +102,7 @@ def grant_user(name: str, username: str, body: UserGrantIn, request: Request, se
     if grantee is None:
         raise Invalid(f"username: no user {username!r}", field="username")
     try:
-        panel.grant_user(session, bucket, grantee, body.access)
+        statements.grant_user(session, bucket, grantee, body.access)
     except SharingError as exc:
         raise _api_error(exc) from None
     service.audit_change(session, bucket, _actor(user, request), "grant_user", user=username, access=body.access)
@@ -114,7 +115,7 @@ def revoke_user(name: str, username: str, request: Request, session: SessionDep,
     grantee = auth_repository.get_user_by_name(session, username)
     if grantee is None:
         raise Invalid(f"username: no user {username!r}", field="username")
-    panel.revoke_user(session, bucket, grantee.id)
+    statements.revoke_user(session, bucket, grantee.id)
     service.audit_change(session, bucket, _actor(user, request), "revoke_user", user=username)
     return _out(session, bucket)
 
@@ -133,7 +134,7 @@ def publish_prefix(name: str, body: PublicPrefixIn, request: Request, session: S
         except Exception as exc:  # noqa: BLE001  (the catalog's key rules, as a 422 naming the field)
             raise Invalid(f"prefix: {getattr(exc, 'message', exc)}", field="prefix") from None
     try:
-        panel.publish_prefix(session, bucket, body.prefix)
+        statements.publish_prefix(session, bucket, body.prefix)
     except SharingError as exc:
         raise _api_error(exc) from None
     service.audit_change(session, bucket, _actor(user, request), "publish_prefix", prefix=body.prefix)
@@ -144,7 +145,7 @@ def publish_prefix(name: str, body: PublicPrefixIn, request: Request, session: S
 def unpublish_prefix(name: str, request: Request, session: SessionDep, user: CurrentUser,
                      prefix: Annotated[str, Query(max_length=1024)] = "") -> SharingOut:
     bucket = _bucket(session, user, name)
-    panel.unpublish_prefix(session, bucket, prefix)
+    statements.unpublish_prefix(session, bucket, prefix)
     service.audit_change(session, bucket, _actor(user, request), "unpublish_prefix", prefix=prefix)
     return _out(session, bucket)
 
@@ -154,7 +155,7 @@ def check_policy(name: str, body: PolicyIn, session: SessionDep, user: CurrentUs
     """Validate a policy as the gateway would, and say what it allows, without saving it."""
     bucket = _bucket(session, user, name)
     try:
-        words, public = panel.explain(session, bucket, body.policy)
+        words, public = statements.explain(session, bucket, body.policy)
     except SharingError as exc:
         return PolicyCheckOut(valid=False, error=exc.message)
     return PolicyCheckOut(valid=True, words=words, public=public)
@@ -203,7 +204,7 @@ def shared_with_me(request: Request, session: SessionDep, user: CurrentUser) -> 
     client = client_of(request)
     out = []
     for b in sorted(buckets, key=lambda b: b.name):
-        may = dashboard.rights(session, b, user.id, user.username, client, request.url.scheme == "https")
+        may = visibility.rights(session, b, user.id, user.username, client, request.url.scheme == "https")
         out.append(SharedBucketOut(bucket=b.name, owner=owners.get(b.owner_id, ""), access=found[b.id],
                                    may_list=may.list, may_read=may.read, may_write=may.write,
                                    may_delete=may.delete))

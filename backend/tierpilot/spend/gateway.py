@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from tierpilot.kit import flow as kitflow
 from tierpilot.kit.streaming import run
-from tierpilot.spend.metering import FLUSH_S, MeteringPolicy, kind_of, meter
+from tierpilot.spend.usage import FLUSH_S, MeteringPolicy, kind_of, meter
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 from tierpilot.catalog import repository as catalog_repository
 from tierpilot.kit.db import transaction, utcnow
 from tierpilot.kit.settings import get_settings
-from tierpilot.pricing import service as pricing
+from tierpilot.planner import service as pricing
 from tierpilot.spend import repository
 from tierpilot.spend.repository import DayRow
 from tierpilot.spend.stored import Month, month_of, pieces

@@ -38,16 +38,16 @@ from tierpilot.catalog import service as catalog_service
 from tierpilot.catalog.models import Bucket
 from tierpilot.kit.errors import Invalid, NotFound
 from tierpilot.lifecycle import repository as lifecycle_repository
-from tierpilot.pricing import service as pricing
+from tierpilot.planner import service as pricing
 from tierpilot.pricing.engine import DAYS_PER_MONTH, GIB, THOUSAND, ZERO, band_cost, pick_speed
 from tierpilot.pricing.restores import restore_cost, restore_pricing
 from tierpilot.pricing.schemas import DESTINATIONS, Destination, Speed
 from tierpilot.restores import repository as restores_repository
 from tierpilot.spend import repository, stored
-from tierpilot.spend.metering import KINDS
 from tierpilot.spend.models import SpendPlan
 from tierpilot.spend.schemas import SpendPlanIn
 from tierpilot.spend.stored import Held, Month, Priced, Stored, month_end, month_held, shift, tier_prices
+from tierpilot.spend.usage import KINDS
 from tierpilot.tiers import repository as tiers_repository
 
 GroupBy = Literal["tier", "bucket", "user"]

@@ -20,7 +20,7 @@ from typing import NamedTuple
 from sqlalchemy.orm import Session
 
 from tierpilot.catalog import repository as catalog_repository
-from tierpilot.pricing import service as pricing
+from tierpilot.planner import service as pricing
 from tierpilot.pricing.engine import DAYS_PER_MONTH, own_overhead_bytes
 from tierpilot.pricing.schemas import Catalog, StorageClass
 from tierpilot.spend import repository

@@ -32,7 +32,7 @@ from tierpilot.kit.crypto import encrypt
 from tierpilot.kit.db import utcnow
 from tierpilot.kit.errors import Conflict, DomainError, Invalid, NotFound
 from tierpilot.kit.settings import get_settings
-from tierpilot.pricing import service as pricing
+from tierpilot.pricing.schemas import Catalog
 from tierpilot.tiers import repository
 from tierpilot.tiers.models import Tier
 from tierpilot.tiers.schemas import (
@@ -250,6 +250,17 @@ def _delays(offline: bool, delays: RestoreDelays | None, previous: dict[str, Any
     return RestoreDelays().model_dump() if offline else {}
 
 
+# The stored price catalogs belong to the planner, a domain above tiers: ``tierpilot.app.wiring`` installs how
+# a tier's price reference finds its catalog (a process without it accepts no price reference).
+CatalogReader = Callable[[Session, str], Catalog]
+_read_catalog: CatalogReader | None = None
+
+
+def install_catalogs(reader: CatalogReader) -> None:
+    global _read_catalog
+    _read_catalog = reader
+
+
 def _check_price_ref(session: Session, ref: dict[str, str]) -> dict[str, str]:
     """An empty reference, or one naming a catalog and one of its classes (costs are priced from it) and
     optionally where the tier's reads leave its provider (``egress``, checked by the schema)."""
@@ -261,7 +272,9 @@ def _check_price_ref(session: Session, ref: dict[str, str]) -> dict[str, str]:
     if not catalog_id or not class_id:
         raise Invalid("price_ref: give both catalog and storage_class, or neither")
     try:
-        catalog = pricing.get_catalog(session, catalog_id)
+        if _read_catalog is None:
+            raise KeyError(catalog_id)
+        catalog = _read_catalog(session, catalog_id)
     except (DomainError, KeyError):
         raise Invalid(f"price_ref: no price catalog {catalog_id!r}") from None
     try:

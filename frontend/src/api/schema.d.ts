@@ -180,7 +180,7 @@ export interface paths {
         };
         /**
          * Get Benchmarks
-         * @description The recorded figures as Markdown (empty until a benchmark has been run and recorded).
+         * @description The current benchmark figures, one row per measurement.
          */
         get: operations["get_benchmarks_api_benchmarks_get"];
         put?: never;
@@ -991,7 +991,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get Overview */
+        /**
+         * Get Overview
+         * @description Usage per tier and per bucket (own buckets unless admin), totals and the gateway's address.
+         */
         get: operations["get_overview_api_overview_get"];
         put?: never;
         post?: never;
@@ -2280,10 +2283,10 @@ export interface components {
         };
         /** BenchmarksOut */
         BenchmarksOut: {
-            /** Markdown */
-            markdown: string;
-            /** Updated At */
-            updated_at: string | null;
+            /** Figures */
+            figures: components["schemas"]["Figure"][];
+            /** Recorded At */
+            recorded_at: string | null;
         };
         /** Body_import_catalog_api_pricing_catalogs_import_post */
         Body_import_catalog_api_pricing_catalogs_import_post: {
@@ -2765,6 +2768,31 @@ export interface components {
             age_days: number | string;
             /** Share Per Month */
             share_per_month: number | string;
+        };
+        /** Figure */
+        Figure: {
+            /** Baseline */
+            baseline: string;
+            /** Baseline Value */
+            baseline_value: number | null;
+            /** Command */
+            command: string;
+            /** Date */
+            date: string;
+            /** Id */
+            id: string;
+            /** Load */
+            load: string;
+            /** Machine */
+            machine: string;
+            /** Ratio */
+            ratio: number | null;
+            /** Unit */
+            unit: string;
+            /** Value */
+            value: number;
+            /** What */
+            what: string;
         };
         /** FixedCost */
         FixedCost: {

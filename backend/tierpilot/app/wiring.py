@@ -1,0 +1,50 @@
+"""The one place where the edges plug domains into the layers below them.
+
+Lower layers never import the domains above them; where they need one (the data path needs tier rows,
+the gateway serves S3 operations other domains define) they expose a hook, and this module, imported
+only by the edges (API, gateway, worker, CLI), fills it:
+
+- ``install()``: the tier directory of the data path (``drivers.registry.tiers``) reads tiers through
+  the tiers domain's repository. Every process calls it at start.
+- ``install()`` also tells auth what blocks deleting a user (``auth.accounts.install_ownership_check``):
+  the buckets and uploads the catalog holds for them.
+- ``install()`` also lets the catalog's API serve buckets shared with the caller as the sharing domain decides
+  (``catalog.service.install_shared_access``: the gateway's decision for the same S3 action, and whether the
+  bucket's sharing names the caller at all: the API then shows it to them, else answers as for a missing one).
+- ``install()`` also lets the tiers domain check a tier's price reference against the planner's price catalogs
+  (``tiers.service.install_catalogs``).
+- ``GATEWAY_EXTENSIONS``: the domains' gateway modules. Importing one registers its S3 operations
+  (``gateway.ext.route``); the gateway calls their optional ``startup``/``shutdown``/``health`` hooks
+  (reservations installs its flow policy in ``startup``) and ``finished(req, op, status)`` after each
+  request (spend counts the requests that moved no object data).
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from tierpilot.auth import accounts
+from tierpilot.catalog import repository as catalog_repository
+from tierpilot.catalog import service as catalog_service
+from tierpilot.drivers import registry
+from tierpilot.lifecycle import s3api as lifecycle_s3api
+from tierpilot.planner import service as planner_service
+from tierpilot.reservations import gateway as reservations_gateway
+from tierpilot.restores import s3api as restores_s3api
+from tierpilot.sharing import s3api as sharing_s3api
+from tierpilot.sharing import visibility as sharing_visibility
+from tierpilot.spend import gateway as spend_gateway
+from tierpilot.tiers import repository as tiers_repository
+from tierpilot.tiers import service as tiers_service
+
+# spend after reservations: it meters the flows of the policy reservations installs
+GATEWAY_EXTENSIONS: tuple[ModuleType, ...] = (lifecycle_s3api, restores_s3api, reservations_gateway, spend_gateway,
+                                              sharing_s3api)
+
+
+def install() -> None:
+    """Fill the lower layers' hooks for this process (idempotent)."""
+    registry.tiers.install(tiers_repository.load_specs)
+    accounts.install_ownership_check(catalog_repository.owned_by)
+    tiers_service.install_catalogs(planner_service.get_catalog)
+    catalog_service.install_shared_access(sharing_visibility.allows, sharing_visibility.names)

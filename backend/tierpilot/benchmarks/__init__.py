@@ -1,0 +1,1 @@
+"""Benchmark runs users start (sweeps through the gateway), their CLI, and the reference figures of bench/."""

@@ -1,0 +1,1 @@
+"""The Overview page: tiers with their usage, buckets, totals."""

@@ -1,0 +1,143 @@
+"""The cost planner on this installation: `tier:NAME` candidates priced by their tier's price_ref, and
+scenarios prefilled from the buckets' usage. The arithmetic is pricing's; this module hands it the tiers
+and the usage it needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from tierpilot.auth.models import User
+from tierpilot.catalog import repository as catalog_repository
+from tierpilot.catalog import service as catalog_service
+from tierpilot.kit.errors import Invalid
+from tierpilot.planner import service as pricing
+from tierpilot.planner.prices import tier_prices
+from tierpilot.planner.schemas import PlanUsageOut
+from tierpilot.pricing import engine
+from tierpilot.pricing.report import report_csv
+from tierpilot.pricing.schemas import InstallationTierOut, Scenario
+from tierpilot.tiers import service as tiers_service
+from tierpilot.tiers.models import Tier
+
+# ---------------------------------------------------------------------------- installation tiers
+
+
+def _unpriced_reason(tier: Tier) -> str:
+    ref = tier.price_ref or {}
+    if not ref.get("catalog") or not ref.get("storage_class"):
+        return (f"tier {tier.name!r} has no price_ref: an admin sets its price catalog and class "
+                "(Settings → Tiers) before it can be priced")
+    return (f"tier {tier.name!r}: its price_ref {ref['catalog']}:{ref['storage_class']} names no known "
+            "catalog class (was the catalog deleted?)")
+
+
+def installation_tiers(session: Session) -> list[InstallationTierOut]:
+    """Every tier of this installation (all signed-in users list tiers) with the catalog class that
+    prices it, or why it cannot be priced."""
+    tiers = tiers_service.list_tiers(session)
+    prices = tier_prices(session, tiers)
+    out = []
+    for tier in tiers:
+        price = prices.get(tier.id)
+        out.append(InstallationTierOut(
+            id=tier.id, name=tier.name, ref=f"tier:{tier.name}", priceable=price is not None,
+            catalog=price.catalog.id if price else None, storage_class=price.cls.id if price else None,
+            class_name=price.cls.name if price else None, offline=tier.offline,
+            reason=None if price else _unpriced_reason(tier)))
+    return out
+
+
+def resolve_installation_tiers(session: Session, scenario: Scenario) -> Scenario:
+    """The scenario with each `tier:NAME` priced at the catalog class of that tier's price_ref."""
+    wanted = [t for t in scenario.tiers if t.tier is not None]
+    if not wanted:
+        return scenario
+    by_name = {t.name: t for t in tiers_service.list_tiers(session)}
+    unknown = sorted({str(t.tier) for t in wanted if t.tier not in by_name})
+    if unknown:
+        raise Invalid(f"no tier named {', '.join(unknown)} in this installation "
+                      f"(its tiers: {', '.join(by_name) or 'none'})")
+    prices = tier_prices(session, [by_name[str(t.tier)] for t in wanted])
+    refs = []
+    for ref in scenario.tiers:
+        if ref.tier is None:
+            refs.append(ref)
+            continue
+        tier = by_name[ref.tier]
+        price = prices.get(tier.id)
+        if price is None:
+            raise Invalid(_unpriced_reason(tier))
+        refs.append(ref.model_copy(update={"catalog": price.catalog.id, "storage_class": price.cls.id}))
+    return scenario.model_copy(update={"tiers": refs})
+
+
+# ---------------------------------------------------------------------------- evaluation
+
+
+def evaluate(session: Session, scenario: Scenario) -> dict[str, Any]:
+    """The report of a scenario (the same JSON as `tierpilot plan --json`), `tier:NAME` candidates included."""
+    return pricing.evaluate(session, resolve_installation_tiers(session, scenario))
+
+
+def evaluate_csv(session: Session, scenario: Scenario) -> str:
+    """The report of a scenario as CSV."""
+    return report_csv(evaluate(session, scenario))
+
+
+# ---------------------------------------------------------------------------- a bucket's plan
+
+
+def _whole(value: Decimal) -> int:
+    return int(value.to_integral_value(ROUND_HALF_UP))
+
+
+def plan_usage(session: Session, scenario: Scenario) -> PlanUsageOut:
+    """The scenario's month at its read frequency as a bucket's planned usage: the quantities the engine prices
+    (objects, GETs per read with ranged GETs, read share and read-ahead, raw request counts per month), which the
+    Spend view then prices with the bucket's own tiers. Nothing is saved."""
+    s = resolve_installation_tiers(session, scenario)
+    usage = engine.scenario_usage(s)
+    objects, f, share = usage.objects, s.reads_per_month, s.read_fraction
+    raw = s.requests
+    gets = objects.requests_per_read(usage.get_part_bytes) * share * f + (raw.reads if raw else 0)
+    puts = s.writes_per_month * objects.count + (raw.writes if raw else 0)
+    read_gib = objects.volume_gib * share * f
+    archives = [p.label for p in engine.resolve_tiers(s, pricing.all_catalogs(session)) if p.restore is not None]
+    basis = [
+        f"reads: {f} reads a month of {share:.0%} of {objects.volume_gib:.6g} GiB"
+        + (f", {s.read_amplification}× read-ahead" if s.read_amplification != 1 else ""),
+        f"GET-class: the reads' GETs ({objects.count:.6g} objects)"
+        + (f" in {s.get_part_size_mib} MiB ranges" if s.get_part_size_mib else "")
+        + (" and the GET and HEAD counts" if raw and raw.reads else ""),
+        f"PUT-class: {s.writes_per_month} overwrites a month" + (" and the PUT, COPY, POST and LIST counts"
+                                                                 if raw and raw.writes else ""),
+        f"restores: what the reads restore from {', '.join(archives)}" if archives
+        else "restores: none (no tier of the scenario is an archive)",
+    ]
+    return PlanUsageOut(
+        reads_gib=round(float(read_gib * s.read_amplification), 6), read_requests=_whole(gets),
+        write_requests=_whole(puts), restores_gib=round(float(read_gib), 6) if archives else 0.0,
+        restore_speed=s.restore_speed, basis=basis)
+
+
+# ---------------------------------------------------------------------------- from my data
+
+
+def from_my_data(session: Session, actor: User, bucket_names: Sequence[str] | None, catalog_id: str,
+                 now: datetime | None = None) -> dict[str, Any]:
+    """A scenario prefilled from the object catalog: volume and sizes of the buckets, and how much of
+    the data was read in the last month, by age."""
+    catalog = pricing.get_catalog(session, catalog_id)
+    buckets = catalog_repository.buckets_named(session, bucket_names, None if actor.is_admin else actor.id)
+    if bucket_names:
+        for name in sorted(set(bucket_names) - {b.name for b in buckets}):
+            # 404 as for a missing bucket, or 403 for one shared with the caller: it prices its owner's data
+            catalog_service.owned_bucket(session, name, actor, "pricing its data")
+    stats = catalog_repository.iter_object_stats(session, [b.id for b in buckets])
+    return pricing.scenario_from_usage(catalog, [b.name for b in buckets], stats, now or datetime.now(UTC))
