@@ -18,6 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bench.figures import NO_RECORD
+
 ROOT = Path(__file__).resolve().parents[1]
 ROWS = ("PUT, 1 stream", "GET, 1 stream")
 _NUMBER = r"([\d,.]+)"
@@ -25,7 +27,8 @@ _NUMBER = r"([\d,.]+)"
 
 def run_once(checkout: Path, size_mib: int) -> dict[str, tuple[float, float]]:
     """{row: (gateway MB/s, gateway / bare ASGI)} of one run of a checkout's benchmark."""
-    env = dict(os.environ, PYTHONPATH=f"{checkout / 'backend'}{os.pathsep}{checkout}")
+    # each run's figures are one side of the comparison, not the current figures: printed, not recorded
+    env = dict(os.environ, PYTHONPATH=f"{checkout / 'backend'}{os.pathsep}{checkout}", **{NO_RECORD: "1"})
     out = subprocess.run([sys.executable, "bench/gateway_throughput.py", "--size-mib", str(size_mib),
                           "--skip-sweep"], cwd=checkout, env=env, capture_output=True, text=True, check=True).stdout
     figures: dict[str, tuple[float, float]] = {}

@@ -3,7 +3,9 @@ table at the top of docs/benchmarks.md (between the two ``figures`` markers).
 
 A script starts a ``Run`` before it measures (the load average at the start) and hands its rows to ``record``,
 which prints each row as a JSON line, merges the rows by ``id`` into ``backend/tierpilot/benchmarks/figures.json``
-and re-renders the table. ``python bench/figures.py`` re-renders the table from the json alone.
+and re-renders the table. ``python bench/figures.py`` re-renders the table from the json alone. A script run by
+another (``bench/ab_gateway.py`` runs ``bench/gateway_throughput.py``) only prints its rows: the caller sets
+``TIERPILOT_BENCH_NO_RECORD=1``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ FIGURES_JSON = ROOT / "backend" / "tierpilot" / "benchmarks" / "figures.json"
 PAGE = ROOT / "docs" / "benchmarks.md"
 BEGIN = "<!-- figures: begin (written by bench/figures.py from backend/tierpilot/benchmarks/figures.json) -->"
 END = "<!-- figures: end -->"
+NO_RECORD = "TIERPILOT_BENCH_NO_RECORD"
 FIELDS = ("id", "what", "value", "unit", "baseline", "baseline_value", "ratio", "command", "machine", "load", "date")
 
 
@@ -66,11 +69,14 @@ def load() -> list[dict[str, Any]]:
 
 
 def record(rows: list[dict[str, Any]]) -> None:
-    """Print the rows as JSON lines, merge them by id into figures.json and re-render the page's table."""
+    """Print the rows as JSON lines, merge them by id into figures.json and re-render the page's table (unless
+    ``TIERPILOT_BENCH_NO_RECORD`` is set)."""
     for row in rows:
         if tuple(row) != FIELDS:
             raise ValueError(f"a figure has exactly the fields {FIELDS}, got {tuple(row)}")
         print(json.dumps(row, ensure_ascii=False), flush=True)
+    if os.environ.get(NO_RECORD):
+        return
     figures = load()
     index = {f["id"]: n for n, f in enumerate(figures)}
     for row in rows:
