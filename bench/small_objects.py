@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.figures import Run, record
 from bench.gateway_throughput import Presigner, bare_app, tree_cpu
 from tests.servers import free_port, wait_port
 
@@ -423,8 +424,9 @@ def profile_text(raw: str, point: Round, what: str, op: str) -> str:
 AWS = "/usr/bin/aws"  # Debian's AWS CLI v2 (honours --endpoint-url, not AWS_ENDPOINT_URL)
 
 
-def bulk_upload(inst: Installation, files: int, rounds: int) -> str:
-    """Wall time of uploading ``files`` 1 KiB files by each client to each server (medians of ``rounds``)."""
+def bulk_upload(inst: Installation, files: int, rounds: int) -> tuple[str, dict[tuple[str, str], float]]:
+    """Wall time of uploading ``files`` 1 KiB files by each client to each server (medians of ``rounds``): the
+    table, and the medians by (client, server)."""
     src = inst.tmp / "files"
     src.mkdir()
     for i in range(files):
@@ -451,12 +453,48 @@ def bulk_upload(inst: Installation, files: int, rounds: int) -> str:
                 if done.returncode != 0:
                     raise RuntimeError(f"{client} to {which} failed: {done.stderr[-2000:]}")
                 times.setdefault((client, which), []).append(took)
+    medians = {point: statistics.median(took) for point, took in times.items()}
     lines = [f"| {files:,} × 1 KiB | bare app s | gateway s | gateway ÷ bare (wall time) |", "|---|---:|---:|---:|"]
     for client in clients:
-        bare, gw = (statistics.median(times[(client, w)]) for w in ("bare", "gateway"))
+        bare, gw = (medians[(client, w)] for w in ("bare", "gateway"))
         lines.append(f"| {client} | {bare:.1f} | {gw:.1f} | {gw / bare:.2f} |")
     shutil.rmtree(src, ignore_errors=True)
-    return "\n".join(lines)
+    return "\n".join(lines), medians
+
+
+def figures(run: Run, args: argparse.Namespace, points: dict[tuple[str, int], dict[str, Point]],
+            uploads: dict[tuple[str, str], float]) -> list[dict[str, Any]]:
+    """The rows of the current figures this run measured: each operation at 64 clients against the bare app,
+    GET and PUT p99 against their targets, PUT at 256 clients against 64, the bulk uploads against the bare app."""
+    setup = ("SQLite" if args.db == "sqlite" else "PostgreSQL") + (" + Redis" if args.redis else "") + \
+        (f", {args.workers} processes" if args.workers > 1 else "")
+    rows = []
+    for op in ("GET", "HEAD", "PUT"):
+        at64 = points.get((op, 64))
+        if at64 is None:
+            continue
+        b, g = (at64[w].median(lambda x: x.rate) for w in ("bare", "gateway"))
+        bare = "bare ASGI file server, same run" if op != "PUT" else "bare ASGI app that fsyncs each body, same run"
+        rows.append(run.row(f"small.{op.lower()}.{args.db}", f"1 KiB {op}, 64 clients, {setup}: gateway req/s "
+                            "(target ≥ 0.8 of the bare app's)", g, "req/s", bare, b))
+        if op != "HEAD":
+            target = 50.0 if op == "GET" else 100.0
+            rows.append(run.row(f"small.{op.lower()}_p99.{args.db}", f"1 KiB {op} p99, 64 clients, {setup} (target "
+                                f"< {target:.0f} ms)", at64["gateway"].median(lambda x: x.pct(99)), "ms", "target",
+                                target))
+    at256 = points.get(("PUT", 256))
+    if at256 is not None and ("PUT", 64) in points:
+        g64 = points[("PUT", 64)]["gateway"].median(lambda x: x.rate)
+        rows.append(run.row(f"small.put256.{args.db}", f"1 KiB PUT, 256 clients, {setup}: gateway req/s (target ≥ 0.9 "
+                            f"of its rate at 64, no failure; {at256['gateway'].failed} failed)",
+                            at256["gateway"].median(lambda x: x.rate), "req/s",
+                            "the gateway's own rate at 64 clients", g64))
+    for client, name in (("tierpilot cp -r", "cp"), ("aws s3 cp --recursive", "awscp")):
+        if (client, "gateway") in uploads:
+            rows.append(run.row(f"small.{name}.{args.db}", f"{args.files:,} × 1 KiB upload by `{client}`, {setup} "
+                                "(target ≤ 1.5×)", uploads[(client, "gateway")], "s", "the same upload to the bare app",
+                                uploads[(client, "bare")]))
+    return rows
 
 
 # ------------------------------------------------------------------------------------------ main
@@ -489,6 +527,9 @@ def main() -> None:
     if args.serve_bare:
         serve_bare(args.port, args.serve_bare, args.workers)
         return
+    run = Run()
+    measured: dict[tuple[str, int], dict[str, Point]] = {}
+    uploads: dict[tuple[str, str], float] = {}
     started = time.monotonic()
     print(f"uptime at the start: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
     inst = Installation(args.db, args.postgres_url, args.max_inflight, args.redis, args.workers)
@@ -529,6 +570,7 @@ def main() -> None:
                                                                   f"g{conc}.{r}"))
                         bounds, after = phase_snapshot(inst.gateway, f"{op} object")
                         add(hist, diff(after, before))
+                    measured[(op, conc)] = points
                     b, g = points["bare"], points["gateway"]
                     brate, grate = b.median(lambda x: x.rate), g.median(lambda x: x.rate)
                     print(f"| {conc} | {brate:,.0f} | {b.median(lambda x: x.pct(50)):.1f} "
@@ -542,12 +584,14 @@ def main() -> None:
                     print("\n" + profile(pool, inst, args.profile, gil, args.profile_op,
                                                 args.profile_raw), flush=True)
         if args.files:
-            print("\n" + bulk_upload(inst, args.files, args.rounds), flush=True)
+            text, uploads = bulk_upload(inst, args.files, args.rounds)
+            print("\n" + text, flush=True)
     finally:
         inst.close()
     la = os.getloadavg()
     print(f"\nuptime at the end: {la[0]:.2f} {la[1]:.2f} {la[2]:.2f}; took {time.monotonic() - started:.0f} s; "
           f"{os.cpu_count()} CPUs")
+    record(figures(run, args, measured, uploads))
 
 
 if __name__ == "__main__":
