@@ -24,6 +24,7 @@ import statistics
 import time
 from typing import Any
 
+from bench.figures import Run, record
 from bench.gateway_throughput import Presigner
 from bench.small_objects import BODY, SEEDS, Installation, _put
 
@@ -42,6 +43,7 @@ def main() -> None:
     parser.add_argument("--redis", default="", help="TIERPILOT_REDIS_URL (default none)")
     parser.add_argument("--profile", action="store_true", help="then cProfile one more batch")
     args = parser.parse_args()
+    run = Run()
     inst = Installation(args.db, args.postgres_url, None, args.redis)
     try:
         signer = Presigner(inst.urls["gateway"], inst.key_id, inst.secret)
@@ -50,12 +52,16 @@ def main() -> None:
             _put(inst.urls["gateway"], signer, f"seed-{i}", body)
         import uvloop
 
-        uvloop.run(_measure(args, signer, inst.urls["gateway"].removeprefix("http://")))
+        cpu_us = uvloop.run(_measure(args, signer, inst.urls["gateway"].removeprefix("http://")))
     finally:
         inst.close()
+    setup = ("SQLite" if args.db == "sqlite" else "PostgreSQL") + (" + Redis" if args.redis else "")
+    record([run.row(f"inproc.{args.op.lower()}.{args.db}", f"1 KiB {args.op}, the gateway's own CPU in process (ASGI "
+                    f"app called directly), {setup}", cpu_us, "µs")])
 
 
-async def _measure(args: argparse.Namespace, signer: Presigner, host: str) -> None:
+async def _measure(args: argparse.Namespace, signer: Presigner, host: str) -> float:
+    """The median CPU µs per request of the batches."""
     from tierpilot.app import wiring
     from tierpilot.gateway.app import Gateway
 
@@ -110,6 +116,7 @@ async def _measure(args: argparse.Namespace, signer: Presigner, host: str) -> No
             calls = sum(v[1] for v in stats.stats.values())  # type: ignore[attr-defined]
             print(f"Python function calls per request: {calls / args.requests:.0f}")
             stats.sort_stats(os.environ.get("PROFILE_SORT", "cumulative")).print_stats(30)
+        return statistics.median(per_request)
     finally:
         await gateway.shutdown()
 
