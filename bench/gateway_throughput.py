@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from bench.figures import Run, record
 from tests.servers import free_port, wait_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -656,6 +657,25 @@ def report(base: dict[str, Result], bare: dict[str, Result], gw: dict[str, Resul
     return "\n".join(lines)
 
 
+def figures(run: Run, size_mib: int, gets: list[tuple[str, list[Result], list[Result]]],
+            bare: dict[str, Result] | None = None, gw: dict[str, Result] | None = None) -> list[dict[str, Any]]:
+    """The rows of the current figures: the single-stream boto3 PUT (full runs) and the plain-socket GETs, cold and
+    cached, each against the bare app of the same run."""
+    rows = []
+    if bare is not None and gw is not None:
+        rows.append(run.row("gateway.put_1gib", f"{size_mib} MiB PUT, one boto3 stream (target ≥ 0.7 of the bare "
+                            "app)", gw["put1"].mbps, "MB/s", "bare ASGI app on the same server stack",
+                            bare["put1"].mbps))
+    for name, b, g in gets:
+        if name.endswith("plain socket client"):
+            cold = "cold" in name
+            rows.append(run.row(f"gateway.get_1gib.{'cold' if cold else 'cached'}",
+                                f"{size_mib} MiB GET, one stream, {'page cache dropped' if cold else 'cached'}, plain "
+                                "socket client (target ≥ 0.7)", statistics.median(r.mbps for r in g), "MB/s",
+                                "bare ASGI app, same run", statistics.median(r.mbps for r in b)))
+    return rows
+
+
 def _boto3_version() -> str:
     import boto3
 
@@ -677,6 +697,7 @@ def main() -> None:
     if args.serve_bare:
         serve_bare(args.port, args.serve_bare)
         return
+    run = Run()
     size = args.size_mib * MiB
     inst = Installation(args.workers)
     try:
@@ -685,26 +706,29 @@ def main() -> None:
             for which in ("bare", "gateway"):
                 inst.s3(which).put_object(Bucket="bench", Key="one", Body=data)
             del data
-            print(single_get_report(single_get(inst, size, args.rounds), args.rounds))
-            return
-        print(f"(a) file system, {args.size_mib} MiB", flush=True)
-        base = baseline(inst, data)
-        print("(b) bare ASGI app", flush=True)
-        bare = through(inst, "bare", data)
-        print("(c) gateway", flush=True)
-        gw = through(inst, "gateway", data)
-        for label, res in (("a", base), ("b", bare), ("c", gw)):
-            for r in res.values():
-                print(f"  ({label}) {r.name:45s} {r.mbps:8.0f} MB/s", flush=True)
-        rows = single_get(inst, size, args.rounds)
-        points = [] if args.skip_sweep else sweep(inst, args.sweep_seconds)
-        print()
-        print(report(base, bare, gw, points, size, args.workers))
-        print()
-        print(single_get_report(rows, args.rounds))
+            gets = single_get(inst, size, args.rounds)
+            print(single_get_report(gets, args.rounds))
+            rows = figures(run, args.size_mib, gets)
+        else:
+            print(f"(a) file system, {args.size_mib} MiB", flush=True)
+            base = baseline(inst, data)
+            print("(b) bare ASGI app", flush=True)
+            bare = through(inst, "bare", data)
+            print("(c) gateway", flush=True)
+            gw = through(inst, "gateway", data)
+            for label, res in (("a", base), ("b", bare), ("c", gw)):
+                for r in res.values():
+                    print(f"  ({label}) {r.name:45s} {r.mbps:8.0f} MB/s", flush=True)
+            gets = single_get(inst, size, args.rounds)
+            points = [] if args.skip_sweep else sweep(inst, args.sweep_seconds)
+            print()
+            print(report(base, bare, gw, points, size, args.workers))
+            print()
+            print(single_get_report(gets, args.rounds))
+            rows = figures(run, args.size_mib, gets, bare, gw)
     finally:
         inst.close()
-
+    record(rows)
 
 if __name__ == "__main__":
     main()
