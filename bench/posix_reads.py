@@ -25,6 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "backend"))
 
+from bench.figures import Run, record  # noqa: E402
 from tierpilot.drivers.posix import _cached_pages  # noqa: E402
 
 MiB = 1 << 20
@@ -91,7 +92,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--dir", default=tempfile.gettempdir(), help="a directory on the tier's disk (not tmpfs)")
     args = parser.parse_args()
+    run = Run()
     size = args.size_mib * MiB
+    rates: dict[str, float] = {}
     with tempfile.NamedTemporaryFile(dir=args.dir, prefix="posix-reads-") as tmp:
         path = Path(tmp.name)
         block = os.urandom(4 * MiB)
@@ -123,11 +126,14 @@ def main() -> None:
                 assert read() == size
                 elapsed = time.perf_counter() - started
                 runs.append((size / elapsed / 1e6, (_cpu() - cpu) / (size / (1 << 30))))
-            rates = ", ".join(f"{r[0]:.0f}" for r in runs)
-            print(f"| {name} | {statistics.median(r[0] for r in runs):,.0f} | "
-                  f"{statistics.median(r[1] for r in runs):.2f} | {rates} |", flush=True)
+            rates[name] = statistics.median(r[0] for r in runs)
+            print(f"| {name} | {rates[name]:,.0f} | {statistics.median(r[1] for r in runs):.2f} | "
+                  f"{', '.join(f'{r[0]:.0f}' for r in runs)} |", flush=True)
         _drop(path)
     print(f"load {os.getloadavg()[0]:.1f} at the end")
+    record([run.row("posix.cold_read", f"{args.size_mib} MiB cold read by one thread, buffered with drop-behind (the "
+                    "posix tier's path)", rates["buffered, FADV_SEQUENTIAL, dropped behind per 4 MiB"], "MB/s",
+                    "O_DIRECT, 1 MiB reads", rates["O_DIRECT, 1 MiB reads"])])
 
 
 if __name__ == "__main__":
