@@ -32,6 +32,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from bench.figures import Run, record
 from tests.servers import free_port, wait_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -385,13 +386,13 @@ def _lean_transfer(client: Client, gateway: str, rid: str, direction: str, path:
             os.close(out_fd)
 
 
-def multipart_run(inst: Installation, client: Client, repeat: int) -> list[str]:
+def multipart_run(inst: Installation, client: Client, repeat: int) -> tuple[list[str], dict[tuple[str, str], float]]:
     """1 GiB up and down in parallel parts under one 300 MB/s reservation per direction, by two clients:
     boto3 (upload_file / download_file, default settings) and a lean http.client one (see _lean_transfer),
     ``repeat`` times each (the median run is reported, with the range of achieved/booked).
     The pool's bookable capacity is exactly 300 MB/s, so capacity nobody uses adds at most the 10 %
     unbookable share on top of the reservation. CPU seconds of the gateway and of the client are
-    reported: both share the machine's cores."""
+    reported: both share the machine's cores. Returns the table's rows and the median MB/s by (client, direction)."""
     from boto3.s3.transfer import TransferConfig
 
     set_capacity(300 / 0.9 + 0.01, 300 / 0.9 + 0.01)
@@ -404,16 +405,18 @@ def multipart_run(inst: Installation, client: Client, repeat: int) -> list[str]:
         os.fsync(f.fileno())  # the source file's write-back is not part of the run
     config = TransferConfig(multipart_threshold=64 * MiB, multipart_chunksize=64 * MiB, max_concurrency=10)
     lines = []
+    rates: dict[tuple[str, str], float] = {}
     for client_kind in ("boto3", "lean"):
         for direction in ("write", "read"):
             runs = sorted(_transfer(inst, client, client_kind, direction, path, config) for _ in range(repeat))
             rate, elapsed, gateway_cpu, client_cpu = runs[len(runs) // 2]
+            rates[(client_kind, direction)] = rate
             what = ("upload, multipart" if direction == "write" else "download, ranged GETs") + \
                 f" ({client_kind})"
             spread = f" ({runs[0][0] / 300:.3f}–{runs[-1][0] / 300:.3f})" if repeat > 1 else ""
             lines.append(f"| 1 GiB {what} | 300 | {rate:.1f} | {rate / 300:.3f}{spread} | {elapsed:.2f} s | "
                          f"{gateway_cpu:.1f} | {client_cpu:.1f} |")
-    return lines
+    return lines, rates
 
 
 def _transfer(inst: Installation, client: Client, client_kind: str, direction: str, path: Path,
@@ -500,6 +503,8 @@ def main() -> int:
     if shutil.which("redis-server") is None:
         print("redis-server not found (make setup installs it)", file=sys.stderr)
         return 2
+    run = Run()
+    figures = []
     inst = Installation(gateways=2)
     try:
         clients, greedy, mp_client = prepare_clients(inst)
@@ -516,18 +521,30 @@ def main() -> int:
                 block = table(title, rows, capacity)
                 print("\n".join(block), flush=True)
                 lines += block
+                if gateways == 2:
+                    worst = min((r for r in rows if r.ratio is not None), key=lambda r: r.ratio or 0.0)
+                    figures.append(run.row(f"reservations.{direction}.worst", f"{direction}, 5 reserved clients + 1 "
+                                           f"greedy, 2 gateways, {args.seconds:g} s: the worst reserved client's rate "
+                                           "(target ≥ 0.95 of its booking)", worst.achieved_mbps, "MB/s",
+                                           "its booked rate", worst.booked_mbps))
         if not args.skip_multipart:
+            transfers, rates = multipart_run(inst, mp_client, args.repeat)
             mp_lines = ["**1 GiB object under one 300 MB/s reservation** (bookable capacity 300 MB/s per "
                         "direction, 16 x 64 MiB parts, 10 in parallel, one gateway process)", "",
                         "| transfer | booked MB/s | achieved MB/s | achieved/booked | time | gateway CPU s | "
-                        "client CPU s |", "|---|---|---|---|---|---|---|",
-                        *multipart_run(inst, mp_client, args.repeat), ""]
+                        "client CPU s |", "|---|---|---|---|---|---|---|", *transfers, ""]
             print("\n".join(mp_lines), flush=True)
             lines += mp_lines
+            for direction, name, what in (("write", "upload_1gib", "multipart upload"),
+                                          ("read", "download_1gib", "ranged-GET download")):
+                figures.append(run.row(f"reservations.{name}", f"1 GiB {what} (boto3) under one 300 MB/s "
+                                       f"reservation, median of {args.repeat} (target ≥ 0.97)",
+                                       rates[("boto3", direction)], "MB/s", "booked rate", 300.0))
         print("\n".join(lines))
-        return 0
     finally:
         inst.close()
+    record(figures)
+    return 0
 
 
 if __name__ == "__main__":
