@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import os
 import re
 import shutil
@@ -41,6 +42,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.figures import Run, record  # noqa: E402 - after the repository is on the path
 from tests.servers import free_port, wait_port  # noqa: E402 - after the repository is on the path
 
 DELAY_S = 5.0
@@ -359,6 +361,22 @@ def markdown(a: PartA | None, b: tuple[int, float, list[Timing]] | None, databas
     return "\n".join(out)
 
 
+def figures(run: Run, a: PartA | None, b: tuple[int, float, list[Timing]] | None,
+            postgres: bool) -> list[dict[str, Any]]:
+    """The rows of the current figures: completion → shown against its goal, the page's p95 against 100 ms."""
+    db, name = ("postgresql", "PostgreSQL") if postgres else ("sqlite", "SQLite")
+    rows = []
+    if a:
+        rows.append(run.row(f"restores.ready.{db}", f"last recall done → API shows the {a.objects:,}-object batch "
+                            f"ready, {name}", a.completion_to_shown_s, "s", "goal: poll interval + 2 s",
+                            a.poll_every_s + 2))
+    if b:
+        total, _fill_s, timings = b
+        rows.append(run.row(f"restores.page.{db}", f"Restores page data (everyone's) p95, {total:,} restore rows, "
+                            f"{name}", timings[0].p95_ms, "ms", "goal", 100.0))
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--objects", type=int, default=10_000)
@@ -368,6 +386,7 @@ def main() -> int:
     parser.add_argument("--skip-b", action="store_true")
     parser.add_argument("--markdown", action="store_true", help="print only the Markdown section")
     args = parser.parse_args()
+    run = Run()
 
     workdir = Path(tempfile.mkdtemp(prefix="tierpilot-bench-restores-"))
     server = None
@@ -399,6 +418,9 @@ def main() -> int:
         if server is not None:
             server.stop()
         shutil.rmtree(workdir, ignore_errors=True)
+    # with --markdown, stdout carries the Markdown section alone
+    with contextlib.redirect_stdout(sys.stderr if args.markdown else sys.stdout):
+        record(figures(run, a, b, args.postgres))
     return 0
 
 
