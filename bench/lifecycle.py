@@ -21,6 +21,7 @@ Run: .venv/bin/python bench/lifecycle.py [--rows 1000000] [--due 10000] [--large
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import os
 import shutil
@@ -36,6 +37,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.figures import Run, record  # noqa: E402 - after the repository is on the path
+
 KIB = 1024
 MIB = 1024 * 1024
 WORKERS = int(os.environ.get("BENCH_WORKERS", "8"))
@@ -318,6 +322,23 @@ def markdown(res: Results) -> str:
     return "\n".join(out)
 
 
+def figures(run: Run, res: Results, postgres: bool) -> list[dict[str, Any]]:
+    """The rows of the current figures: the first sweep against its goal, the streamed and verified moves against a
+    plain copy + fsync of the same files."""
+    name = "PostgreSQL" if postgres else "SQLite"
+    rows = [run.row(f"lifecycle.sweep.{'postgresql' if postgres else 'sqlite'}", f"lifecycle sweep: {res.due:,} due "
+                    f"among {res.rows:,} objects, {name}", res.sweep_s, "s", "goal", 2.0)]
+    for m in res.moves:
+        if m.label == "1 KiB, streamed + verified":
+            rows.append(run.row("lifecycle.move_1kib", f"lifecycle moves of 1 KiB objects, copied and verified, {name}",
+                                m.per_s, "moves/s", "plain copy + fsync of the same files", m.baseline_per_s))
+        elif m.label == "64 MiB, streamed + verified":
+            rows.append(run.row("lifecycle.move_64mib", f"lifecycle moves of 64 MiB objects, streamed and verified, "
+                                f"{name}", m.per_s * m.size / 1e6, "MB/s", "buffered copy + fsync",
+                                m.baseline_per_s * m.size / 1e6))
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -326,6 +347,7 @@ def main() -> int:
     parser.add_argument("--postgres", action="store_true", help="a throwaway PostgreSQL instead of SQLite")
     parser.add_argument("--markdown", action="store_true", help="print only the Markdown section")
     args = parser.parse_args()
+    run = Run()
 
     workdir = Path(tempfile.mkdtemp(prefix="tierpilot-bench-lifecycle-"))
     server = None
@@ -360,6 +382,9 @@ def main() -> int:
         if server is not None:
             server.stop()
         shutil.rmtree(workdir, ignore_errors=True)
+    # with --markdown, stdout carries the Markdown section alone
+    with contextlib.redirect_stdout(sys.stderr if args.markdown else sys.stdout):
+        record(figures(run, res, args.postgres))
     return 0
 
 
