@@ -53,6 +53,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "backend"))
 
+from bench.figures import Run, record  # noqa: E402
 from tests.gateway.rawclient import EMPTY, sign  # noqa: E402
 from tests.servers import create_database, free_port, start_postgres, start_redis, wait_port  # noqa: E402
 
@@ -142,6 +143,19 @@ def start_gateway(env: dict[str, str], workdir: Path) -> tuple[subprocess.Popen[
     return proc, http.client.HTTPConnection("127.0.0.1", port, timeout=120), port
 
 
+def figure(run: Run, api: str, args: argparse.Namespace, gw_ms: list[float], sql_ms: list[float]) -> dict[str, Any]:
+    """A prefix page's p99 through the gateway against the bare SQL of the same pages, as a row of the current
+    figures."""
+    setup = ("PostgreSQL" if args.postgres else "SQLite") + (" + Redis" if args.redis else "")
+    if api == "ListObjectsV2":
+        return run.row(f"listing.v2_p99.{'postgresql' if args.postgres else 'sqlite'}", f"ListObjectsV2 prefix page "
+                       f"of 1,000 keys among {args.rows:,} (versioned) p99, {setup} (target < 20 ms)", p(gw_ms, 99),
+                       "ms", "bare SQL of the same page, p99", p(sql_ms, 99))
+    return run.row(f"listing.versions_p99.{'postgresql' if args.postgres else 'sqlite'}", f"ListObjectVersions "
+                   f"prefix page of 1,000 entries among {args.rows:,} p99, {setup}", p(gw_ms, 99), "ms",
+                   "bare SQL of the same page, p99", p(sql_ms, 99))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -159,6 +173,8 @@ def main() -> int:
     parser.add_argument("--only", metavar="TEXT", help="time only the shapes whose name contains TEXT (e.g. "
                         '"prefix page"): more pages for a steadier p99 in the same minutes')
     args = parser.parse_args()
+    run = Run()
+    figures: list[dict[str, Any]] = []
 
     keep_dir = Path(tempfile.gettempdir()) / f"tierpilot-bench-{args.keep}" if args.keep else None
     workdir = keep_dir or Path(tempfile.mkdtemp(prefix="tierpilot-bench-versions-"))
@@ -355,6 +371,8 @@ def main() -> int:
                 rows_out.append((f"{api}, {name}" + (f" — {label}" if args.baseline else "") + pages, gw_ms, sql_ms,
                                  cpu_ms))
                 print(f"  {rows_out[-1][0]}: p50 {statistics.median(gw_ms):.2f} ms", file=sys.stderr, flush=True)
+                if label == "working tree" and name == "prefix page (prefix=runNN/)":
+                    figures.append(figure(run, api, args, gw_ms, sql_ms))
         db = "PostgreSQL" if pg else "SQLite (WAL)"
         print(f"{db}: one versioned bucket of {args.rows:,} objects, {args.versions} noncurrent version(s) each + "
               f"a delete marker per 50 keys; {args.pages} pages per shape at random markers in one run folder; "
@@ -382,6 +400,7 @@ def main() -> int:
             redis.stop()
         if keep_dir is None:
             shutil.rmtree(workdir, ignore_errors=True)
+    record(figures)
     return 0
 
 
