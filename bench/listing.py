@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 import boto3  # noqa: E402
 from botocore.config import Config  # noqa: E402
 
+from bench.figures import Run, record  # noqa: E402
 from tests.servers import create_database, free_port, wait_port  # noqa: E402
 
 PY = sys.executable
@@ -123,6 +124,7 @@ def main() -> int:
     parser.add_argument("--baseline", metavar="REV", help="also run the backend of this git revision (e.g. HEAD)")
     parser.add_argument("--postgres", metavar="URL", help="a PostgreSQL server to hold the catalog instead of SQLite")
     args = parser.parse_args()
+    run = Run()
 
     work = Path(tempfile.mkdtemp(prefix="tierpilot-bench-listing-"))
     url, drop = f"sqlite:///{work / 'tierpilot.db'}", None
@@ -165,9 +167,14 @@ def main() -> int:
         print("|---|---|---|")
         for name in gateways:
             print(f"| {name} | {statistics.median(cpu[name]):.1f} | {statistics.median(wall[name]):.1f} |")
-        if args.baseline:
-            base, new = (statistics.median(v) for v in cpu.values())
+        base = statistics.median(cpu[f"baseline ({args.baseline})"]) if args.baseline else None
+        new = statistics.median(cpu["working tree"])
+        if base is not None:
             print(f"CPU ratio baseline/working tree: {base / new:.2f}; answers byte-identical")
+        figure = run.row(f"listing.cpu.{'postgresql' if args.postgres else 'sqlite'}", "ListObjectsV2 page of 1,000 "
+                         f"keys among {args.objects:,}, gateway CPU with boto3 paging, "
+                         f"{'PostgreSQL' if args.postgres else 'SQLite'}", new, "ms",
+                         f"revision {args.baseline}" if args.baseline else "", base)
         print(f"load: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (1, 5, 15 min)")
     finally:
         for proc in procs:
@@ -176,6 +183,7 @@ def main() -> int:
         if drop is not None:
             drop()
         shutil.rmtree(work, ignore_errors=True)
+    record([figure])
     return 0
 
 
