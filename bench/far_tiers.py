@@ -57,6 +57,7 @@ import httpx  # noqa: E402
 from boto3.s3.transfer import TransferConfig  # noqa: E402
 from botocore.config import Config  # noqa: E402
 
+from bench.figures import Run, record  # noqa: E402
 from tests.servers import free_port, wait_port  # noqa: E402
 
 MiB = 1 << 20
@@ -232,6 +233,8 @@ def main() -> int:  # noqa: PLR0915 - one linear script
     parser.add_argument("--only", choices=("all", "adoption"), default="all", help="adoption: only the adoption "
                         "figures (no upload, reads or mount)")
     args = parser.parse_args()
+    run = Run()
+    recorded: list[dict[str, Any]] = []  # the rows of the current figures
     size = args.size_mb * MiB
     load_before = os.getloadavg()
     work = Path(tempfile.mkdtemp(prefix="tierpilot-bench-far-"))
@@ -298,6 +301,9 @@ def main() -> int:  # noqa: PLR0915 - one linear script
                 rows.append((f"sequential GET of {args.size_mb} MiB, {name}", f"{seq[name]:.1f} MB/s",
                              f"{seq[name] / (LINK_MBIT / 8):.2f} of the nominal link, {seq[name] / link:.2f} of one "
                              "measured connection"))
+            recorded.append(run.row("far.sequential", f"sequential {args.size_mb} MiB GET from an s3 tier 25 ms away, "
+                                    "read-ahead (target ≥ 0.85 of the link)", seq["read-ahead"], "MB/s",
+                                    "nominal link", LINK_MBIT / 8))
 
             # strided ---------------------------------------------------------------------------------------
             offsets = list(range(0, size - MiB, 4 * MiB))
@@ -317,6 +323,10 @@ def main() -> int:  # noqa: PLR0915 - one linear script
             rows.append((f"strided 1 MiB/3 MiB gap, {len(offsets)} reads, read-ahead", f"{strided:.2f} s",
                          f"{oracle / strided:.2f} of the oracle ({oracle:.2f} s; "
                          f"no read-ahead ~{plain_strided:.2f} s)"))
+            read = len(offsets) * MiB / 1e6
+            recorded.append(run.row("far.strided", "strided 1 MiB read / 3 MiB skipped, read-ahead (target ≥ 0.85 of "
+                                    "the oracle)", read / strided, "MB/s", "oracle: 8 offsets at a time",
+                                    read / oracle))
 
             # random ----------------------------------------------------------------------------------------
             rng = random.Random(15)
@@ -388,6 +398,9 @@ def main() -> int:  # noqa: PLR0915 - one linear script
                      f"{pager / parallel:.1f}x; CPU per 1,000-key page during the adoption: ours "
                      f"{ours / whole * 1000:.1f} ms, the cloud's {cloud_cpu / whole * 1000:.1f} ms; the pager's "
                      f"own {statistics.mean(pager_cpu) * 1000:.1f} ms"))
+        recorded.append(run.row("far.adoption", f"adoption of {len(keys):,} objects from an s3 tier; ratio: the "
+                                "speed-up over one ListObjectsV2 pager (target ≥ 8×)", adopted, "s",
+                                "boto3's paginator", pager, pager / adopted))
 
         if args.only != "adoption":
             # mount -----------------------------------------------------------------------------------------
@@ -452,6 +465,9 @@ def main() -> int:  # noqa: PLR0915 - one linear script
             rows.append((f"mount: sequential read of {args.size_mb} MiB", f"{figures['mount_seq']:.1f} MB/s",
                          f"{figures['mount_seq'] / figures['direct_seq']:.2f} of a direct GET through the same gateway "
                          f"just before and after ({figures['direct_seq']:.1f} MB/s)"))
+            recorded.append(run.row("far.mount_sequential", f"mount: sequential read of {args.size_mb} MiB (target "
+                                    "≥ 0.85 of a direct GET)", figures["mount_seq"], "MB/s",
+                                    "direct GET through the same gateway", figures["direct_seq"]))
     finally:
         if os.path.ismount(mnt):
             subprocess.run(["fusermount3", "-u", "-z", str(mnt)], check=False)
@@ -466,6 +482,7 @@ def main() -> int:  # noqa: PLR0915 - one linear script
     print("| figure | value | ratio / note |\n|---|---|---|")
     for row in rows:
         print(f"| {row[0]} | {row[1]} | {row[2]} |")
+    record(recorded)
     return 0
 
 
