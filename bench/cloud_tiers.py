@@ -29,11 +29,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.figures import Run, record  # noqa: E402
 from tests.emulators import azurite_connection_string, start_azurite, start_fake_gcs  # noqa: E402
 from tierpilot.drivers.azure import AzureBlobDriver  # noqa: E402
 from tierpilot.drivers.gcs import GCSDriver  # noqa: E402
 
 MiB = 1 << 20
+# the SDK call each driver is held to, by (emulator key, direction)
+SDK_CALLS = {("azure", "upload"): "SDK upload_blob", ("azure", "download"): "SDK download_blob",
+             ("gcs", "upload"): "SDK upload_from_file", ("gcs", "download"): "SDK download_to_file"}
 PATTERN = os.urandom(64 * MiB)
 
 
@@ -175,7 +179,9 @@ def main() -> None:
     parser.add_argument("--only", choices=["azure", "gcs"], help="one emulator (fake-gcs-server holds a whole "
                         "resumable upload in memory: 1 GiB takes it minutes and 3 GiB of RAM)")
     args = parser.parse_args()
+    run = Run()
     size = args.size_mib * MiB
+    figures = []
     print(f"load: {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f} {os.getloadavg()[2]:.1f}; "
           f"object {args.size_mib} MiB, {args.rounds} rounds", flush=True)
     rows = []
@@ -193,6 +199,10 @@ def main() -> None:
                     s.append(timed(sdk, size))
                 row = (name, direction, statistics.median(d), statistics.median(s))
                 rows.append(row)
+                driver = "Azure" if key == "azure" else "GCS"
+                figures.append(run.row(f"cloud.{key}.{direction}", f"{driver} driver, {args.size_mib} MiB {direction} "
+                                       f"{'to' if direction == 'upload' else 'from'} {name} (target ≥ 0.8 of the SDK)",
+                                       row[2], "MiB/s", SDK_CALLS[(key, direction)], row[3]))
                 print(f"{name:16} {direction:9} driver {row[2]:7.1f} MiB/s  sdk {row[3]:7.1f} MiB/s  "
                       f"ratio {row[2] / row[3]:.2f}  (driver {[round(x) for x in d]}, sdk {[round(x) for x in s]})",
                       flush=True)
@@ -203,6 +213,7 @@ def main() -> None:
         print("\n| emulator | direction | driver MiB/s | SDK MiB/s | driver / SDK |\n|---|---|---:|---:|---:|")
         for name, direction, d_med, s_med in rows:
             print(f"| {name} | {direction} | {d_med:.1f} | {s_med:.1f} | {d_med / s_med:.2f} |")
+    record(figures)
 
 
 if __name__ == "__main__":
