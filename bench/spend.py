@@ -26,7 +26,9 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
+from bench.figures import Run, record
 from tierpilot.kit.flow import BestEffortPolicy, FlowPolicy, FlowRequest
 from tierpilot.spend.usage import Meter, MeteringPolicy
 
@@ -137,7 +139,8 @@ def _same(a: object, b: object) -> bool:
     return a == b
 
 
-def _month(args: argparse.Namespace) -> None:
+def _month(args: argparse.Namespace, run: Run) -> dict[str, Any]:
+    """Price a month from the roll-up and from the rows; the row of the current figures."""
     workdir = Path(tempfile.mkdtemp(prefix="tierpilot-bench-spend-"))
     server = drop = None
     if args.postgres:
@@ -199,6 +202,9 @@ def _month(args: argparse.Namespace) -> None:
                   f"{statistics.median(t) / (args.buckets * args.objects) * 1e6:.2f} µs per stored object")
         print(f"roll-up / rows: {rolled / rows:.3f} (x{rows / rolled:.1f} faster); answers equal to the millionth: "
               f"{same}")
+        return run.row("spend.month", f"a month's spend by bucket from the daily roll-up, {args.buckets} × "
+                       f"{args.objects:,} objects, {'PostgreSQL' if args.postgres else 'SQLite'}", rolled, "s",
+                       "the same month priced from the rows", rows)
     finally:
         if drop is not None:
             drop()
@@ -218,6 +224,7 @@ def main() -> None:
     parser.add_argument("--deleted-midlife", action="store_true",
                         help="the deleted tenth left in the middle of its life (default: deleted today, the live day)")
     args = parser.parse_args()
+    run = Run()
     print(f"load average at start: {os.getloadavg()[0]:.1f} (1 min) on {os.cpu_count()} cores")
     bare, metered = [], []
     for _ in range(args.runs):
@@ -233,9 +240,12 @@ def main() -> None:
     print(f"metering adds {(m - b) / args.flows * 1e6:.2f} µs per request (ratio {m / b:.2f}x of the bare flow path)")
     hook = statistics.median(_hook_cost(args.flows) for _ in range(args.runs))
     print(f"finished hook (a request without a flow): median {hook * 1e6:.2f} µs per request")
+    figures = [run.row("spend.metering", "metering a flow (open, four 1 MiB chunks, close), per request",
+                       m / args.flows * 1e6, "µs", "the bare best-effort flow", b / args.flows * 1e6)]
     if args.objects:
-        _month(args)
+        figures.append(_month(args, run))
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
+    record(figures)
 
 
 if __name__ == "__main__":
