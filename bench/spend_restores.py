@@ -23,6 +23,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.orm import Session
 
 import tierpilot.app.models  # noqa: F401  (every table on the metadata: the foreign keys name them)
+from bench.figures import Run, record
 from tierpilot.pricing.catalogs import shipped_catalogs
 from tierpilot.restores import repository
 from tierpilot.restores.models import RestoreItem
@@ -111,11 +112,13 @@ def plan() -> list[str]:
 
 
 def main() -> None:
+    run = Run()
     fill()
+    medians: dict[str, tuple[float, int]] = {}
     for label, fn in (("through the repository, table as it is", through_repository),
                       ("bare SQL, table as it is", bare),
                       ("priced by spend over six months (read included)", priced)):
-        seconds, n = median_s(fn)
+        seconds, n = medians[label] = median_s(fn)
         print(f"{label}: {N} items, {n} returned, median {seconds * 1000:.0f} ms, plan {plan()}")
     with engine.begin() as c:
         c.execute(text("create index bench_requested_at on restore_items(requested_at)"))
@@ -124,6 +127,10 @@ def main() -> None:
     print(f"restores priced at {TOTALS[-1]:.6f} USD")
     seconds, n = median_s(through_repository)
     print(f"through the repository, with the indexes: {n} returned, median {seconds * 1000:.0f} ms, plan {plan()}")
+    through, returned = medians["through the repository, table as it is"]
+    cursor = medians["bare SQL, table as it is"][0]
+    record([run.row("spend.restores_read", f"spend's read of six months' restores, {returned:,} of {N:,} items, SQLite",
+                    through, "s", "the same SQL through the bare DB-API cursor", cursor)])
 
 
 if __name__ == "__main__":
