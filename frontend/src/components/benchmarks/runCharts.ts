@@ -1,4 +1,4 @@
-import type { BenchmarkPoint } from "@/api/benchmarks";
+import type { BenchmarkPoint, BenchmarkRun } from "@/api/benchmarks";
 
 /** Comma-separated whole numbers of at least 1, or null when any is not. */
 export function parseList(text: string): number[] | null {
@@ -87,4 +87,11 @@ export function formatSize(bytes: number): string {
   if (bytes >= 1 << 20) return `${bytes / (1 << 20)} MiB`;
   if (bytes >= 1 << 10) return `${bytes / (1 << 10)} KiB`;
   return `${bytes} B`;
+}
+
+/** A run's sizes as asked: the list, or the range sizes were drawn from. */
+export function runSizes(run: BenchmarkRun): string {
+  const range = run.params.size_distribution as { min: number; max: number } | null | undefined;
+  if (range) return `${formatSize(range.min)}–${formatSize(range.max)}`;
+  return ((run.params.object_sizes as number[] | undefined) ?? []).map(formatSize).join(", ");
 }

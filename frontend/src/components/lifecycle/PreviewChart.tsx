@@ -1,8 +1,8 @@
 import { useState } from "react";
-import { Bar, BarChart, CartesianGrid, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
+import { Bar, BarChart, CartesianGrid, Tooltip, XAxis, YAxis } from "recharts";
 import type { Preview } from "@/api/lifecycle";
 import { tierColorMap } from "@/components/overview/tier-colors";
-import { Stat } from "@/components/ui";
+import { AXIS, axisLabel, ChartFrame, GRID_STROKE, Stat } from "@/components/ui";
 import { chartByteUnit, formatBytes, formatCount } from "@/lib/format";
 import { chartRows, EXPIRED, type Metric, maxStack, seriesOf, usd } from "./preview-chart-data";
 
@@ -27,77 +27,55 @@ export function PreviewChart({ preview, tiers }: { preview: Preview; tiers: stri
   });
   const nothing = series.length === 0 && preview.totals.expirations.objects === 0;
   return (
-    <figure
-      className="chart lc-chart"
-      aria-label={`${metric === "bytes" ? "Bytes" : "Objects"} moving or expiring per day over the next ${preview.days} days, per target tier`}
-      data-testid="lifecycle-preview-chart"
-    >
-      <div className="lc-chart__controls" role="radiogroup" aria-label="Show">
-        {(["bytes", "objects"] as const).map((m) => (
-          <label key={m} className="lc-chart__toggle">
-            <input type="radio" name="lc-metric" checked={metric === m} onChange={() => setMetric(m)} />
-            {m === "bytes" ? "Volume (GiB = 2³⁰ B)" : "Objects"}
-          </label>
-        ))}
-      </div>
-      {nothing ? (
-        <p className="muted lc-chart__empty">Nothing moves or expires in the next {preview.days} days.</p>
-      ) : (
-        <div style={{ width: "100%", height: 260 }}>
-          <ResponsiveContainer>
-            <BarChart data={scaled} margin={{ top: 8, right: 16, bottom: 16, left: 8 }}>
-              <CartesianGrid stroke="#e5e9f0" vertical={false} />
-              <XAxis dataKey="date" tickFormatter={day} fontSize={12} minTickGap={24} />
-              <YAxis
-                fontSize={12}
-                allowDecimals={metric === "bytes"}
-                label={{ value: unit.label, angle: -90, position: "insideLeft", fontSize: 12 }}
-              />
-              <Tooltip
-                labelFormatter={(d) => day(String(d))}
-                formatter={(v, name) => {
-                  const n = Number(v) * unit.divisor;
-                  return [metric === "bytes" ? formatBytes(n) : formatCount(n), String(name)];
-                }}
-              />
-              {series.map((tier) => (
-                <Bar
-                  key={tier}
-                  dataKey={tier}
-                  name={`to ${tier}`}
-                  stackId="day"
-                  fill={colors.get(tier) ?? "#2563eb"}
-                  isAnimationActive={false}
-                />
-              ))}
-              <Bar
-                dataKey={EXPIRED}
-                name="expired"
-                stackId="day"
-                fill={EXPIRED_COLOR}
-                isAnimationActive={false}
-              />
-            </BarChart>
-          </ResponsiveContainer>
+    <ChartFrame
+      label={`${metric === "bytes" ? "Bytes" : "Objects"} moving or expiring per day over the next ${preview.days} days, per target tier`}
+      className="lc-chart"
+      testId="lifecycle-preview-chart"
+      height={260}
+      controls={
+        <div className="lc-chart__controls" role="radiogroup" aria-label="Show">
+          {(["bytes", "objects"] as const).map((m) => (
+            <label key={m} className="lc-chart__toggle">
+              <input type="radio" name="lc-metric" checked={metric === m} onChange={() => setMetric(m)} />
+              {m === "bytes" ? "Volume (GiB = 2³⁰ B)" : "Objects"}
+            </label>
+          ))}
         </div>
-      )}
-      <figcaption className="chart-legend">
+      }
+      placeholder={
+        nothing ? (
+          <p className="muted lc-chart__empty">Nothing moves or expires in the next {preview.days} days.</p>
+        ) : undefined
+      }
+      legend={[
+        ...series.map((tier) => ({ label: `to ${tier}`, color: colors.get(tier) ?? "" })),
+        { label: "expired", color: EXPIRED_COLOR },
+      ]}
+    >
+      <BarChart data={scaled} margin={{ top: 8, right: 16, bottom: 16, left: 8 }}>
+        <CartesianGrid stroke={GRID_STROKE} vertical={false} />
+        <XAxis {...AXIS} dataKey="date" tickFormatter={day} minTickGap={24} />
+        <YAxis {...AXIS} allowDecimals={metric === "bytes"} label={axisLabel(unit.label, "left")} />
+        <Tooltip
+          labelFormatter={(d) => day(String(d))}
+          formatter={(v, name) => {
+            const n = Number(v) * unit.divisor;
+            return [metric === "bytes" ? formatBytes(n) : formatCount(n), String(name)];
+          }}
+        />
         {series.map((tier) => (
-          <span key={tier} className="chart-legend__item">
-            <span
-              className="chart-legend__swatch"
-              style={{ background: colors.get(tier) }}
-              aria-hidden="true"
-            />
-            to {tier}
-          </span>
+          <Bar
+            key={tier}
+            dataKey={tier}
+            name={`to ${tier}`}
+            stackId="day"
+            fill={colors.get(tier) ?? "#2563eb"}
+            isAnimationActive={false}
+          />
         ))}
-        <span className="chart-legend__item">
-          <span className="chart-legend__swatch" style={{ background: EXPIRED_COLOR }} aria-hidden="true" />
-          expired
-        </span>
-      </figcaption>
-    </figure>
+        <Bar dataKey={EXPIRED} name="expired" stackId="day" fill={EXPIRED_COLOR} isAnimationActive={false} />
+      </BarChart>
+    </ChartFrame>
   );
 }
 

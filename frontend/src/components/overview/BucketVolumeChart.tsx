@@ -1,5 +1,6 @@
-import { Bar, BarChart, CartesianGrid, Cell, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
+import { Bar, BarChart, CartesianGrid, Cell, Tooltip, XAxis, YAxis } from "recharts";
 import type { BucketUsage } from "@/api/overview";
+import { AXIS, axisLabel, ChartFrame, GRID_STROKE } from "@/components/ui";
 import { chartByteUnit, formatBytes, formatCount } from "@/lib/format";
 
 const MAX_BARS = 10;
@@ -46,45 +47,34 @@ export function BucketVolumeChart({
   const height = Math.max(160, rows.length * 36 + 48);
   const tiersShown = [...new Set(rows.map((r) => r.tier))];
   return (
-    <figure className="chart" aria-label={`Stored volume per bucket in ${unit.label}`}>
-      <div style={{ width: "100%", height }}>
-        <ResponsiveContainer>
-          <BarChart data={rows} layout="vertical" margin={{ top: 4, right: 16, bottom: 16, left: 8 }}>
-            <CartesianGrid horizontal={false} stroke="#e5e9f0" />
-            <XAxis
-              type="number"
-              tickFormatter={(v: number) => (Number.isInteger(v) ? String(v) : v.toFixed(1))}
-              label={{ value: `${unit.label} stored`, position: "insideBottom", offset: -8, fontSize: 12 }}
-              fontSize={12}
-            />
-            <YAxis type="category" dataKey="name" width={120} fontSize={12} interval={0} />
-            <Tooltip content={<ChartTooltip />} cursor={{ fill: "rgba(37, 99, 235, 0.06)" }} />
-            <Bar
-              dataKey="value"
-              name={`${unit.label} stored`}
-              radius={[0, 4, 4, 0]}
-              isAnimationActive={false}
-            >
-              {rows.map((r) => (
-                <Cell key={r.name} fill={colors.get(r.tier) ?? "#4b5563"} />
-              ))}
-            </Bar>
-          </BarChart>
-        </ResponsiveContainer>
-      </div>
-      <figcaption className="chart-legend">
-        {tiersShown.map((t) => (
-          <span key={t} className="chart-legend__item">
-            <span className="chart-legend__swatch" style={{ background: colors.get(t) }} aria-hidden="true" />
-            {t}
-          </span>
-        ))}
-        {buckets.length > MAX_BARS ? (
+    <ChartFrame
+      label={`Stored volume per bucket in ${unit.label}`}
+      height={height}
+      legend={tiersShown.map((t) => ({ label: t, color: colors.get(t) ?? "" }))}
+      caption={
+        buckets.length > MAX_BARS ? (
           <span className="muted">
             largest {MAX_BARS} of {buckets.length}
           </span>
-        ) : null}
-      </figcaption>
-    </figure>
+        ) : null
+      }
+    >
+      <BarChart data={rows} layout="vertical" margin={{ top: 4, right: 16, bottom: 16, left: 8 }}>
+        <CartesianGrid horizontal={false} stroke={GRID_STROKE} />
+        <XAxis
+          {...AXIS}
+          type="number"
+          tickFormatter={(v: number) => (Number.isInteger(v) ? String(v) : v.toFixed(1))}
+          label={axisLabel(`${unit.label} stored`, "bottom", -8)}
+        />
+        <YAxis {...AXIS} type="category" dataKey="name" width={120} interval={0} />
+        <Tooltip content={<ChartTooltip />} cursor={{ fill: "rgba(37, 99, 235, 0.06)" }} />
+        <Bar dataKey="value" name={`${unit.label} stored`} radius={[0, 4, 4, 0]} isAnimationActive={false}>
+          {rows.map((r) => (
+            <Cell key={r.name} fill={colors.get(r.tier) ?? "#4b5563"} />
+          ))}
+        </Bar>
+      </BarChart>
+    </ChartFrame>
   );
 }

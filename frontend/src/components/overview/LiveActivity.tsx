@@ -1,8 +1,8 @@
 import { useQuery } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
-import { CartesianGrid, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
+import { CartesianGrid, Line, LineChart, Tooltip, XAxis, YAxis } from "recharts";
 import { type Activity, activityQueryOptions } from "@/api/requests";
-import { Card } from "@/components/ui";
+import { Card, ChartFrame } from "@/components/ui";
 import { formatCount, formatRate } from "@/lib/format";
 import { type ActivityPoint, appendPoint, ratesBetween } from "./liveActivity";
 import "./LiveActivity.css";
@@ -80,40 +80,39 @@ export function LiveActivity() {
         </ul>
       ) : null}
       {data.gateway && points.length > 1 ? (
-        <div
+        <ChartFrame
+          as="img"
           className="live-activity__chart"
-          role="img"
-          aria-label="Gateway throughput over the last minutes"
+          label="Gateway throughput over the last minutes"
+          height={160}
         >
-          <ResponsiveContainer width="100%" height={160}>
-            <LineChart data={points} margin={{ top: 8, right: 8, bottom: 0, left: 0 }}>
-              <CartesianGrid strokeDasharray="3 3" />
-              <XAxis
-                dataKey="t"
-                tickFormatter={(t: number) => new Date(t * 1000).toLocaleTimeString()}
-                minTickGap={40}
-              />
-              <YAxis width={48} unit=" MB/s" />
-              <Tooltip labelFormatter={(t) => new Date(Number(t) * 1000).toLocaleTimeString()} />
-              <Line
-                type="monotone"
-                dataKey="outMBps"
-                name="read MB/s"
-                stroke="#2563eb"
-                dot={false}
-                isAnimationActive={false}
-              />
-              <Line
-                type="monotone"
-                dataKey="inMBps"
-                name="written MB/s"
-                stroke="#7c3aed"
-                dot={false}
-                isAnimationActive={false}
-              />
-            </LineChart>
-          </ResponsiveContainer>
-        </div>
+          <LineChart data={points} margin={{ top: 8, right: 8, bottom: 0, left: 0 }}>
+            <CartesianGrid strokeDasharray="3 3" />
+            <XAxis
+              dataKey="t"
+              tickFormatter={(t: number) => new Date(t * 1000).toLocaleTimeString()}
+              minTickGap={40}
+            />
+            <YAxis width={48} unit=" MB/s" />
+            <Tooltip labelFormatter={(t) => new Date(Number(t) * 1000).toLocaleTimeString()} />
+            <Line
+              type="monotone"
+              dataKey="outMBps"
+              name="read MB/s"
+              stroke="#2563eb"
+              dot={false}
+              isAnimationActive={false}
+            />
+            <Line
+              type="monotone"
+              dataKey="inMBps"
+              name="written MB/s"
+              stroke="#7c3aed"
+              dot={false}
+              isAnimationActive={false}
+            />
+          </LineChart>
+        </ChartFrame>
       ) : null}
     </Card>
   );

@@ -1,6 +1,6 @@
-import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
+import { Bar, BarChart, CartesianGrid, Legend, Tooltip, XAxis, YAxis } from "recharts";
 import type { Report } from "@/api/pricing";
-import { type Column, Table } from "@/components/ui";
+import { AXIS, ChartFrame, type Column, GRID_STROKE, Table } from "@/components/ui";
 import {
   breakdownRows,
   COMPONENT_COLORS,
@@ -56,32 +56,28 @@ export function BreakdownSection({ report }: { report: Report }) {
   ];
   return (
     <>
-      <figure
-        className="chart"
-        aria-label={`Monthly cost per tier by component at ${formatFrequency(report.reads_per_month)} full reads per month`}
+      <ChartFrame
+        label={`Monthly cost per tier by component at ${formatFrequency(report.reads_per_month)} full reads per month`}
+        height={Math.max(200, rows.length * 34 + 80)}
       >
-        <div style={{ width: "100%", height: Math.max(200, rows.length * 34 + 80) }}>
-          <ResponsiveContainer>
-            <BarChart data={rows} layout="vertical" margin={{ top: 4, right: 16, bottom: 16, left: 8 }}>
-              <CartesianGrid horizontal={false} stroke="#e5e9f0" />
-              <XAxis type="number" tickFormatter={(v: number) => formatUsd(v)} fontSize={12} />
-              <YAxis type="category" dataKey="tier" width={170} fontSize={12} interval={0} />
-              <Tooltip formatter={(v) => formatUsd(Number(v))} />
-              <Legend wrapperStyle={{ fontSize: 12 }} />
-              {used.map((c) => (
-                <Bar
-                  key={c}
-                  dataKey={c}
-                  name={COMPONENT_LABELS[c]}
-                  stackId="cost"
-                  fill={COMPONENT_COLORS[c]}
-                  isAnimationActive={false}
-                />
-              ))}
-            </BarChart>
-          </ResponsiveContainer>
-        </div>
-      </figure>
+        <BarChart data={rows} layout="vertical" margin={{ top: 4, right: 16, bottom: 16, left: 8 }}>
+          <CartesianGrid horizontal={false} stroke={GRID_STROKE} />
+          <XAxis {...AXIS} type="number" tickFormatter={(v: number) => formatUsd(v)} />
+          <YAxis {...AXIS} type="category" dataKey="tier" width={170} interval={0} />
+          <Tooltip formatter={(v) => formatUsd(Number(v))} />
+          <Legend wrapperStyle={AXIS} />
+          {used.map((c) => (
+            <Bar
+              key={c}
+              dataKey={c}
+              name={COMPONENT_LABELS[c]}
+              stackId="cost"
+              fill={COMPONENT_COLORS[c]}
+              isAnimationActive={false}
+            />
+          ))}
+        </BarChart>
+      </ChartFrame>
       <Table
         caption="Monthly cost per tier and component, USD"
         columns={columns}

@@ -1,15 +1,6 @@
-import {
-  CartesianGrid,
-  Legend,
-  Line,
-  LineChart,
-  ReferenceLine,
-  ResponsiveContainer,
-  Tooltip,
-  XAxis,
-  YAxis,
-} from "recharts";
+import { CartesianGrid, Legend, Line, LineChart, ReferenceLine, Tooltip, XAxis, YAxis } from "recharts";
 import type { Report } from "@/api/pricing";
+import { AXIS, axisLabel, ChartFrame, GRID_STROKE } from "@/components/ui";
 import { curveRows, formatFrequency, formatUsd, logTicks, type Marker, markersInRange } from "./chart-data";
 
 interface MarkerLabelProps {
@@ -71,78 +62,64 @@ export function CostCurveChart({ report, colors }: { report: Report; colors: Map
   // costs span orders of magnitude across frequencies: a log axis keeps the crossings readable
   const logCost = Object.values(report.sweep.totals).every((values) => values.every((v) => v > 0));
   return (
-    <figure
-      className="chart"
-      aria-label={`Monthly cost in USD against full reads per month, from ${formatFrequency(min)} to ${formatFrequency(max)}`}
-    >
-      <div className="planner-chart" style={{ width: "100%", height: 360 }}>
-        <ResponsiveContainer>
-          <LineChart data={rows} margin={{ top: 8, right: 24, bottom: 24, left: 8 }}>
-            <CartesianGrid stroke="#e5e9f0" />
-            <XAxis
-              dataKey="f"
-              type="number"
-              scale="log"
-              domain={[min, max]}
-              ticks={logTicks(min, max)}
-              allowDataOverflow
-              tickFormatter={(v: number) => formatFrequency(v)}
-              label={{
-                value: "full reads of the data set per month (log)",
-                position: "insideBottom",
-                offset: -12,
-                fontSize: 12,
-              }}
-              fontSize={12}
-            />
-            <YAxis
-              scale={logCost ? "log" : "auto"}
-              domain={logCost ? ["auto", "auto"] : [0, "auto"]}
-              allowDataOverflow={logCost}
-              tickFormatter={(v: number) => formatUsd(v)}
-              width={84}
-              fontSize={12}
-              label={{
-                value: logCost ? "USD per month (log)" : "USD per month",
-                angle: -90,
-                position: "insideLeft",
-                offset: 4,
-                fontSize: 12,
-              }}
-            />
-            <Tooltip content={<CurveTooltip />} />
-            <Legend verticalAlign="top" height={28} wrapperStyle={{ fontSize: 12 }} />
-            {tiers.map((tier) => (
-              <Line
-                key={tier}
-                type="linear"
-                dataKey={tier}
-                name={tier}
-                stroke={colors.get(tier)}
-                dot={false}
-                strokeWidth={2}
-                isAnimationActive={false}
-              />
-            ))}
-            {markers.map((m, i) => (
-              <ReferenceLine
-                key={`${m.cheaperBelow}|${m.cheaperAbove}|${m.readsPerMonth}`}
-                x={m.readsPerMonth}
-                stroke="#6b7280"
-                strokeDasharray="4 3"
-                label={(props: { viewBox?: MarkerLabelProps["viewBox"] }) => (
-                  <MarkerLabel viewBox={props.viewBox} marker={m} index={i} />
-                )}
-              />
-            ))}
-          </LineChart>
-        </ResponsiveContainer>
-      </div>
-      <figcaption className="muted">
-        {markers.length
+    <ChartFrame
+      label={`Monthly cost in USD against full reads per month, from ${formatFrequency(min)} to ${formatFrequency(max)}`}
+      height={360}
+      bodyClassName="planner-chart"
+      caption={
+        markers.length
           ? `${markers.length} break-even point${markers.length > 1 ? "s" : ""} in this range (dashed lines).`
-          : "No two tiers cost the same anywhere in this range."}
-      </figcaption>
-    </figure>
+          : "No two tiers cost the same anywhere in this range."
+      }
+    >
+      <LineChart data={rows} margin={{ top: 8, right: 24, bottom: 24, left: 8 }}>
+        <CartesianGrid stroke={GRID_STROKE} />
+        <XAxis
+          dataKey="f"
+          type="number"
+          scale="log"
+          domain={[min, max]}
+          ticks={logTicks(min, max)}
+          allowDataOverflow
+          tickFormatter={(v: number) => formatFrequency(v)}
+          label={axisLabel("full reads of the data set per month (log)", "bottom", -12)}
+          {...AXIS}
+        />
+        <YAxis
+          scale={logCost ? "log" : "auto"}
+          domain={logCost ? ["auto", "auto"] : [0, "auto"]}
+          allowDataOverflow={logCost}
+          tickFormatter={(v: number) => formatUsd(v)}
+          width={84}
+          {...AXIS}
+          label={axisLabel(logCost ? "USD per month (log)" : "USD per month", "left", 4)}
+        />
+        <Tooltip content={<CurveTooltip />} />
+        <Legend verticalAlign="top" height={28} wrapperStyle={AXIS} />
+        {tiers.map((tier) => (
+          <Line
+            key={tier}
+            type="linear"
+            dataKey={tier}
+            name={tier}
+            stroke={colors.get(tier)}
+            dot={false}
+            strokeWidth={2}
+            isAnimationActive={false}
+          />
+        ))}
+        {markers.map((m, i) => (
+          <ReferenceLine
+            key={`${m.cheaperBelow}|${m.cheaperAbove}|${m.readsPerMonth}`}
+            x={m.readsPerMonth}
+            stroke="#6b7280"
+            strokeDasharray="4 3"
+            label={(props: { viewBox?: MarkerLabelProps["viewBox"] }) => (
+              <MarkerLabel viewBox={props.viewBox} marker={m} index={i} />
+            )}
+          />
+        ))}
+      </LineChart>
+    </ChartFrame>
   );
 }

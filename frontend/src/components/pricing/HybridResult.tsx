@@ -1,5 +1,6 @@
-import { Bar, BarChart, CartesianGrid, Cell, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
+import { Bar, BarChart, CartesianGrid, Cell, Tooltip, XAxis, YAxis } from "recharts";
 import type { CatalogSummary, Report } from "@/api/pricing";
+import { AXIS, ChartFrame, GRID_STROKE } from "@/components/ui";
 import { formatUsd } from "./chart-data";
 import { tierRefLabel } from "./scenario-form";
 
@@ -20,26 +21,22 @@ export function HybridResult({
   ];
   return (
     <>
-      <figure className="chart" aria-label="Annual cost of hybrid plans and single tiers, USD">
-        <div style={{ width: "100%", height: Math.max(180, rows.length * 34 + 48) }}>
-          <ResponsiveContainer>
-            <BarChart data={rows} layout="vertical" margin={{ top: 4, right: 16, bottom: 16, left: 8 }}>
-              <CartesianGrid horizontal={false} stroke="#e5e9f0" />
-              <XAxis type="number" tickFormatter={(v: number) => formatUsd(v)} fontSize={12} />
-              <YAxis type="category" dataKey="name" width={200} fontSize={12} interval={0} />
-              <Tooltip formatter={(v) => [formatUsd(Number(v)), "per year"]} />
-              <Bar dataKey="annual" name="USD per year" isAnimationActive={false}>
-                {rows.map((r) => (
-                  <Cell
-                    key={r.name}
-                    fill={r.hybrid ? "#111827" : (colors.get(r.name.slice(7)) ?? "#94a3b8")}
-                  />
-                ))}
-              </Bar>
-            </BarChart>
-          </ResponsiveContainer>
-        </div>
-      </figure>
+      <ChartFrame
+        label="Annual cost of hybrid plans and single tiers, USD"
+        height={Math.max(180, rows.length * 34 + 48)}
+      >
+        <BarChart data={rows} layout="vertical" margin={{ top: 4, right: 16, bottom: 16, left: 8 }}>
+          <CartesianGrid horizontal={false} stroke={GRID_STROKE} />
+          <XAxis {...AXIS} type="number" tickFormatter={(v: number) => formatUsd(v)} />
+          <YAxis {...AXIS} type="category" dataKey="name" width={200} interval={0} />
+          <Tooltip formatter={(v) => [formatUsd(Number(v)), "per year"]} />
+          <Bar dataKey="annual" name="USD per year" isAnimationActive={false}>
+            {rows.map((r) => (
+              <Cell key={r.name} fill={r.hybrid ? "#111827" : (colors.get(r.name.slice(7)) ?? "#94a3b8")} />
+            ))}
+          </Bar>
+        </BarChart>
+      </ChartFrame>
       {report.hybrid.map((h) => (
         <div key={h.name} className="ui-table-wrap">
           <table className="ui-table planner-table">

@@ -1,6 +1,6 @@
-import { CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
+import { CartesianGrid, Legend, Line, LineChart, Tooltip, XAxis, YAxis } from "recharts";
 import type { Report } from "@/api/pricing";
-import { Stat } from "@/components/ui";
+import { AXIS, axisLabel, ChartFrame, GRID_STROKE, Stat } from "@/components/ui";
 import { formatUsd } from "./chart-data";
 
 type Lifecycle = NonNullable<Report["lifecycle"]>;
@@ -33,50 +33,42 @@ export function LifecycleResult({ lifecycle }: { lifecycle: Lifecycle }) {
           <Stat label="Best transition days" value={formatUsd(best.total)} detail={rulesText(best.rules)} />
         ) : null}
       </div>
-      <figure className="chart" aria-label="Lifecycle simulation: USD per month">
-        <div style={{ width: "100%", height: 280 }}>
-          <ResponsiveContainer>
-            <LineChart data={rows} margin={{ top: 8, right: 24, bottom: 24, left: 8 }}>
-              <CartesianGrid stroke="#e5e9f0" />
-              <XAxis
-                dataKey="month"
-                fontSize={12}
-                label={{ value: "month", position: "insideBottom", offset: -12, fontSize: 12 }}
-              />
-              <YAxis tickFormatter={(v: number) => formatUsd(v)} width={84} fontSize={12} />
-              <Tooltip formatter={(v) => formatUsd(Number(v))} labelFormatter={(m) => `month ${m}`} />
-              <Legend verticalAlign="top" height={28} wrapperStyle={{ fontSize: 12 }} />
-              <Line
-                dataKey="policy"
-                name="policy"
-                stroke="#2563eb"
-                dot={false}
-                strokeWidth={2}
-                isAnimationActive={false}
-              />
-              <Line
-                dataKey="hot"
-                name="keep hot"
-                stroke="#dc2626"
-                dot={false}
-                strokeWidth={2}
-                isAnimationActive={false}
-              />
-              {best ? (
-                <Line
-                  dataKey="best"
-                  name="best days"
-                  stroke="#059669"
-                  strokeDasharray="5 3"
-                  dot={false}
-                  strokeWidth={2}
-                  isAnimationActive={false}
-                />
-              ) : null}
-            </LineChart>
-          </ResponsiveContainer>
-        </div>
-      </figure>
+      <ChartFrame label="Lifecycle simulation: USD per month" height={280}>
+        <LineChart data={rows} margin={{ top: 8, right: 24, bottom: 24, left: 8 }}>
+          <CartesianGrid stroke={GRID_STROKE} />
+          <XAxis {...AXIS} dataKey="month" label={axisLabel("month", "bottom", -12)} />
+          <YAxis {...AXIS} tickFormatter={(v: number) => formatUsd(v)} width={84} />
+          <Tooltip formatter={(v) => formatUsd(Number(v))} labelFormatter={(m) => `month ${m}`} />
+          <Legend verticalAlign="top" height={28} wrapperStyle={AXIS} />
+          <Line
+            dataKey="policy"
+            name="policy"
+            stroke="#2563eb"
+            dot={false}
+            strokeWidth={2}
+            isAnimationActive={false}
+          />
+          <Line
+            dataKey="hot"
+            name="keep hot"
+            stroke="#dc2626"
+            dot={false}
+            strokeWidth={2}
+            isAnimationActive={false}
+          />
+          {best ? (
+            <Line
+              dataKey="best"
+              name="best days"
+              stroke="#059669"
+              strokeDasharray="5 3"
+              dot={false}
+              strokeWidth={2}
+              isAnimationActive={false}
+            />
+          ) : null}
+        </LineChart>
+      </ChartFrame>
     </>
   );
 }

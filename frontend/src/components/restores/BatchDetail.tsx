@@ -1,7 +1,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { Link } from "@tanstack/react-router";
 import { useState } from "react";
-import { CartesianGrid, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
+import { CartesianGrid, Line, LineChart, Tooltip, XAxis, YAxis } from "recharts";
 import {
   batchQueryOptions,
   downloadUrl,
@@ -17,11 +17,15 @@ import {
   useUpgradeSpeed,
 } from "@/api/restores";
 import {
+  AXIS,
+  axisLabel,
   Badge,
   Button,
   Card,
+  ChartFrame,
   type Column,
   ErrorBanner,
+  GRID_STROKE,
   LoadingState,
   PageHeader,
   Select,
@@ -197,44 +201,32 @@ function ReadyChart({
   const minutes = span >= 180;
   const data = rows.map((r) => ({ x: minutes ? r.t / 60 : r.t, ready: r.ready }));
   return (
-    <figure
-      className="chart"
-      aria-label={`Objects ready over ${minutes ? "minutes" : "seconds"} since creation`}
-    >
-      <div style={{ width: "100%", height: 240 }}>
-        <ResponsiveContainer>
-          <LineChart data={data} margin={{ top: 8, right: 16, bottom: 20, left: 8 }}>
-            <CartesianGrid stroke="#e5e9f0" />
-            <XAxis
-              dataKey="x"
-              type="number"
-              domain={[0, (max: number) => Math.max(1, Math.ceil(max * 1.1))]}
-              fontSize={12}
-              tickFormatter={(v: number) => (Number.isInteger(v) ? String(v) : v.toFixed(1))}
-              label={{
-                value: minutes ? "minutes since created" : "seconds since created",
-                position: "insideBottom",
-                offset: -10,
-                fontSize: 12,
-              }}
-            />
-            <YAxis domain={[0, total]} allowDecimals={false} fontSize={12} width={56} />
-            <Tooltip
-              formatter={(v) => [formatCount(Number(v)), "objects ready"]}
-              labelFormatter={(v) => `after ${formatDuration(Number(v) * (minutes ? 60 : 1))}`}
-            />
-            <Line
-              type="stepAfter"
-              dataKey="ready"
-              stroke="#2f6fde"
-              strokeWidth={2}
-              dot={false}
-              isAnimationActive={false}
-            />
-          </LineChart>
-        </ResponsiveContainer>
-      </div>
-    </figure>
+    <ChartFrame label={`Objects ready over ${minutes ? "minutes" : "seconds"} since creation`} height={240}>
+      <LineChart data={data} margin={{ top: 8, right: 16, bottom: 20, left: 8 }}>
+        <CartesianGrid stroke={GRID_STROKE} />
+        <XAxis
+          dataKey="x"
+          type="number"
+          domain={[0, (max: number) => Math.max(1, Math.ceil(max * 1.1))]}
+          {...AXIS}
+          tickFormatter={(v: number) => (Number.isInteger(v) ? String(v) : v.toFixed(1))}
+          label={axisLabel(minutes ? "minutes since created" : "seconds since created", "bottom", -10)}
+        />
+        <YAxis {...AXIS} domain={[0, total]} allowDecimals={false} width={56} />
+        <Tooltip
+          formatter={(v) => [formatCount(Number(v)), "objects ready"]}
+          labelFormatter={(v) => `after ${formatDuration(Number(v) * (minutes ? 60 : 1))}`}
+        />
+        <Line
+          type="stepAfter"
+          dataKey="ready"
+          stroke="#2f6fde"
+          strokeWidth={2}
+          dot={false}
+          isAnimationActive={false}
+        />
+      </LineChart>
+    </ChartFrame>
   );
 }
 

@@ -1,6 +1,6 @@
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
+import { Bar, BarChart, CartesianGrid, Legend, Tooltip, XAxis, YAxis } from "recharts";
 import {
   currentMonth,
   type GroupBy,
@@ -13,6 +13,7 @@ import {
   Badge,
   Button,
   Card,
+  ChartFrame,
   type Column,
   ErrorBanner,
   Input,
@@ -208,29 +209,32 @@ export function SpendPage() {
             />
           </Card>
           <Card title="Last months" description="Cost per month, stacked by component (USD).">
-            <div className="spend-chart" role="img" aria-label="Stacked bars of the cost of the last months">
-              <ResponsiveContainer width="100%" height={260}>
-                <BarChart data={data.history}>
-                  <CartesianGrid strokeDasharray="3 3" />
-                  <XAxis dataKey="month" />
-                  <YAxis tickFormatter={(v: number) => formatUsd(v)} width={80} />
-                  <Tooltip formatter={(v) => formatUsd(Number(v))} />
-                  <Legend />
-                  {used.map((c) => (
-                    // drawn at once: printing lays the chart out again at the page's width, and an
-                    // animation would print its bars on the way to their places
-                    <Bar
-                      key={c}
-                      dataKey={c}
-                      stackId="cost"
-                      name={SPEND_LABELS[c]}
-                      fill={SPEND_COLORS[c]}
-                      isAnimationActive={false}
-                    />
-                  ))}
-                </BarChart>
-              </ResponsiveContainer>
-            </div>
+            <ChartFrame
+              as="img"
+              className="spend-chart"
+              label="Stacked bars of the cost of the last months"
+              height={260}
+            >
+              <BarChart data={data.history}>
+                <CartesianGrid strokeDasharray="3 3" />
+                <XAxis dataKey="month" />
+                <YAxis tickFormatter={(v: number) => formatUsd(v)} width={80} />
+                <Tooltip formatter={(v) => formatUsd(Number(v))} />
+                <Legend />
+                {used.map((c) => (
+                  // drawn at once: printing lays the chart out again at the page's width, and an
+                  // animation would print its bars on the way to their places
+                  <Bar
+                    key={c}
+                    dataKey={c}
+                    stackId="cost"
+                    name={SPEND_LABELS[c]}
+                    fill={SPEND_COLORS[c]}
+                    isAnimationActive={false}
+                  />
+                ))}
+              </BarChart>
+            </ChartFrame>
           </Card>
           <Card
             title="Plan beside actual"

@@ -10,9 +10,9 @@ export const GRID_STROKE = "#e5e9f0";
 
 /** An axis title: under the x axis, or turned along the y axis. */
 export function axisLabel(value: string, side: "bottom" | "left" = "bottom", offset?: number) {
-  return side === "left"
-    ? { value, angle: -90, position: "insideLeft" as const, offset, fontSize: AXIS.fontSize }
-    : { value, position: "insideBottom" as const, offset, fontSize: AXIS.fontSize };
+  const at =
+    side === "left" ? { angle: -90, position: "insideLeft" as const } : { position: "insideBottom" as const };
+  return { value, ...at, ...(offset === undefined ? {} : { offset }), fontSize: AXIS.fontSize };
 }
 
 export interface LegendItem {
