@@ -38,6 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.figures import Run, record  # noqa: E402
 from bench.gateway_throughput import MB, Installation, MiB, Presigner, _sweep_worker, make_payload  # noqa: E402
 
 SMALL_CONCURRENCY = 16
@@ -182,8 +183,9 @@ def _requests(endpoint: str, signer: Presigner, method: str, keys: list[str], bo
         conn.close()
 
 
-def instructions(n: int, rounds: int, size_mib: int) -> None:
-    """Instructions per request with tracing on (A) vs off (B), counted by callgrind, windows alternating."""
+def instructions(n: int, rounds: int, size_mib: int) -> dict[str, dict[str, list[float]]]:
+    """Instructions per request with tracing on (A) vs off (B), counted by callgrind, windows alternating: each
+    side's counts by request."""
     inst = Installation(workers=1)
     try:
         sides = {"A tracing on": Counted(inst, "traced", True), "B tracing off": Counted(inst, "untraced", False)}
@@ -213,6 +215,7 @@ def instructions(n: int, rounds: int, size_mib: int) -> None:
           f"alternating rounds of {n} small requests and one {size_mib} MiB PUT and GET; "
           f"load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (instruction counts do not depend on it)")
     _table(per, "request", rows)
+    return per
 
 
 def main() -> None:
@@ -224,13 +227,20 @@ def main() -> None:
     parser.add_argument("--instructions", type=int, metavar="N", default=0,
                         help="count instructions per request under callgrind (N small requests a window)")
     args = parser.parse_args()
+    run = Run()
     if args.instructions:
-        instructions(args.instructions, args.rounds, args.size_mib)
+        per = instructions(args.instructions, args.rounds, args.size_mib)
+        on, off = (statistics.median(per[side]["PUT 1 KiB"]) for side in ("A tracing on", "B tracing off"))
+        record([run.row("tracing.instructions_put", "1 KiB PUT, instructions per request with tracing on (callgrind)",
+                        on, "instructions", "tracing off", off)])
         return
     cost = micro()
     print(f"CPU per request for stamps + phases + histograms (+ sampling when on): tracing on {cost['on']:.1f} µs, "
           f"off {cost['off']:.1f} µs", flush=True)
+    figures = [run.row("tracing.cpu", "the gateway's per-request tracing work (stamps, phases, histograms, "
+                       "sampling) with tracing on, CPU in process", cost["on"], "µs", "tracing off", cost["off"])]
     if args.micro_only:
+        record(figures)
         return
     inst = Installation(workers=1)  # its gateway: tracing on (the defaults)
     try:
@@ -258,6 +268,7 @@ def main() -> None:
     print(f"\nmedian of {args.rounds} alternating rounds, {args.size_mib} MiB objects, 1 KiB at "
           f"{SMALL_CONCURRENCY} concurrent; load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}")
     _table(results, "figure", rows)
+    record(figures)
 
 
 if __name__ == "__main__":
