@@ -32,6 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import gateway_throughput as gt  # noqa: E402
 
+from bench.figures import Run, record  # noqa: E402
+
 SIZES = (1024, 1 << 20)
 CONCURRENCY = (1, 4, 16, 64)
 SEEDS = 200
@@ -58,6 +60,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1, help="repeat every point (ref then sweep); medians are "
                         "printed, sweep/ref as the median of each round's ratio")
     args = parser.parse_args()
+    run = Run()
     print(f"load average at the start {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     inst = gt.Installation(1)
     from tierpilot.benchmarks.sweep import Sweep
@@ -113,6 +116,12 @@ def main() -> None:
         ph = ", ".join(f"{k} {v:.2f}" for k, v in phases.items())
         print(f"| {op} | {'1 KiB' if size == 1024 else '1 MiB'} | {conc} | {ref_rate:,.1f} | {swp:,.1f} | "
               f"{ratio:.2f} | {pr:.1f} | {ps:.1f} | {rcpu:.2f} / {cpu:.2f} | {ph} ({traced}) |")
+    ratios = [row[5] for row in rows]
+    within = sum(1 for r in ratios if abs(r - 1) <= 0.15)
+    median = statistics.median(ratios)
+    record([run.row("sweep.vs_gateway", f"a benchmark run's sweep ÷ bench/gateway_throughput.py, median of "
+                    f"{len(ratios)} points ({within} within ±15 %)", median, "×",
+                    "gateway_throughput's small-object client, same gateway", ratio=median)])
 
 
 if __name__ == "__main__":
