@@ -19,6 +19,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from bench.figures import Run, record
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -27,6 +29,8 @@ def main() -> None:
         "TIERPILOT_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"))
     parser.add_argument("--repeat", type=int, default=30)
     args = parser.parse_args()
+    run = Run()
+    cpu_per_row: dict[str, float] = {}
 
     tmp = Path(tempfile.mkdtemp(prefix="tierpilot-bench-rounds-"))
     url, drop = f"sqlite:///{tmp / 'tierpilot.db'}", None
@@ -94,12 +98,16 @@ def main() -> None:
                 cpu.append((c1 - c0) / n * 1e6)
                 wall.append((w1 - w0) / n * 1e6)
                 counted.append(statements[0])
-            print(f"| {label} | {statistics.median(cpu):,.0f} | {statistics.median(wall):,.0f} | "
+            cpu_per_row[label] = statistics.median(cpu)
+            print(f"| {label} | {cpu_per_row[label]:,.0f} | {statistics.median(wall):,.0f} | "
                   f"{statistics.median(counted):.0f} |")
     finally:
         get_engine().dispose()
         if drop is not None:
             drop()
+    record([run.row("catalog.round_64", "catalog round of 64 new PutObject rows, client CPU per row, "
+                    f"{'SQLite' if args.db == 'sqlite' else 'PostgreSQL'}", cpu_per_row["64 new keys"], "µs",
+                    "the same 64 rows, a round each", cpu_per_row["64 new keys, a round each"])])
 
 
 if __name__ == "__main__":
