@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 import boto3
 import botocore.auth
+import botocore.crt.auth
 import httpx
 import pytest
 from botocore.client import BaseClient
@@ -77,10 +78,12 @@ def test_unknown_key_id_and_anonymous(gateway: Gateway, bucket: str, unchanged: 
 
 
 def _sign_earlier(monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
-    """botocore signs as if ``seconds`` ago: SigV4's X-Amz-Date and SigV2's Expires both come from its clock."""
-    now = botocore.auth.get_current_datetime
-    monkeypatch.setattr(botocore.auth, "get_current_datetime",
-                        lambda *a, **kw: now(*a, **kw) - timedelta(seconds=seconds))
+    """botocore signs as if ``seconds`` ago: SigV4's X-Amz-Date (its own signer's or awscrt's) and SigV2's Expires
+    come from its clock."""
+    for signer in (botocore.auth, botocore.crt.auth):
+        now = signer.get_current_datetime
+        monkeypatch.setattr(signer, "get_current_datetime",
+                            lambda *a, now=now, **kw: now(*a, **kw) - timedelta(seconds=seconds))
     monkeypatch.setattr(botocore.auth, "time", SimpleNamespace(
         time=lambda: time.time() - seconds, strftime=time.strftime, gmtime=time.gmtime))
 

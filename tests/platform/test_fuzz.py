@@ -1,5 +1,5 @@
-"""Bad input gets a 422 naming the field, never a 500: each known bad input (``BAD_INPUTS``) one by one, then a bounded
-schemathesis run against the API's own OpenAPI schema in which no generated request may get a 5xx.
+"""Bad input gets a 422 naming the field, never a 500: each known bad input (``BAD_INPUTS``) one by one, then a
+bounded schemathesis run against the API's own OpenAPI schema in which no generated request may get a 5xx.
 
 Every operation gets a few schema-conforming and a few schema-violating requests (fixed seed, no shrinking),
 sent in-process to the real app on the suite's database as an admin with a bearer token. A request that
