@@ -2,6 +2,7 @@ import { queryOptions, useMutation, useQueryClient } from "@tanstack/react-query
 import { api, type Schemas, unwrap } from "../client";
 
 export type Benchmarks = Schemas["BenchmarksOut"];
+export type BenchmarkFigure = Schemas["Figure"];
 export type BenchmarkRun = Schemas["BenchmarkRunOut"];
 export type BenchmarkPoint = Schemas["BenchmarkPointOut"];
 export type BenchmarkRunIn = Schemas["BenchmarkRunIn"];
@@ -12,6 +13,7 @@ export const benchmarksKeys = {
   runs: () => [...benchmarksKeys.all, "runs"] as const,
 };
 
+/** The reference figures the developers recorded with the bench/ scripts. */
 export const benchmarksQueryOptions = () =>
   queryOptions({
     queryKey: benchmarksKeys.recorded(),
