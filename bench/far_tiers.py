@@ -348,7 +348,8 @@ def main() -> int:  # noqa: PLR0915 - one linear script
                          "bytes fetched"))
 
         # adoption --------------------------------------------------------------------------------------
-        from tierpilot.adoption.service import S3Lister, S3Source, adopt, list_parallel
+        from tierpilot.adoption.listing import S3Lister, S3Source, list_parallel
+        from tierpilot.adoption.service import adopt
 
         keys = [f"d{i % args.prefixes:04d}/f{i:07d}.dat" for i in range(args.objects)]
         far_client = s3(far_url, cloud_key, cloud_secret)
