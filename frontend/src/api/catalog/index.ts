@@ -10,6 +10,9 @@ export type ObjectSummary = Schemas["ObjectSummary"];
 export type ObjectDetail = Schemas["ObjectDetail"];
 export type Uploaded = Schemas["UploadOut"];
 export type FolderCreated = Schemas["FolderOut"];
+export type BucketSettings = Schemas["BucketSettings"];
+export type CorsRule = Schemas["CorsRuleIn"];
+export type LockUpdate = Schemas["LockUpdate"];
 
 export const PAGE_SIZE = 200;
 
@@ -20,6 +23,7 @@ export const catalogKeys = {
   folder: (bucket: string, prefix: string) => [...catalogKeys.folders(bucket), prefix] as const,
   objects: (bucket: string) => [...catalogKeys.all, "object", bucket] as const,
   object: (bucket: string, key: string) => [...catalogKeys.objects(bucket), key] as const,
+  settings: (bucket: string) => [...catalogKeys.all, "settings", bucket] as const,
 };
 
 export const bucketsQueryOptions = () =>
@@ -159,3 +163,40 @@ export function uploadFile(
 export function useUploadInvalidation() {
   return useInvalidate();
 }
+
+/** A bucket's versioning, object lock with its default retention, and CORS rules. */
+export const bucketSettingsQueryOptions = (bucket: string) =>
+  queryOptions({
+    queryKey: catalogKeys.settings(bucket),
+    queryFn: () => unwrap(api.GET("/api/buckets/{name}/settings", { params: { path: { name: bucket } } })),
+    enabled: bucket !== "",
+  });
+
+/** Every settings change answers with the bucket's settings: they replace the cached ones. */
+function useSettingsMutation<T>(bucket: string, run: (value: T) => Promise<BucketSettings>) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: run,
+    onSuccess: (data) => queryClient.setQueryData(catalogKeys.settings(bucket), data),
+  });
+}
+
+const bucketPath = (bucket: string) => ({ params: { path: { name: bucket } } });
+
+export const useSetVersioning = (bucket: string) =>
+  useSettingsMutation(bucket, (status: "Enabled" | "Suspended") =>
+    unwrap(api.PUT("/api/buckets/{name}/versioning", { ...bucketPath(bucket), body: { status } })),
+  );
+
+export const useSetDefaultRetention = (bucket: string) =>
+  useSettingsMutation(bucket, (body: LockUpdate) =>
+    unwrap(api.PUT("/api/buckets/{name}/lock", { ...bucketPath(bucket), body })),
+  );
+
+export const useSetCors = (bucket: string) =>
+  useSettingsMutation(bucket, (rules: CorsRule[]) =>
+    unwrap(api.PUT("/api/buckets/{name}/cors", { ...bucketPath(bucket), body: { rules } })),
+  );
+
+export const useRemoveCors = (bucket: string) =>
+  useSettingsMutation(bucket, () => unwrap(api.DELETE("/api/buckets/{name}/cors", bucketPath(bucket))));

@@ -3,8 +3,9 @@ import { fireEvent, render, screen, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import type { ReactNode } from "react";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import type { BucketSettings } from "@/api/catalog";
 import { installFakeApi } from "@/test/fake-api";
-import { type BucketSettings, BucketSettingsPage } from "./BucketSettingsPage";
+import { BucketSettingsPage } from "./BucketSettingsPage";
 
 // the page's links go to other routes; here only their text and target matter
 vi.mock("@tanstack/react-router", () => ({
