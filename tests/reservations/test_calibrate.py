@@ -34,7 +34,7 @@ def test_calibrate_measures_records_and_cleans_up(db: str):
     started = time.monotonic()
     result = CliRunner().invoke(app, [*ARGS, "--json"])
     assert result.exit_code == 0, result.output
-    assert time.monotonic() - started < 30
+    assert time.monotonic() - started < 300  # a calibration ends by itself (its test is bounded in time)
     out = json.loads(result.output)
     assert [t["tier"] for t in out["tiers"]] == [name]
     figures = out["tiers"][0]

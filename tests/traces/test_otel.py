@@ -4,7 +4,6 @@ span and its phase spans to a real HTTP receiver; the protobuf it receives is de
 from __future__ import annotations
 
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -14,6 +13,7 @@ import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from tests.gateway.conftest import Gateway, start_gateway, stop
+from tests.waiting import wait_until
 
 
 class _Collector(BaseHTTPRequestHandler):
@@ -54,25 +54,24 @@ def test_a_traced_request_is_exported_with_its_phases(gateway: Gateway, collecto
         bucket = f"x-{uuid.uuid4().hex[:10]}"
         s3.create_bucket(Bucket=bucket)
         request_id = s3.put_object(Bucket=bucket, Key="k", Body=b"o" * 4096)["ResponseMetadata"]["RequestId"]
-        deadline = time.monotonic() + 20
-        spans: dict[str, list[object]] = {}
-        while time.monotonic() < deadline:
-            spans = {}
+        seen: dict[str, list[object]] = {}
+
+        def exported_put() -> list[object]:
+            seen.clear()
             for path, body in list(_Collector.received):
                 assert path == "/v1/traces"
                 request = ExportTraceServiceRequest.FromString(body)
                 for resource in request.resource_spans:
                     for scope in resource.scope_spans:
                         for span in scope.spans:
-                            spans.setdefault(span.name, []).append(span)
-            puts = [s for s in spans.get("PUT object", [])
+                            seen.setdefault(span.name, []).append(span)
+            return [s for s in seen.get("PUT object", [])
                     if any(a.key == "tierpilot.request_id" and a.value.string_value == request_id
                            for a in s.attributes)]  # type: ignore[attr-defined]
-            if puts:
-                break
-            time.sleep(0.2)
-        else:
-            pytest.fail(f"no span of {request_id} reached the collector; got {sorted(spans)}")
+
+        puts = wait_until(exported_put, message=lambda: f"no span of {request_id} reached the collector; "
+                                                        f"got {sorted(seen)}")
+        spans = seen
         parent = puts[0]
         children = [s for name in ("headers", "auth", "lookup", "admission", "transfer", "commit", "response")
                     for s in spans.get(name, []) if s.parent_span_id == parent.span_id]  # type: ignore[attr-defined]

@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 
 from tests.conftest import login
 from tests.gateway.conftest import Gateway
-from tests.observability.conftest import Booked
+from tests.traces.conftest import Booked
 from tierpilot.benchmarks import runs
 
 

@@ -18,8 +18,8 @@ import pytest
 
 from tests.conftest import ROOT
 from tests.gateway.conftest import Gateway
-from tests.observability.conftest import Api
 from tests.servers import free_port, wait_port
+from tests.traces.conftest import Api
 from tests.waiting import wait_until
 
 PROMETHEUS = "/usr/bin/prometheus"

@@ -16,7 +16,7 @@ import pytest
 
 from tests.conftest import ROOT
 from tests.gateway.conftest import Gateway, start_gateway, stop
-from tests.observability.conftest import Booked
+from tests.traces.conftest import Booked
 from tests.waiting import wait_until
 from tierpilot.benchmarks.sweep import Sweep, check_ratios, phase_medians, sends
 from tierpilot.kit.db import transaction

@@ -15,7 +15,7 @@ import pytest
 from botocore.client import BaseClient
 
 from tests.gateway.conftest import Gateway, start_gateway, stop
-from tests.observability.conftest import Api
+from tests.traces.conftest import Api
 from tests.waiting import wait_until
 
 HOLD_S = 0.8  # how long the slot's holder keeps its body back
