@@ -1,6 +1,6 @@
 import { useQuery } from "@tanstack/react-query";
 import { downloadUrl, objectQueryOptions } from "@/api/catalog";
-import { Badge, CopyField, Dialog, ErrorBanner, LoadingState } from "@/components/ui";
+import { Badge, CopyField, Dialog, QueryState } from "@/components/ui";
 import { formatBytes, formatDateTime } from "@/lib/format";
 import { RestoreBadge } from "./RestoreBadge";
 import { VersionsPanel } from "./VersionsPanel";
@@ -20,8 +20,7 @@ export function ObjectDetailCard({
   const o = detail.data;
   return (
     <Dialog open title="Object" onClose={onClose} size="lg">
-      {detail.isPending ? <LoadingState label="Loading the object…" /> : null}
-      {detail.isError ? <ErrorBanner error={detail.error} onRetry={() => detail.refetch()} /> : null}
+      <QueryState query={detail} loading="Loading the object…" />
       {o ? (
         <div className="stack">
           <p className="browser-detail__key mono">{o.key}</p>

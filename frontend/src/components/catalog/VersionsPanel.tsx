@@ -1,6 +1,6 @@
 import { queryOptions, useQuery } from "@tanstack/react-query";
 import { api, type Schemas, unwrap } from "@/api/client";
-import { Badge, type Column, ErrorBanner, LoadingState, Table } from "@/components/ui";
+import { Badge, type Column, QueryState, Table } from "@/components/ui";
 import { formatBytes, formatDateTime } from "@/lib/format";
 
 export type ObjectVersion = Schemas["VersionOut"];
@@ -43,18 +43,20 @@ const columns: Array<Column<ObjectVersion>> = [
 
 export function VersionsPanel({ bucket, objectKey }: { bucket: string; objectKey: string }) {
   const versions = useQuery(versionsQueryOptions(bucket, objectKey));
-  if (versions.isPending) return <LoadingState label="Loading the versions…" />;
-  if (versions.isError) return <ErrorBanner error={versions.error} onRetry={() => versions.refetch()} />;
-  if (versions.data.length < 2) return null; // one version (or an unversioned bucket): nothing more to show
   return (
-    <section aria-label="Versions">
-      <h3>Versions</h3>
-      <Table
-        caption={`Versions of ${objectKey}`}
-        columns={columns}
-        rows={versions.data}
-        rowKey={(v) => v.version_id}
-      />
-    </section>
+    // one version (or an unversioned bucket): nothing more to show
+    <QueryState query={versions} loading="Loading the versions…" isEmpty={(data) => data.length < 2}>
+      {(data) => (
+        <section aria-label="Versions">
+          <h3>Versions</h3>
+          <Table
+            caption={`Versions of ${objectKey}`}
+            columns={columns}
+            rows={data}
+            rowKey={(v) => v.version_id}
+          />
+        </section>
+      )}
+    </QueryState>
   );
 }
