@@ -8,9 +8,8 @@ import {
   Card,
   type Column,
   EmptyState,
-  ErrorBanner,
   Input,
-  LoadingState,
+  QueryState,
   Select,
   Table,
 } from "@/components/ui";
@@ -172,29 +171,21 @@ export function AuditLog() {
         description="Newest first. The CSV export holds every event the filter selects, oldest first."
         padded={false}
       >
-        {page.isPending ? (
-          <LoadingState label="Loading events…" />
-        ) : page.isError ? (
-          <div className="card-inset">
-            <ErrorBanner
-              title="Could not load the audit log"
-              error={page.error}
-              onRetry={() => page.refetch()}
+        <QueryState query={page} loading="Loading events…" errorTitle="Could not load the audit log" inset>
+          {(data) => (
+            <Table
+              caption="Audit events"
+              columns={columns}
+              rows={data.events}
+              rowKey={(e) => e.id}
+              empty={
+                <div className="card-inset">
+                  <EmptyState title="No events" description="Nothing matches this filter." />
+                </div>
+              }
             />
-          </div>
-        ) : (
-          <Table
-            caption="Audit events"
-            columns={columns}
-            rows={page.data.events}
-            rowKey={(e) => e.id}
-            empty={
-              <div className="card-inset">
-                <EmptyState title="No events" description="Nothing matches this filter." />
-              </div>
-            }
-          />
-        )}
+          )}
+        </QueryState>
         <nav className="card-inset row" aria-label="Audit log pages">
           <Button size="sm" onClick={newer} disabled={cursors.length === 0}>
             Newer

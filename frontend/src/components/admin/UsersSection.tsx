@@ -13,7 +13,7 @@ import {
   Dialog,
   ErrorBanner,
   Input,
-  LoadingState,
+  QueryState,
   Table,
 } from "@/components/ui";
 import { formatDateTime } from "@/lib/format";
@@ -206,22 +206,18 @@ export function UsersSection({ currentUserId }: { currentUserId: number }) {
       }
       padded={false}
     >
-      {users.isPending ? (
-        <LoadingState label="Loading users…" />
-      ) : users.isError ? (
-        <div className="card-inset">
-          <ErrorBanner title="Could not load users" error={users.error} onRetry={() => users.refetch()} />
-        </div>
-      ) : (
-        <>
-          {enable.isError ? (
-            <div className="card-inset">
-              <ErrorBanner title="Could not enable the user" error={enable.error} />
-            </div>
-          ) : null}
-          <Table caption="Users" columns={columns} rows={users.data} rowKey={(u) => u.id} />
-        </>
-      )}
+      <QueryState query={users} loading="Loading users…" errorTitle="Could not load users" inset>
+        {(data) => (
+          <>
+            {enable.isError ? (
+              <div className="card-inset">
+                <ErrorBanner title="Could not enable the user" error={enable.error} />
+              </div>
+            ) : null}
+            <Table caption="Users" columns={columns} rows={data} rowKey={(u) => u.id} />
+          </>
+        )}
+      </QueryState>
       <StateOrRoleDialog
         user={pending && (pending.action === "disable" || pending.action === "role") ? pending.user : null}
         action={pending?.action === "disable" || pending?.action === "role" ? pending.action : null}

@@ -7,7 +7,7 @@ import {
   Button,
   type Column,
   ErrorBanner,
-  LoadingState,
+  QueryState,
   Select,
   Table,
 } from "@/components/ui";
@@ -99,19 +99,17 @@ export function MoveHistory({ bucket }: { bucket: string | null }) {
         ) : null}
       </div>
       {retry.isError ? <ErrorBanner title="Not retried" error={retry.error} /> : null}
-      {moves.isError ? (
-        <ErrorBanner error={moves.error} onRetry={() => moves.refetch()} />
-      ) : !moves.data ? (
-        <LoadingState label="Loading moves" />
-      ) : (
-        <Table
-          caption="Lifecycle moves"
-          columns={columns}
-          rows={moves.data.moves}
-          rowKey={(m) => m.id}
-          empty={<p className="muted">No moves yet: they appear when a sweep finds objects due.</p>}
-        />
-      )}
+      <QueryState query={moves} loading="Loading moves">
+        {(data) => (
+          <Table
+            caption="Lifecycle moves"
+            columns={columns}
+            rows={data.moves}
+            rowKey={(m) => m.id}
+            empty={<p className="muted">No moves yet: they appear when a sweep finds objects due.</p>}
+          />
+        )}
+      </QueryState>
     </div>
   );
 }

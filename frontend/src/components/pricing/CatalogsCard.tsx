@@ -1,7 +1,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { useRef } from "react";
 import { type CatalogSummary, catalogsQueryOptions, useUploadCatalog } from "@/api/pricing";
-import { Badge, Button, Card, type Column, ErrorBanner, LoadingState, Table } from "@/components/ui";
+import { Badge, Button, Card, type Column, ErrorBanner, QueryState, Table } from "@/components/ui";
 
 const columns: Array<Column<CatalogSummary>> = [
   { id: "id", header: "Catalog", cell: (c) => <span className="mono">{c.id}</span> },
@@ -62,19 +62,14 @@ export function CatalogsCard({ isAdmin }: { isAdmin: boolean }) {
           Added {upload.data.id}.
         </p>
       ) : null}
-      {catalogs.isPending ? (
-        <LoadingState label="Loading price catalogs…" />
-      ) : catalogs.isError ? (
-        <div className="card-inset">
-          <ErrorBanner
-            title="Could not load price catalogs"
-            error={catalogs.error}
-            onRetry={() => catalogs.refetch()}
-          />
-        </div>
-      ) : (
-        <Table caption="Price catalogs" columns={columns} rows={catalogs.data} rowKey={(c) => c.id} />
-      )}
+      <QueryState
+        query={catalogs}
+        loading="Loading price catalogs…"
+        errorTitle="Could not load price catalogs"
+        inset
+      >
+        {(data) => <Table caption="Price catalogs" columns={columns} rows={data} rowKey={(c) => c.id} />}
+      </QueryState>
     </Card>
   );
 }

@@ -19,7 +19,7 @@ import {
   EmptyState,
   ErrorBanner,
   Input,
-  LoadingState,
+  QueryState,
 } from "@/components/ui";
 import { formatDateTime } from "@/lib/format";
 
@@ -101,74 +101,74 @@ export function ScenarioLibrary({
         ) : null}
       </form>
       {error ? <ErrorBanner title="That did not work" error={error} /> : null}
-      {scenarios.isPending ? (
-        <LoadingState label="Loading scenarios…" />
-      ) : scenarios.isError ? (
-        <ErrorBanner
-          title="Could not load scenarios"
-          error={scenarios.error}
-          onRetry={() => scenarios.refetch()}
-        />
-      ) : scenarios.data.length === 0 ? (
-        <EmptyState title="No saved scenarios yet" description="Name the current what-if and save it." />
-      ) : (
-        <ul className="scenario-list" aria-label="Saved scenarios">
-          {scenarios.data.map((s) => (
-            <li
-              key={s.id}
-              className={s.id === loadedId ? "scenario-list__item is-current" : "scenario-list__item"}
-            >
-              <label className="scenario-list__compare">
-                <input
-                  type="checkbox"
-                  checked={compare.includes(s.id)}
-                  onChange={(e) =>
-                    onCompareChange(
-                      e.target.checked ? [...compare, s.id] : compare.filter((id) => id !== s.id),
-                    )
-                  }
-                  aria-label={`Compare ${s.name}`}
-                />
-              </label>
-              <div className="scenario-list__name">
-                <strong>{s.name}</strong>
-                <span className="cell-sub">saved {formatDateTime(s.updated_at)}</span>
-                {s.share_token ? <CopyField label="Share link" value={shareUrl(s.share_token)} /> : null}
-              </div>
-              <div className="table-actions">
-                <Button size="sm" onClick={() => onLoad(s)} aria-label={`Load ${s.name}`}>
-                  Load
-                </Button>
-                <Button size="sm" onClick={() => duplicate.mutate(s.id)} aria-label={`Duplicate ${s.name}`}>
-                  Duplicate
-                </Button>
-                {s.share_token ? (
+      <QueryState
+        query={scenarios}
+        loading="Loading scenarios…"
+        errorTitle="Could not load scenarios"
+        isEmpty={(data) => data.length === 0}
+        empty={
+          <EmptyState title="No saved scenarios yet" description="Name the current what-if and save it." />
+        }
+      >
+        {(data) => (
+          <ul className="scenario-list" aria-label="Saved scenarios">
+            {data.map((s) => (
+              <li
+                key={s.id}
+                className={s.id === loadedId ? "scenario-list__item is-current" : "scenario-list__item"}
+              >
+                <label className="scenario-list__compare">
+                  <input
+                    type="checkbox"
+                    checked={compare.includes(s.id)}
+                    onChange={(e) =>
+                      onCompareChange(
+                        e.target.checked ? [...compare, s.id] : compare.filter((id) => id !== s.id),
+                      )
+                    }
+                    aria-label={`Compare ${s.name}`}
+                  />
+                </label>
+                <div className="scenario-list__name">
+                  <strong>{s.name}</strong>
+                  <span className="cell-sub">saved {formatDateTime(s.updated_at)}</span>
+                  {s.share_token ? <CopyField label="Share link" value={shareUrl(s.share_token)} /> : null}
+                </div>
+                <div className="table-actions">
+                  <Button size="sm" onClick={() => onLoad(s)} aria-label={`Load ${s.name}`}>
+                    Load
+                  </Button>
+                  <Button size="sm" onClick={() => duplicate.mutate(s.id)} aria-label={`Duplicate ${s.name}`}>
+                    Duplicate
+                  </Button>
+                  {s.share_token ? (
+                    <Button
+                      size="sm"
+                      onClick={() => unshare.mutate(s.id)}
+                      aria-label={`Stop sharing ${s.name}`}
+                    >
+                      Stop sharing
+                    </Button>
+                  ) : (
+                    <Button size="sm" onClick={() => share.mutate(s.id)} aria-label={`Share ${s.name}`}>
+                      Share
+                    </Button>
+                  )}
                   <Button
                     size="sm"
-                    onClick={() => unshare.mutate(s.id)}
-                    aria-label={`Stop sharing ${s.name}`}
+                    variant="ghost"
+                    className="button-danger-text"
+                    onClick={() => setDeleting(s)}
+                    aria-label={`Delete ${s.name}`}
                   >
-                    Stop sharing
+                    Delete
                   </Button>
-                ) : (
-                  <Button size="sm" onClick={() => share.mutate(s.id)} aria-label={`Share ${s.name}`}>
-                    Share
-                  </Button>
-                )}
-                <Button
-                  size="sm"
-                  variant="ghost"
-                  className="button-danger-text"
-                  onClick={() => setDeleting(s)}
-                  aria-label={`Delete ${s.name}`}
-                >
-                  Delete
-                </Button>
-              </div>
-            </li>
-          ))}
-        </ul>
-      )}
+                </div>
+              </li>
+            ))}
+          </ul>
+        )}
+      </QueryState>
       <ConfirmDialog
         open={deleting !== null}
         title="Delete this scenario?"

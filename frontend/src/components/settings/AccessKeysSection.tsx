@@ -17,7 +17,7 @@ import {
   ConfirmDialog,
   EmptyState,
   ErrorBanner,
-  LoadingState,
+  QueryState,
   Table,
 } from "@/components/ui";
 import { formatDateTime } from "@/lib/format";
@@ -131,28 +131,24 @@ export function AccessKeysSection() {
           <ErrorBanner title="Could not create a key" error={create.error} />
         </div>
       ) : null}
-      {keys.isPending ? (
-        <LoadingState label="Loading keys…" />
-      ) : keys.isError ? (
-        <div className="card-inset">
-          <ErrorBanner title="Could not load your keys" error={keys.error} onRetry={() => keys.refetch()} />
-        </div>
-      ) : (
-        <Table
-          caption="Your S3 access keys"
-          columns={columns}
-          rows={keys.data}
-          rowKey={(k) => k.access_key_id}
-          empty={
-            <div className="card-inset">
-              <EmptyState
-                title="No access keys"
-                description="Create a key to use the S3 gateway with the AWS CLI, boto3, rclone or s3cmd."
-              />
-            </div>
-          }
-        />
-      )}
+      <QueryState query={keys} loading="Loading keys…" errorTitle="Could not load your keys" inset>
+        {(data) => (
+          <Table
+            caption="Your S3 access keys"
+            columns={columns}
+            rows={data}
+            rowKey={(k) => k.access_key_id}
+            empty={
+              <div className="card-inset">
+                <EmptyState
+                  title="No access keys"
+                  description="Create a key to use the S3 gateway with the AWS CLI, boto3, rclone or s3cmd."
+                />
+              </div>
+            }
+          />
+        )}
+      </QueryState>
 
       <ConfirmDialog
         open={pending?.action === "rotate"}

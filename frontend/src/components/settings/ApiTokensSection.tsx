@@ -18,7 +18,7 @@ import {
   EmptyState,
   ErrorBanner,
   Input,
-  LoadingState,
+  QueryState,
   Select,
   Table,
 } from "@/components/ui";
@@ -192,32 +192,24 @@ export function ApiTokensSection() {
       }
       padded={false}
     >
-      {tokens.isPending ? (
-        <LoadingState label="Loading tokens…" />
-      ) : tokens.isError ? (
-        <div className="card-inset">
-          <ErrorBanner
-            title="Could not load your tokens"
-            error={tokens.error}
-            onRetry={() => tokens.refetch()}
+      <QueryState query={tokens} loading="Loading tokens…" errorTitle="Could not load your tokens" inset>
+        {(data) => (
+          <Table
+            caption="Your API tokens"
+            columns={columns}
+            rows={data}
+            rowKey={(t) => t.id}
+            empty={
+              <div className="card-inset">
+                <EmptyState
+                  title="No API tokens"
+                  description="Create one for a script; revoke it when the script no longer needs it."
+                />
+              </div>
+            }
           />
-        </div>
-      ) : (
-        <Table
-          caption="Your API tokens"
-          columns={columns}
-          rows={tokens.data}
-          rowKey={(t) => t.id}
-          empty={
-            <div className="card-inset">
-              <EmptyState
-                title="No API tokens"
-                description="Create one for a script; revoke it when the script no longer needs it."
-              />
-            </div>
-          }
-        />
-      )}
+        )}
+      </QueryState>
       <CreateTokenDialog open={creating} onClose={() => setCreating(false)} onCreated={setRevealed} />
       <NewTokenDialog token={revealed} onClose={() => setRevealed(null)} />
       <ConfirmDialog

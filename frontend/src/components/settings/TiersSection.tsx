@@ -15,7 +15,7 @@ import {
   type Column,
   ConfirmDialog,
   ErrorBanner,
-  LoadingState,
+  QueryState,
   Table,
 } from "@/components/ui";
 import { formatBytes, formatCount, formatDateTime, formatDuration } from "@/lib/format";
@@ -202,26 +202,22 @@ export function TiersSection() {
       }
       padded={false}
     >
-      {tiers.isPending ? (
-        <LoadingState label="Loading tiers…" />
-      ) : tiers.isError ? (
-        <div className="card-inset">
-          <ErrorBanner title="Could not load tiers" error={tiers.error} onRetry={() => tiers.refetch()} />
-        </div>
-      ) : (
-        <>
-          {health.isError ? (
-            <div className="card-inset">
-              <ErrorBanner
-                title="Could not check the tiers' health"
-                error={health.error}
-                onRetry={() => health.refetch()}
-              />
-            </div>
-          ) : null}
-          <Table caption="Storage tiers" columns={withActions} rows={tiers.data} rowKey={(t) => t.id} />
-        </>
-      )}
+      <QueryState query={tiers} loading="Loading tiers…" errorTitle="Could not load tiers" inset>
+        {(data) => (
+          <>
+            {health.isError ? (
+              <div className="card-inset">
+                <ErrorBanner
+                  title="Could not check the tiers' health"
+                  error={health.error}
+                  onRetry={() => health.refetch()}
+                />
+              </div>
+            ) : null}
+            <Table caption="Storage tiers" columns={withActions} rows={data} rowKey={(t) => t.id} />
+          </>
+        )}
+      </QueryState>
       <TierFormDialog open={editing !== null} tier={editing?.tier ?? null} onClose={() => setEditing(null)} />
       <AdoptBucketDialog tier={adopting} onClose={() => setAdopting(null)} />
       <ConfirmDialog

@@ -2,7 +2,7 @@ import { useQuery } from "@tanstack/react-query";
 import { bucketsQueryOptions } from "@/api/catalog";
 import type { SharedBucket } from "@/api/sharing";
 import { sharedWithMeQueryOptions } from "@/api/sharing";
-import { Card, type Column, ErrorBanner, LoadingState, PageHeader, Select, Table } from "@/components/ui";
+import { Card, type Column, PageHeader, QueryState, Select, Table } from "@/components/ui";
 import { SharingPanel } from "./SharingPanel";
 import "./sharing.css";
 
@@ -23,37 +23,35 @@ export function SharingPage({ bucket, onBucket }: { bucket: string; onBucket: (n
         description="Give other users access to a bucket, publish a prefix, and edit the bucket policy."
       />
       <div className="stack-lg">
-        {buckets.isPending ? (
-          <LoadingState label="Loading your buckets…" />
-        ) : buckets.isError ? (
-          <ErrorBanner error={buckets.error} onRetry={() => buckets.refetch()} />
-        ) : (
-          <Select
-            label="Bucket"
-            value={bucket}
-            onChange={(e) => onBucket(e.target.value)}
-            options={[
-              { value: "", label: "Choose a bucket…" },
-              ...buckets.data.map((b) => ({ value: b.name, label: b.name })),
-            ]}
-          />
-        )}
+        <QueryState query={buckets} loading="Loading your buckets…">
+          {(data) => (
+            <Select
+              label="Bucket"
+              value={bucket}
+              onChange={(e) => onBucket(e.target.value)}
+              options={[
+                { value: "", label: "Choose a bucket…" },
+                ...data.map((b) => ({ value: b.name, label: b.name })),
+              ]}
+            />
+          )}
+        </QueryState>
         {bucket ? <SharingPanel key={bucket} bucket={bucket} /> : null}
         <Card title="Shared with me" description="Other users' buckets you may use with your S3 keys.">
-          {shared.isPending ? (
-            <LoadingState label="Loading…" />
-          ) : shared.isError ? (
-            <ErrorBanner error={shared.error} onRetry={() => shared.refetch()} />
-          ) : shared.data.length ? (
-            <Table
-              caption="Buckets shared with me"
-              columns={sharedColumns}
-              rows={shared.data}
-              rowKey={(b) => b.bucket}
-            />
-          ) : (
-            <p className="muted">Nobody shares a bucket with you.</p>
-          )}
+          <QueryState
+            query={shared}
+            isEmpty={(data) => data.length === 0}
+            empty={<p className="muted">Nobody shares a bucket with you.</p>}
+          >
+            {(data) => (
+              <Table
+                caption="Buckets shared with me"
+                columns={sharedColumns}
+                rows={data}
+                rowKey={(b) => b.bucket}
+              />
+            )}
+          </QueryState>
         </Card>
       </div>
     </>

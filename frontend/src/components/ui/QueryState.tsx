@@ -18,6 +18,8 @@ export interface QueryStateProps<T> {
   errorTitle?: ReactNode;
   /** Offer "Try again" on an error (the query is fetched again). */
   retry?: boolean;
+  /** Inset the error from the edges of a flush card. */
+  inset?: boolean;
   /** When the data is there but holds nothing to show, `empty` is shown instead of the children. */
   isEmpty?: (data: T) => boolean;
   empty?: ReactNode;
@@ -33,21 +35,23 @@ export function QueryState<T>({
   loading = "Loading…",
   errorTitle,
   retry = true,
+  inset = false,
   isEmpty,
   empty = null,
   children,
 }: QueryStateProps<T>) {
   const { data } = query;
+  const error = query.isError ? (
+    <ErrorBanner
+      title={errorTitle}
+      error={query.error}
+      onRetry={retry && query.refetch ? () => query.refetch?.() : undefined}
+    />
+  ) : null;
   return (
     <>
       {query.isPending && loading !== false ? <LoadingState label={loading} /> : null}
-      {query.isError ? (
-        <ErrorBanner
-          title={errorTitle}
-          error={query.error}
-          onRetry={retry && query.refetch ? () => query.refetch?.() : undefined}
-        />
-      ) : null}
+      {error && inset ? <div className="card-inset">{error}</div> : error}
       {data === undefined ? null : isEmpty?.(data) ? empty : children?.(data)}
     </>
   );
