@@ -6,7 +6,7 @@ import {
   useCancelBenchmarkRun,
   useDeleteBenchmarkRun,
 } from "@/api/benchmarks";
-import { Button, Card, type Column, ErrorBanner, ProgressBar, Select, Table } from "@/components/ui";
+import { Button, Card, type Column, ProgressBar, QueryState, Select, Table } from "@/components/ui";
 import { NewRunForm } from "./NewRunForm";
 import { RunCharts } from "./RunCharts";
 import { runSizes } from "./runCharts";
@@ -79,7 +79,7 @@ export function BenchmarkRuns() {
   return (
     <>
       <NewRunForm />
-      {query.isError ? <ErrorBanner error={query.error} /> : null}
+      <QueryState query={query} loading={false} retry={false} />
       <Card title="Your runs" padded={false}>
         <Table
           caption="Benchmark runs"

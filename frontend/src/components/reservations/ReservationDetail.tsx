@@ -10,6 +10,7 @@ import {
   ErrorBanner,
   LoadingState,
   PageHeader,
+  QueryState,
   Stat,
 } from "@/components/ui";
 import { formatBytes, formatDateTime, formatDuration } from "@/lib/format";
@@ -80,16 +81,15 @@ export function ReservationDetail({ id }: { id: string }) {
           live ? "Live: the gateway's metering, a few seconds behind." : "From the gateway's metering."
         }
       >
-        {throughput.isError ? <ErrorBanner error={throughput.error} /> : null}
-        {throughput.data ? (
-          throughput.data.points.length ? (
-            <ThroughputChart data={throughput.data} />
-          ) : (
-            <p className="muted">The window has not started yet: nothing metered.</p>
-          )
-        ) : (
-          <LoadingState label="Loading throughput" />
-        )}
+        <QueryState
+          query={throughput}
+          loading="Loading throughput"
+          retry={false}
+          isEmpty={(data) => data.points.length === 0}
+          empty={<p className="muted">The window has not started yet: nothing metered.</p>}
+        >
+          {(data) => <ThroughputChart data={data} />}
+        </QueryState>
       </Card>
       <Card title="Use it" description="Every request that carries the id shares the reserved rate.">
         <ClientSnippets reservation={r} />

@@ -7,7 +7,7 @@ import {
   type Reservation,
   timelineQueryOptions,
 } from "@/api/reservations";
-import { Button, ErrorBanner, LoadingState } from "@/components/ui";
+import { Button, QueryState } from "@/components/ui";
 import {
   assignLanes,
   DAY,
@@ -120,25 +120,24 @@ export function ReservationTimeline({
           </Button>
         </div>
       </div>
-      {timeline.isError ? <ErrorBanner error={timeline.error} /> : null}
-      {timeline.data ? (
-        timeline.data.directions.map((d) => (
-          <Lane
-            key={d.direction}
-            load={d}
-            reservations={timeline.data.reservations.filter((r) => r.direction === d.direction)}
-            start={start}
-            end={end}
-            zoom={zoom}
-            width={width}
-            now={Date.parse(timeline.data.now)}
-            onPick={onPick}
-            highlight={highlight?.direction === d.direction ? highlight : null}
-          />
-        ))
-      ) : timeline.isPending ? (
-        <LoadingState label="Loading the timeline" />
-      ) : null}
+      <QueryState query={timeline} loading="Loading the timeline" retry={false}>
+        {(data) =>
+          data.directions.map((d) => (
+            <Lane
+              key={d.direction}
+              load={d}
+              reservations={data.reservations.filter((r) => r.direction === d.direction)}
+              start={start}
+              end={end}
+              zoom={zoom}
+              width={width}
+              now={Date.parse(data.now)}
+              onPick={onPick}
+              highlight={highlight?.direction === d.direction ? highlight : null}
+            />
+          ))
+        }
+      </QueryState>
       <p className="res-timeline__hint muted">
         Shaded: booked load of everyone's reservations; solid line: capacity; dashed: bookable (the rest stays
         free for traffic without a reservation). Bars: your reservations. Click a free moment to book from

@@ -14,8 +14,7 @@ import {
   type Column,
   ConfirmDialog,
   EmptyState,
-  ErrorBanner,
-  LoadingState,
+  QueryState,
   Select,
   Table,
 } from "@/components/ui";
@@ -109,24 +108,23 @@ export function ReservationsTable({ showOwner }: { showOwner: boolean }) {
           options={FILTERS.map((f) => ({ value: f.value, label: f.label }))}
         />
       </div>
-      {list.isError ? <ErrorBanner error={list.error} onRetry={() => list.refetch()} /> : null}
-      {list.isPending ? (
-        <LoadingState label="Loading reservations" />
-      ) : (
-        <Table
-          caption="Reservations"
-          columns={columns}
-          rows={list.data ?? []}
-          rowKey={(r) => r.id}
-          empty={
-            <EmptyState
-              title="No reservations here"
-              level={3}
-              description="Book one above: pick a window on the timeline or fill in the form."
-            />
-          }
-        />
-      )}
+      <QueryState query={list} loading="Loading reservations">
+        {(data) => (
+          <Table
+            caption="Reservations"
+            columns={columns}
+            rows={data}
+            rowKey={(r) => r.id}
+            empty={
+              <EmptyState
+                title="No reservations here"
+                level={3}
+                description="Book one above: pick a window on the timeline or fill in the form."
+              />
+            }
+          />
+        )}
+      </QueryState>
       <ConfirmDialog
         open={cancelling != null}
         title="Cancel this reservation?"

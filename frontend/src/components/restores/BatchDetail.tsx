@@ -28,6 +28,7 @@ import {
   GRID_STROKE,
   LoadingState,
   PageHeader,
+  QueryState,
   Select,
   Table,
 } from "@/components/ui";
@@ -287,18 +288,22 @@ function ItemsCard({ batch }: { batch: RestoreBatch }) {
         />
       }
     >
-      {items.error ? <ErrorBanner error={items.error} title="Objects could not be listed" /> : null}
-      {items.data ? (
-        <Table
-          caption="Objects of the batch"
-          columns={columns}
-          rows={items.data.items}
-          rowKey={(i) => i.id}
-          empty={<p className="muted">No objects in this state.</p>}
-        />
-      ) : (
-        <LoadingState label="Listing objects" />
-      )}
+      <QueryState
+        query={items}
+        loading="Listing objects"
+        errorTitle="Objects could not be listed"
+        retry={false}
+      >
+        {(data) => (
+          <Table
+            caption="Objects of the batch"
+            columns={columns}
+            rows={data.items}
+            rowKey={(i) => i.id}
+            empty={<p className="muted">No objects in this state.</p>}
+          />
+        )}
+      </QueryState>
       <div className="row restore-pager">
         <Button size="sm" disabled={pages.length <= 1} onClick={() => setPages(pages.slice(0, -1))}>
           Previous

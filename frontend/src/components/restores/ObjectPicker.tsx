@@ -8,7 +8,7 @@ import {
   EmptyState,
   ErrorBanner,
   Input,
-  LoadingState,
+  QueryState,
   Select,
 } from "@/components/ui";
 import { formatBytes, formatCount, formatCountOf } from "@/lib/format";
@@ -125,8 +125,12 @@ export function ObjectPicker({
             </Button>
           ) : null}
         </div>
-        {folder.isPending && chosenBucket ? <LoadingState label="Listing the folder" /> : null}
-        {folder.error ? <ErrorBanner error={folder.error} title="The folder could not be listed" /> : null}
+        <QueryState
+          query={folder}
+          loading={chosenBucket ? "Listing the folder" : false}
+          errorTitle="The folder could not be listed"
+          retry={false}
+        />
         {folder.data ? (
           <div className="row restore-picker__tools">
             <Input

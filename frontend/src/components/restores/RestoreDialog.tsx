@@ -8,7 +8,7 @@ import {
   type Speed,
   useCreateBatch,
 } from "@/api/restores";
-import { Button, Dialog, ErrorBanner, Input, LoadingState } from "@/components/ui";
+import { Button, Dialog, ErrorBanner, Input, QueryState } from "@/components/ui";
 import { formatBytes, formatCount, formatCountOf, formatDateTime, formatDuration } from "@/lib/format";
 import { formatUsd } from "./restore-format";
 
@@ -73,8 +73,12 @@ export function RestoreDialog({
     >
       <div className="stack">
         {create.error ? <ErrorBanner error={create.error} title="The restore was not submitted" /> : null}
-        {preview.error ? <ErrorBanner error={preview.error} title="No preview for this selection" /> : null}
-        {preview.isPending ? <LoadingState label="Looking up the selection" /> : null}
+        <QueryState
+          query={preview}
+          loading="Looking up the selection"
+          errorTitle="No preview for this selection"
+          retry={false}
+        />
         {preview.data ? (
           <>
             <p className="restore-preview__summary" data-testid="restore-preview-summary">
