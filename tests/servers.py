@@ -52,7 +52,7 @@ def start_gateway(db_url: str, log: Path, extra_env: dict[str, str] | None = Non
                   ) -> tuple[str, subprocess.Popen[bytes]]:
     """A ``tierpilot gateway`` process on a free port against ``db_url`` (default tier hot-disk): (URL, process)."""
     port = free_port()
-    env = dict(os.environ, TIERPILOT_DATABASE_URL=db_url, TIERPILOT_DEFAULT_TIER="hot-disk", **(extra_env or {}))
+    env = {**os.environ, "TIERPILOT_DATABASE_URL": db_url, "TIERPILOT_DEFAULT_TIER": "hot-disk", **(extra_env or {})}
     with open(log, "ab") as out:
         proc = subprocess.Popen([sys.executable, "-m", "tierpilot.app.cli", "gateway", "--port", str(port),
                                  "--log-level", "warning"], env=env, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)

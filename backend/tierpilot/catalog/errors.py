@@ -91,3 +91,11 @@ def invalid_bucket_name(message: str) -> InvalidInput:
 
 def invalid_storage_class(storage_class: str) -> InvalidInput:
     return InvalidInput(f"The storage class {storage_class!r} is not provided by any tier", "InvalidStorageClass")
+
+
+class CommitUnresolved(CatalogError):
+    """A write whose commit got no answer and whose row was not found after it: not acknowledged, so the client
+    retries it (its blob stays until fsck finds nothing pointing at it)."""
+
+    status_code = 503
+    s3_code, s3_status = "SlowDown", 503

@@ -319,6 +319,22 @@ def get_object(session: Session, bucket_id: int, key: str, for_update: bool = Fa
     return session.scalar(_object_statement(for_update), {"bucket_id": bucket_id, "key": key})
 
 
+def written(session: Session, writes: Sequence[tuple[int, str, str]]) -> dict[str, Object | ObjectVersion]:
+    """Of ``(bucket_id, key, locator)`` writes, those the catalog holds, by locator (unique per write): the current
+    row of the key, else a version of it (written, then superseded in a versioned bucket)."""
+    found: dict[str, Object | ObjectVersion] = {}
+    for bucket_id, key, locator in writes:
+        row: Object | ObjectVersion | None = session.scalar(
+            select(Object).where(Object.bucket_id == bucket_id, Object.key == key, Object.locator == locator))
+        if row is None:
+            row = session.scalar(select(ObjectVersion).where(
+                ObjectVersion.bucket_id == bucket_id, ObjectVersion.key == key, ObjectVersion.locator == locator
+            ).limit(1))
+        if row is not None:
+            found[locator] = row
+    return found
+
+
 def get_objects(session: Session, bucket_id: int, keys: Sequence[str]) -> list[Object]:
     return list(session.scalars(select(Object).where(Object.bucket_id == bucket_id, Object.key.in_(keys))))
 

@@ -23,16 +23,16 @@ from sqlalchemy.orm import Session
 
 from tierpilot.audit import service as audit
 from tierpilot.catalog import repository, service, versions
-from tierpilot.catalog.errors import CatalogError, InvalidObjectState, NoSuchBucket, NoSuchKey
+from tierpilot.catalog.errors import CatalogError, CommitUnresolved, InvalidObjectState, NoSuchBucket, NoSuchKey
 from tierpilot.catalog.hotread import ObjectView
-from tierpilot.catalog.models import Bucket, MultipartUpload, Object, UploadPart
+from tierpilot.catalog.models import VERSION_FIELDS, Bucket, MultipartUpload, Object, ObjectVersion, UploadPart
 from tierpilot.catalog.service import Blob, Recorded, RequestedPart
 from tierpilot.drivers import readahead
 from tierpilot.drivers.base import BlobNotFound, ChecksumAlgorithm, NotRestored, PartInfo, PutResult, TierDriver
 from tierpilot.drivers.checksums import StreamDigest
 from tierpilot.drivers.posix import PosixDriver
 from tierpilot.drivers.registry import TierSpec, driver_for, tiers
-from tierpilot.kit.db import transaction, utcnow
+from tierpilot.kit.db import CommitUnknown, transaction, utcnow
 from tierpilot.kit.groupcommit import GroupCommit, Outcome
 from tierpilot.kit.streaming import executor, run
 
@@ -134,10 +134,16 @@ def _apply(session: Session, row: _Row) -> Recorded:
 
 def _record(row: _Row, end_upload: str | None = None) -> Object:
     """One transaction that makes the new blob the object's bytes; deletes the replaced blob after it."""
-    with transaction(write=True) as session:
-        if end_upload is not None:
-            service.end_upload(session, end_upload)
-        obj, replaced = _apply(session, row)
+    try:
+        with transaction(write=True) as session:
+            if end_upload is not None:
+                service.end_upload(session, end_upload)
+            obj, replaced = _apply(session, row)
+    except CommitUnknown as unknown:
+        outcome = _resolve([row], unknown)[0]
+        if isinstance(outcome, BaseException):
+            raise outcome from unknown
+        obj, replaced = outcome
     if replaced is not None:
         discard([replaced])
     return obj
@@ -147,8 +153,50 @@ def _record_alone(row: _Row) -> Outcome[Recorded]:
     try:
         with transaction(write=True) as session:
             return _apply(session, row)
+    except CommitUnknown as unknown:
+        return _resolve([row], unknown)[0]
     except Exception as exc:  # noqa: BLE001  (the outcome of this row, raised in its request's thread)
         return exc
+
+
+def _as_object(row: _Row, found: Object | ObjectVersion | None) -> Object:
+    """The answer for a write found committed after the fact, detached: its current row, or one made of the
+    values it wrote (a version since superseded, or a row since overwritten in an unversioned bucket)."""
+    if isinstance(found, Object):
+        return found
+    if found is not None:
+        return Object(bucket_id=row.bucket.id, key=row.key, **{f: getattr(found, f) for f in VERSION_FIELDS})
+    w = row.write()
+    now = utcnow()
+    return Object(bucket_id=w.bucket_id, key=w.key, size=w.size, etag=w.etag, tier_id=w.tier_id,
+                  storage_class=w.storage_class, locator=w.locator, content_type=w.content_type,
+                  user_metadata=w.user_metadata, headers=w.headers, checksum_algorithm=w.checksum_algorithm,
+                  checksum_value=w.checksum_value, parts_count=w.parts_count, tags=w.tags, version_id="null",
+                  created_at=now, last_modified=now, part_sizes=w.part_sizes, part_checksums=w.part_checksums)
+
+
+def _resolve(rows: Sequence[_Row], unknown: CommitUnknown) -> list[Outcome[Recorded]]:
+    """The outcomes of rows whose transaction's COMMIT got no answer, found by looking for each write's own
+    locator (unique per write). The rows were one transaction: one found means all committed, and they are
+    answered as written; the blobs they replaced stay (which ones is not known any more: fsck removes blobs
+    nothing points at). None found means none committed as far as can be seen now: each request gets a
+    retryable error and its blob stays too, for a commit still in flight at the server may yet point at it.
+    Nothing is retried here: a retry of a row that did commit would replace a newer acknowledged write."""
+    log.error("a catalog commit of %d write(s) got no answer (%s); looking for them", len(rows), unknown.cause)
+    try:
+        with transaction() as session:
+            found = repository.written(session, [(r.bucket.id, r.key, r.locator) for r in rows])
+            answers = [_as_object(r, found.get(r.locator)) for r in rows] if found else []
+            for obj in answers:
+                if obj in session:
+                    session.expunge(obj)
+    except Exception:  # noqa: BLE001  (the database is still out of reach: nobody is told it worked)
+        log.error("could not look for %d write(s) after an unanswered commit", len(rows), exc_info=True)
+        found, answers = {}, []
+    if not found:
+        return [CommitUnresolved("The write could not be confirmed. Please try again.") for _ in rows]
+    unknown.confirmed()
+    return [(obj, None) for obj in answers]
 
 
 def _record_round(rows: Sequence[_Row]) -> list[Outcome[Recorded]]:
@@ -162,6 +210,8 @@ def _record_round(rows: Sequence[_Row]) -> list[Outcome[Recorded]]:
     try:
         with transaction(write=True) as session:
             return list(service.record_objects(session, [row.write() for row in rows]))
+    except CommitUnknown as unknown:
+        return _resolve(rows, unknown)
     except CatalogError as exc:
         if len(rows) == 1:
             return [exc]
@@ -181,6 +231,8 @@ def _record_round(rows: Sequence[_Row]) -> list[Outcome[Recorded]]:
                         out.append(_apply(session, row))
                 except CatalogError as exc:
                     out.append(exc)
+    except CommitUnknown as unknown:
+        return _resolve(rows, unknown)
     except Exception:  # noqa: BLE001  (nothing of the round was committed)
         log.warning("a round of %d catalog writes failed as a whole; writing them one by one", len(rows),
                     exc_info=True)
@@ -255,6 +307,8 @@ async def put_small_object(drv: PosixDriver, bucket: Bucket, key: str, pieces: S
     except asyncio.CancelledError:  # the row may still commit: the blob stays or goes with its outcome
         committing.add_done_callback(functools.partial(_settle_abandoned, drv, locator))
         raise
+    except CommitUnresolved:  # the row may point at the blob: it stays
+        raise
     except BaseException:
         await run(drv.delete, locator)
         raise
@@ -270,6 +324,8 @@ def _commit_or_delete(drv: TierDriver, locator: str, row: _Row, check: Callable[
         if check is not None:
             check()
         obj, replaced = _commit_row(row)
+    except CommitUnresolved:  # the row may point at the blob: it stays
+        raise
     except BaseException:
         drv.delete(locator)
         raise
@@ -284,6 +340,8 @@ def _settle_abandoned(drv: TierDriver, locator: str, committing: asyncio.Future[
     if committing.cancelled():
         return
     exc = committing.exception()
+    if isinstance(exc, CommitUnresolved):
+        return
     if exc is not None:
         executor().submit(drv.delete, locator)
         return
@@ -356,6 +414,8 @@ def copy_object(src: Object, bucket: Bucket, key: str, spec: NewObject, *, if_ma
                             checksum_value=src.checksum_value, checksum_algorithm=src.checksum_algorithm,
                             parts_count=src.parts_count if not result.md5_hex else None,
                             if_match=if_match, if_none_match=if_none_match))
+    except CommitUnresolved:
+        raise
     except BaseException:
         dst.delete(locator)
         raise
@@ -421,6 +481,8 @@ def complete_upload(bucket: Bucket, upload: MultipartUpload, requested: Sequence
                            if_none_match=if_none_match, part_sizes=[p.size for p in parts],
                            part_checksums=[p.checksum_value or "" for p in parts] if value else None),
                       end_upload=upload.upload_id)
+    except CommitUnresolved:
+        raise
     except BaseException:
         drv.delete(locator)
         raise

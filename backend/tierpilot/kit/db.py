@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import select
 import threading
 import time
@@ -15,6 +17,8 @@ from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.types import TypeDecorator
 
 from tierpilot.kit.settings import get_settings
+
+_log = logging.getLogger(__name__)
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -199,7 +203,16 @@ def _run_after_commit(session: Session) -> None:
     if session.in_nested_transaction():
         return
     for fn in session.info.pop(_AFTER_COMMIT, {}).values():
+        _run_committed(fn)
+
+
+def _run_committed(fn: Callable[[], object]) -> None:
+    """Run one after-commit function: the commit stands whatever it does, so a failure (a broker that is down)
+    is logged, not raised into a request whose change is already durable (periodic sweeps catch up)."""
+    try:
         fn()
+    except Exception:
+        _log.warning("an after-commit function failed: %r", fn, exc_info=True)
 
 
 def _drop_after_commit(session: Session) -> None:
@@ -207,20 +220,49 @@ def _drop_after_commit(session: Session) -> None:
         session.info.pop(_AFTER_COMMIT, None)
 
 
+class CommitUnknown(Exception):
+    """The COMMIT was sent and failed without an answer one can trust (a connection cut at that moment, a server
+    that crashed or failed over, an I/O error at the commit): the transaction may have committed or not.
+
+    A writer that would retry, answer or delete something on a failure looks first (its write's own id: a blob's
+    unique locator, a row's version); ``confirmed()`` then runs what was to run after the commit.
+    """
+
+    def __init__(self, cause: Exception, after: list[Callable[[], object]]) -> None:
+        super().__init__(f"the outcome of a commit is unknown: {type(cause).__name__}: {cause}")
+        self.cause = cause
+        self._after = after
+
+    def confirmed(self) -> None:
+        """The writer found its changes committed: run the transaction's after-commit functions (once)."""
+        after, self._after = self._after, []
+        for fn in after:
+            _run_committed(fn)
+
+
 @contextmanager
 def transaction(write: bool = False) -> Iterator[Session]:
     """A session that commits on success and rolls back on error: the one commit point.
 
-    ``write=True`` takes SQLite's write lock at BEGIN (no effect on PostgreSQL).
+    ``write=True`` takes SQLite's write lock at BEGIN (no effect on PostgreSQL). Every statement is sent before
+    the COMMIT, so an error raised by the COMMIT itself is ``CommitUnknown``: nothing else may be assumed of it.
     """
     session = session_factory()()
     if write:
         session.connection(execution_options={"sqlite_immediate": True})
     try:
-        yield session
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
+        try:
+            yield session
+            session.flush()
+        except BaseException:
+            session.rollback()
+            raise
+        after = list(session.info.get(_AFTER_COMMIT, {}).values())
+        try:
+            session.commit()
+        except Exception as cause:
+            with contextlib.suppress(Exception):
+                session.rollback()
+            raise CommitUnknown(cause, after) from cause
     finally:
         session.close()

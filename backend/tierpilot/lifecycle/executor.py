@@ -41,7 +41,7 @@ from tierpilot.drivers import registry
 from tierpilot.drivers.base import BlobNotFound, NotRestored, PutResult, TierDriver
 from tierpilot.drivers.registry import TierLike, TierSpec, driver_for
 from tierpilot.drivers.s3 import ADOPTED
-from tierpilot.kit.db import transaction, utcnow
+from tierpilot.kit.db import CommitUnknown, transaction, utcnow
 from tierpilot.kit.limiter import Throttle, shared_throttle
 from tierpilot.kit.settings import get_settings
 from tierpilot.lifecycle import repository
@@ -378,7 +378,9 @@ def run_moves(move_ids: Sequence[int], limiter: Throttle | None = None, wait_gra
         try:
             switched.extend(_switch(copies, others, owner, out))
         except Exception as exc:  # nothing of the batch switched: drop the copies, each move tries again
-            for cp in copies:
+            # a switch whose COMMIT got no answer may have happened: its copies stay (the catalog may point at
+            # them; the moves' next attempt finds them switched, or fsck finds the copies unreferenced)
+            for cp in copies if not isinstance(exc, CommitUnknown) else ():
                 if cp.result is not None and cp.claimed.move.dst_locator:
                     driver_for(cp.dst).delete(cp.claimed.move.dst_locator)
             for move in [cp.claimed.move for cp in copies] + [c.move for c in others]:
