@@ -22,8 +22,8 @@ from tierpilot.benchmarks.reference import router as reference_router
 from tierpilot.benchmarks.router import router as benchmarks_router
 from tierpilot.catalog.router import router as catalog_router
 from tierpilot.kit import metrics
-from tierpilot.kit.db import get_engine
-from tierpilot.kit.errors import DomainError
+from tierpilot.kit.db import CommitUnknown, get_engine
+from tierpilot.kit.errors import DomainError, database_unreachable, no_space
 from tierpilot.kit.inputs import check, json_safe
 from tierpilot.kit.proxies import TrustedProxies
 from tierpilot.kit.security_headers import SecurityHeaders
@@ -91,6 +91,17 @@ def _domain_error(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, DomainError)
     body = {"detail": exc.message, **jsonable_encoder(exc.extra)}
     return JSONResponse(json_safe(body), status_code=exc.status_code, headers=exc.headers)
+
+
+def _fault(_request: Request, exc: Exception) -> JSONResponse:
+    """What the API answers when something below it fails: a database out of reach or a commit that got no answer
+    is a 503 the client retries, a full disk a 507 that says so, anything else a 500 without details."""
+    if no_space(exc):
+        return JSONResponse({"detail": "the storage has no space left for this change"}, status_code=507)
+    if isinstance(exc, CommitUnknown) or database_unreachable(exc):
+        return JSONResponse({"detail": "the database is unavailable for a moment; try again"}, status_code=503,
+                            headers={"Retry-After": "1"})
+    return JSONResponse({"detail": "internal error"}, status_code=500)
 
 
 def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
@@ -176,6 +187,7 @@ def create_app() -> FastAPI:
                   docs_url="/api/docs", redoc_url=None, dependencies=[Depends(_refuse_unstorable_input)])
     app.add_exception_handler(DomainError, _domain_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(Exception, _fault)
     for router in ROUTERS:
         app.include_router(router, prefix=API_PREFIX)
     app.add_api_route("/metrics", metrics_endpoint, methods=["GET"], include_in_schema=False)

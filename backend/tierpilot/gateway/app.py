@@ -39,7 +39,7 @@ from tierpilot.gateway.http import Request
 from tierpilot.gateway.routes import Level, find, signed
 from tierpilot.kit import flow as kitflow
 from tierpilot.kit import metrics
-from tierpilot.kit.errors import DomainError
+from tierpilot.kit.errors import DomainError, database_unreachable, no_space
 from tierpilot.kit.flow import Flow, FlowRequest
 from tierpilot.kit.proxies import TrustedProxies
 from tierpilot.kit.settings import get_settings
@@ -406,6 +406,14 @@ def _as_s3_error(exc: Exception, req: Request) -> S3Error:
         return S3Error(exc.s3_code, exc.message, exc.s3_status, **fields)
     if isinstance(exc, DomainError):
         return S3Error("InvalidRequest", exc.message, exc.status_code if exc.status_code < 500 else 400)
+    if no_space(exc):  # a full file system: named, as RGW names it, and not retried blindly by clients
+        log.error("no space left in request %s: %s", req.request_id, exc)
+        return S3Error("InsufficientCapacity", "The storage has no space left for this write.", 507)
+    if database_unreachable(exc):  # the catalog's database is out of reach: clients retry
+        log.error("database unreachable in request %s: %s", req.request_id, exc)
+        err = S3Error("SlowDown", "The catalog is unavailable for a moment. Please try again.", 503)
+        err.headers.append((b"retry-after", b"1"))
+        return err
     if isinstance(exc, TierUnavailable):  # the tier's volume is gone: clients retry later, as on S3's 503
         log.error("tier unavailable in request %s: %s", req.request_id, exc)
         return S3Error("ServiceUnavailable", "The storage tier is unavailable. Please try again later.", 503)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import glob
 import ipaddress
+import logging
 import os
 import threading
 from asyncio import _get_running_loop  # the running loop or None: no exception raised off the loop
@@ -65,9 +66,43 @@ def metrics_dir() -> Path:
 
 
 _lock = threading.Lock()  # one for every value and file, as prometheus-client's own
-_files: dict[str, MmapedDict] = {}  # by file prefix (``counter``, ``gauge_livesum``, ...)
+_files: dict[str, MmapedDict | None] = {}  # by file prefix (``counter``, ``gauge_livesum``, ...); None: no file
 _values: list[_FileValue] = []
 _opened_as = ""  # the identity the open files are named after
+
+
+class _AllocatedFile(MmapedDict):
+    """prometheus-client's file of values, with its blocks allocated before they are mapped: on a full disk the
+    allocation fails (an OSError the caller catches) where a write into a sparse map would kill the process
+    (SIGBUS)."""
+
+    def __init__(self, filename: str) -> None:
+        with open(filename, "a+b") as f:
+            size = os.fstat(f.fileno()).st_size
+            os.posix_fallocate(f.fileno(), 0, max(size, _INITIAL_SIZE))
+        super().__init__(filename)
+
+    def _init_value(self, key: str) -> None:
+        encoded = key.encode("utf-8")
+        needed = self._used + 4 + len(encoded) + (8 - (len(encoded) + 4) % 8) + 16
+        capacity = self._capacity
+        while needed > capacity:
+            capacity *= 2
+        if capacity != self._capacity:
+            os.posix_fallocate(self._f.fileno(), 0, capacity)  # the parent then grows the map to what is there
+        super()._init_value(key)
+
+
+_INITIAL_SIZE = 1 << 20  # prometheus-client's first size of a file
+_degraded: set[str] = set()
+
+
+def _lost_file(prefix: str, exc: OSError) -> None:
+    """Metrics never take a request down: values whose file cannot be written (a full disk) stay in memory."""
+    if prefix not in _degraded:
+        _degraded.add(prefix)
+        logging.getLogger(__name__).warning("metric file %s cannot be written (%s): its values are kept in memory "
+                                            "only and not exported", prefix, exc)
 
 
 class _FileValue:
@@ -88,12 +123,32 @@ class _FileValue:
             _values.append(self)
 
     def _open(self) -> None:
-        file = _files.get(self._prefix)
-        if file is None:
+        self._file: MmapedDict | None = None
+        self._value, self._timestamp = 0.0, 0.0
+        if self._prefix not in _files:
             path = os.path.join(os.environ["PROMETHEUS_MULTIPROC_DIR"], f"{self._prefix}_{_opened_as}.db")
-            file = _files[self._prefix] = MmapedDict(path)
-        self._file = file
-        self._value, self._timestamp = file.read_value(self._key)
+            try:
+                _files[self._prefix] = _AllocatedFile(path)
+            except OSError as exc:
+                _files[self._prefix] = None
+                _lost_file(self._prefix, exc)
+        file = _files[self._prefix]
+        if file is None:
+            return
+        try:
+            self._value, self._timestamp = file.read_value(self._key)
+            self._file = file
+        except OSError as exc:
+            _lost_file(self._prefix, exc)
+
+    def _store(self) -> None:
+        if self._file is None:
+            return
+        try:
+            self._file.write_value(self._key, self._value, self._timestamp)
+        except OSError as exc:
+            self._file = None
+            _lost_file(self._prefix, exc)
 
     def inc(self, amount: float) -> None:
         with _lock:
@@ -101,7 +156,7 @@ class _FileValue:
                 _reopen()
             self._value += amount
             self._timestamp = 0.0
-            self._file.write_value(self._key, self._value, 0.0)
+            self._store()
 
     def set(self, value: float, timestamp: float | None = None) -> None:
         with _lock:
@@ -109,7 +164,7 @@ class _FileValue:
                 _reopen()
             self._value = value
             self._timestamp = timestamp or 0.0
-            self._file.write_value(self._key, self._value, self._timestamp)
+            self._store()
 
     def get(self) -> float:
         with _lock:
@@ -133,7 +188,7 @@ class _FileValue:
                 if amount:
                     value._value += amount
                     value._timestamp = 0.0
-                    value._file.write_value(value._key, value._value, 0.0)
+                    value._store()
 
 
 def _reopen() -> None:
@@ -141,7 +196,8 @@ def _reopen() -> None:
     The caller holds ``_lock``."""
     global _opened_as
     for file in _files.values():
-        file.close()
+        if file is not None:
+            file.close()
     _files.clear()
     _opened_as = _ident
     for value in _values:
@@ -150,7 +206,10 @@ def _reopen() -> None:
 
 def _install() -> None:
     directory = metrics_dir()
-    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a full disk: the process runs, its values stay in memory (``_open``)
+        _lost_file("*", exc)
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(directory)
     values.ValueClass = _FileValue
 
@@ -176,7 +235,11 @@ def configure(service: str) -> None:
     _service = service
     _rename()
     directory = metrics_dir()
-    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        _lost_file("*", exc)
+        return
     for path in directory.glob("*.db"):
         pid = path.stem.rpartition("-")[2]
         if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
