@@ -250,12 +250,9 @@ def of_tier(session: Session, tier_id: int) -> list[AdoptionOut]:
 
 def _send(adoption_id: int) -> None:
     """Hand a queued adoption to a worker; when the broker is down, beat's re-scan sends it later."""
-    try:
-        from tierpilot.kit.jobs import celery_app
+    from tierpilot.kit.jobs import kick
 
-        celery_app.send_task("tiers.adopt", args=[adoption_id], retry=False)
-    except Exception as exc:  # noqa: BLE001 - the row stays queued, tiers.rescan_adopted picks it up
-        log.warning("could not enqueue tiers.adopt %s (%s: %s)", adoption_id, type(exc).__name__, str(exc)[:200])
+    kick("tiers.adopt", [adoption_id])  # when not queued, the row stays queued: tiers.rescan_adopted sends it
 
 
 def start(session: Session, tier_id: int, remote_bucket: str, *, into: str | None, owner_id: int) -> AdoptionOut:

@@ -98,11 +98,23 @@ def create(session: Session, user: User, spec: RunSpec) -> BenchmarkRun:
     if repository.active_run_of(session, user.id) is not None:
         raise Conflict("you have a benchmark run queued or running; cancel it or wait for it")
     run = repository.add_run(session, BenchmarkRun(owner_id=user.id, params=params))
-    from tierpilot.kit.jobs import celery_app
-
     run_id = run.id
-    after_commit(session, lambda: celery_app.send_task(TASK, args=[run_id]))
+    after_commit(session, lambda: _send(run_id))
     return run
+
+
+def _send(run_id: int) -> None:
+    """Hand a committed run to a worker; a run the job queue did not take fails at once (its owner starts it again)
+    rather than staying queued with nothing to run it."""
+    from tierpilot.kit.jobs import BrokerUnavailable, enqueue
+
+    try:
+        enqueue(TASK, [run_id])
+    except BrokerUnavailable:
+        with transaction(write=True) as session:
+            run = repository.get_run(session, run_id, for_update=True)
+            if run is not None and run.state == "queued":
+                run.state, run.error, run.finished_at = "failed", "the job queue was unavailable", utcnow()
 
 
 def visible(session: Session, user: User, run_id: int, for_update: bool = False) -> BenchmarkRun:

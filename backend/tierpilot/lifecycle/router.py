@@ -208,8 +208,7 @@ def sweep_schedule(user: CurrentUser) -> SweepSchedule:
 @router.post("/sweep", response_model=SweepQueued, status_code=202)
 def sweep_now(session: SessionDep, user: AdminUser, bucket: str | None = None) -> SweepQueued:
     """Ask the workers for a sweep now instead of at the next beat (admins)."""
-    from tierpilot.lifecycle.tasks import sweep
+    from tierpilot.kit.jobs import enqueue
 
     bucket_id = _bucket(session, user, bucket).id if bucket else None
-    result = sweep.apply_async(kwargs={"bucket_id": bucket_id, "scheduled": False})
-    return SweepQueued(task_id=str(result.id))
+    return SweepQueued(task_id=enqueue("lifecycle.sweep", kwargs={"bucket_id": bucket_id, "scheduled": False}))

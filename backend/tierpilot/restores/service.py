@@ -205,13 +205,9 @@ def preview(session: Session, user: User, selection: Selection, days: int) -> Pr
 
 def kick_sweep() -> None:
     """Ask a worker to sweep now instead of at the next beat; harmless when the broker is down."""
-    try:
-        from tierpilot.kit.jobs import celery_app
+    from tierpilot.kit.jobs import kick
 
-        celery_app.send_task("restores.poll_due", retry=False)
-    except Exception as exc:
-        log.warning("could not enqueue restores.poll_due (%s: %s); the next beat sweep will submit",
-                    type(exc).__name__, str(exc)[:200])
+    kick("restores.poll_due")
 
 
 def _default_name(selection: Selection, objects: int) -> str:
