@@ -94,3 +94,37 @@ def test_health_reports_a_supervisor_that_is_gone(tmp_path: Path) -> None:
     status.write_text('{"pid": 999999999, "children": {}}')
     assert health_view(status) == (False, {"state": "gone"})
     assert health_view(tmp_path / "missing.json") == (False, {"state": "unreadable"})
+
+
+def test_a_child_with_a_port_is_starting_until_the_port_answers(tmp_path: Path) -> None:
+    """Health says a gateway or API is up only once it accepts connections, not when its process began."""
+    import socket
+
+    from tests.servers import free_port
+    from tests.waiting import wait_until
+
+    port = free_port()
+    ready = tmp_path / "listen"
+    code = ("import socket, sys, pathlib, time\n"
+            "p = pathlib.Path(sys.argv[2])\n"
+            "while not p.exists(): time.sleep(0.01)\n"
+            "s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+            "s.bind(('127.0.0.1', int(sys.argv[1]))); s.listen(); time.sleep(600)\n")
+    policy = RestartPolicy(backoff_s=2.0, backoff_max_s=10.0, per_minute=10)
+    child = Child("gateway", [sys.executable, "-c", code, str(port), str(ready)], Restarts(policy), port=port)
+    status = tmp_path / "supervisor.json"
+    sup = Supervisor([child], dict(os.environ), status, {"redis_url": None})
+    child.start(sup.env, 0.0)
+    try:
+        sup.check()
+        sup.write_status()
+        assert child.state == "starting"
+        assert health_view(status) == (False, {"state": "running", "children": {"gateway": {
+            "state": "starting", "restarts": 0, "last_exit": None, "last_exit_at": None, "since": child.since}}})
+        ready.touch()  # the child listens now
+        wait_until(lambda: sup.check() is None and child.state == "running")
+        assert health_view(status)[0]
+        with socket.create_connection(("127.0.0.1", port), timeout=5):
+            pass
+    finally:
+        sup.stop()

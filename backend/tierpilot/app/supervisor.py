@@ -98,7 +98,8 @@ class Child:
     argv: list[str]
     restarts_policy: Restarts
     proc: subprocess.Popen[bytes] | None = None
-    state: str = "starting"  # running | backoff | stopped
+    state: str = "starting"  # starting (its port not answering yet) | running | backoff | stopped
+    port: int | None = None  # a child that serves a port is running once the port accepts a connection
     started_at: float = 0.0
     since: str = ""
     restarts: int = 0
@@ -109,10 +110,24 @@ class Child:
     def start(self, env: dict[str, str], now: float) -> None:
         # a session of its own: the child's whole process group can be signalled (uvicorn and Celery fork)
         self.proc = subprocess.Popen(self.argv, env=env, start_new_session=True, preexec_fn=_die_with(os.getpid()))
-        self.state, self.started_at, self.since, self.restart_at = "running", now, _utc(), None
+        self.state = "starting" if self.port is not None else "running"
+        self.started_at, self.since, self.restart_at = now, _utc(), None
+
+    @property
+    def alive(self) -> bool:
+        return self.state in ("starting", "running") and self.proc is not None
+
+    def answering(self) -> bool:
+        """Whether the child's port accepts a connection now."""
+        assert self.port is not None
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=0.1):
+                return True
+        except OSError:
+            return False
 
     def view(self) -> dict[str, Any]:
-        return {"state": self.state, "pid": self.proc.pid if self.proc and self.state == "running" else None,
+        return {"state": self.state, "pid": self.proc.pid if self.proc and self.alive else None,
                 "restarts": self.restarts, "last_exit": self.last_exit, "last_exit_at": self.last_exit_at,
                 "since": self.since}
 
@@ -167,7 +182,9 @@ class Supervisor:
         """Reap dead children, restart the due ones; the monotonic time of the next due restart."""
         now, changed = self.clock(), False
         for c in self.children:
-            if c.state == "running" and c.proc is not None and c.proc.poll() is not None:
+            if c.state == "starting" and c.proc is not None and c.proc.poll() is None and c.answering():
+                c.state, changed = "running", True
+            if c.alive and c.proc is not None and c.proc.poll() is not None:
                 code = c.proc.returncode
                 _kill_group(c.proc.pid, signal.SIGKILL)  # what the dead child forked (uvicorn, Celery pool)
                 ran = now - c.started_at
@@ -209,6 +226,8 @@ class Supervisor:
             while not self.stopping:
                 due = self.check()
                 timeout = 5.0 if due is None else min(5.0, max(0.0, due - self.clock()))
+                if any(c.state == "starting" for c in self.children):
+                    timeout = min(timeout, 0.1)  # a starting child's port is looked at until it answers
                 if self.stopping:
                     break
                 select.select([rfd], [], [], timeout)
@@ -224,7 +243,7 @@ class Supervisor:
     def stop(self) -> None:
         """SIGTERM every running child's process group (redis last), then SIGKILL what is left after 10 s."""
         ordered = [c for c in self.children if c.name != "redis"] + [c for c in self.children if c.name == "redis"]
-        running = [c for c in ordered if c.state == "running" and c.proc is not None]
+        running = [c for c in ordered if c.alive]
         for c in running:
             assert c.proc is not None
             if c.proc.poll() is None:
@@ -284,8 +303,10 @@ def run_all() -> int:
         exe = [sys.executable, "-m", "tierpilot.app.cli"]
         # the gateway's own --log-level; the others read TIERPILOT_LOG_LEVEL (warnings and errors by default)
         extra_args = {"gateway": ["--log-level", settings.log_level]}
+        ports = {"api": settings.api_port, "gateway": settings.gateway_port}
         for name in ("api", "gateway", "worker", "beat"):
             c = child(name, [*exe, name, *extra_args.get(name, [])])
+            c.port = ports.get(name)
             c.start(env, time.monotonic())
             children.append(c)
         supervisor.write_status()
