@@ -1,19 +1,8 @@
 import { useQuery } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
-import { type AuditEvent, type AuditFilter, auditCsvHref, auditPageQueryOptions } from "@/api/audit";
-import {
-  Badge,
-  type BadgeTone,
-  Button,
-  Card,
-  type Column,
-  EmptyState,
-  Input,
-  QueryState,
-  Select,
-  Table,
-} from "@/components/ui";
-import { formatDateTime } from "@/lib/format";
+import { type AuditFilter, auditCsvHref, auditPageQueryOptions } from "@/api/audit";
+import { Button, Card, EmptyState, Input, QueryState, Select, Table } from "@/components/ui";
+import { columns } from "./audit-columns";
 
 /** A `datetime-local` value (the browser's time) as ISO 8601 UTC, or undefined when empty or invalid. */
 export function localToIso(value: string): string | undefined {
@@ -21,52 +10,6 @@ export function localToIso(value: string): string | undefined {
   const d = new Date(value);
   return Number.isNaN(d.getTime()) ? undefined : d.toISOString();
 }
-
-function tone(event: string): BadgeTone {
-  if (event.endsWith("_failed") || event.endsWith(".disabled") || event.endsWith(".deleted")) return "danger";
-  if (event.startsWith("auth.login") || event === "auth.logout") return "neutral";
-  return "info";
-}
-
-function detailText(detail: AuditEvent["detail"]): string {
-  return Object.entries(detail)
-    .map(([k, v]) => `${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`)
-    .join(", ");
-}
-
-const columns: Array<Column<AuditEvent>> = [
-  { id: "at", header: "When", cell: (e) => formatDateTime(e.at) },
-  {
-    id: "event",
-    header: "Event",
-    cell: (e) => (
-      <span className="cell-stack">
-        <Badge tone={tone(e.event)}>{e.event}</Badge>
-        {e.target ? <span className="cell-sub mono">{e.target}</span> : null}
-      </span>
-    ),
-  },
-  {
-    id: "actor",
-    header: "Who",
-    cell: (e) => (
-      <span className="cell-stack">
-        <span>{e.actor || <span className="muted">—</span>}</span>
-        {e.client ? <span className="cell-sub mono">{e.client}</span> : null}
-      </span>
-    ),
-  },
-  {
-    id: "detail",
-    header: "Detail",
-    hideOnNarrow: true,
-    cell: (e) => (
-      <span className="cell-sub" title={detailText(e.detail)}>
-        {detailText(e.detail) || "—"}
-      </span>
-    ),
-  },
-];
 
 interface Draft {
   event: string;

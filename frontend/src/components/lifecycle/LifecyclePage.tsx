@@ -5,9 +5,7 @@ import {
   configurationQueryOptions,
   type LifecycleRule,
   previewQueryOptions,
-  sweepScheduleQueryOptions,
   useDeleteRule,
-  useSweepNow,
 } from "@/api/lifecycle";
 import { tiersQueryOptions } from "@/api/tiers";
 import {
@@ -18,13 +16,12 @@ import {
   ConfirmDialog,
   EmptyState,
   ErrorBanner,
-  errorText,
   LoadingState,
   PageHeader,
   Select,
   Table,
 } from "@/components/ui";
-import { formatBytes, formatCount, formatDateTime, formatDuration } from "@/lib/format";
+import { formatBytes, formatCount, formatDateTime } from "@/lib/format";
 import { MoveHistory } from "./MoveHistory";
 import { PreviewChart, PreviewSummary } from "./PreviewChart";
 import { RuleForm } from "./RuleForm";
@@ -36,8 +33,8 @@ import {
   nextUtcMidnight,
   type RuleDraft,
 } from "./rule-form";
-import { sweepTimes } from "./sweep-times";
 import "./lifecycle.css";
+import { SweepNow, SweepPeriod } from "./SweepControls";
 
 interface Editing {
   draft: RuleDraft;
@@ -212,43 +209,5 @@ export function LifecyclePage({
         onConfirm={() => deleting && remove.mutate(deleting, { onSuccess: () => setDeleting(null) })}
       />
     </>
-  );
-}
-
-/** When the workers next act on their own, and (admins) a sweep at once. */
-function SweepPeriod() {
-  const schedule = useQuery(sweepScheduleQueryOptions());
-  if (!schedule.data) return null;
-  const period = formatDuration(schedule.data.period_s);
-  const times = sweepTimes(schedule.data, new Date());
-  return (
-    <p className="muted lc-sweep-period" data-testid="sweep-times">
-      The workers sweep every {period}: objects that fall due are queued for moving within {period}.{" "}
-      {times.kind === "unknown" ? (
-        <>No scheduled sweep has run yet; the first starts within {period} of the workers starting.</>
-      ) : (
-        <>
-          Last sweep started <time dateTime={times.last}>{formatDateTime(times.last, true)}</time>;{" "}
-          {times.kind === "upcoming" ? "next sweep at " : "the next was due at "}
-          <time dateTime={times.next}>{formatDateTime(times.next, true)}</time>
-          {times.kind === "late" ? " and has not started: check that beat and the worker run." : "."}
-        </>
-      )}
-    </p>
-  );
-}
-
-function SweepNow({ bucket }: { bucket: string | null }) {
-  const sweep = useSweepNow(bucket);
-  return (
-    <div className="row">
-      {sweep.isSuccess ? (
-        <output className="muted">Sweep queued at {formatDateTime(new Date().toISOString(), true)}.</output>
-      ) : null}
-      {sweep.isError ? <span className="ui-field__error">{errorText(sweep.error)}</span> : null}
-      <Button onClick={() => sweep.mutate()} loading={sweep.isPending}>
-        {bucket ? `Sweep ${bucket} now` : "Sweep all buckets now"}
-      </Button>
-    </div>
   );
 }
