@@ -5,7 +5,8 @@ and the usage it needs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
@@ -21,7 +22,7 @@ from tierpilot.planner.prices import tier_prices
 from tierpilot.planner.schemas import PlanUsageOut
 from tierpilot.pricing import engine
 from tierpilot.pricing.report import report_csv
-from tierpilot.pricing.schemas import InstallationTierOut, Scenario
+from tierpilot.pricing.schemas import Catalog, InstallationTierOut, Scenario, Speed
 from tierpilot.tiers import service as tiers_service
 from tierpilot.tiers.models import Tier
 
@@ -124,6 +125,52 @@ def plan_usage(session: Session, scenario: Scenario) -> PlanUsageOut:
         reads_gib=round(float(read_gib * s.read_amplification), 6), read_requests=_whole(gets),
         write_requests=_whole(puts), restores_gib=round(float(read_gib), 6) if archives else 0.0,
         restore_speed=s.restore_speed, basis=basis)
+
+
+@dataclass(frozen=True)
+class PlanMonth:
+    """A one-tier scenario's month at its read frequency: the planner's own breakdown and the counts behind it."""
+
+    priced_as: str  # "GLACIER (aws-us-east-1-2026)", "archive@bulk (onprem-example-2026:TAPE)"
+    monthly: engine.Breakdown
+    volume_gib: Decimal
+    objects: Decimal
+    read_gib: Decimal  # transferred by the reads (read share and read-ahead included)
+    read_requests: int
+    write_requests: int
+    restored_gib: Decimal
+    restore_requests: int
+    restore_speed: Speed | None  # None: the class needs no restore
+    copy_days: Decimal
+
+
+def plan_scenario(scenario: Scenario) -> Scenario:
+    """The scenario as a bucket's plan: one tier (the plan is priced at it), no lifecycle or hybrid what-ifs."""
+    if len(scenario.tiers) != 1:
+        raise Invalid(f"a plan is priced at one of the scenario's tiers: keep one of "
+                      f"{', '.join(t.label for t in scenario.tiers)}", field="scenario.tiers")
+    return scenario.model_copy(update={"lifecycle": None, "hybrid": []})
+
+
+def plan_month(session: Session, scenario: Scenario, catalogs: Mapping[str, Catalog] | None = None) -> PlanMonth:
+    """What a one-tier scenario costs in a month, computed as the planner computes its monthly figure (the same
+    tier model at the same frequency), so a plan saved from it and the planner agree to the cent."""
+    s = resolve_installation_tiers(session, plan_scenario(scenario))
+    (price,) = engine.resolve_tiers(s, catalogs if catalogs is not None else pricing.all_catalogs(session))
+    usage = engine.scenario_usage(s)
+    model = engine.TierModel(price, usage)
+    f, share, objects, raw = s.reads_per_month, s.read_fraction, usage.objects, s.requests
+    gets = objects.requests_per_read(usage.get_part_bytes) * share * f + (raw.reads if raw else 0)
+    puts = s.writes_per_month * objects.count + (raw.writes if raw else 0)
+    restores = price.restore is not None
+    ref = s.tiers[0]
+    source = f"{price.catalog.id}:{price.cls.id}" if ref.tier is not None else price.catalog.id
+    return PlanMonth(
+        priced_as=f"{price.label} ({source})", monthly=model.at(f), volume_gib=objects.volume_gib,
+        objects=objects.count, read_gib=model.transfer_gib * f, read_requests=_whole(gets), write_requests=_whole(puts),
+        restored_gib=model.read_gib * f if restores else Decimal(0),
+        restore_requests=_whole(objects.count * share * f) if restores else 0, restore_speed=price.speed,
+        copy_days=s.restored_copy_days)
 
 
 # ---------------------------------------------------------------------------- from my data

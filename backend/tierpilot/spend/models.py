@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
+from typing import Any
 
 from sqlalchemy import BigInteger, ForeignKey, Index, Integer, Numeric, String
 from sqlalchemy.orm import Mapped, mapped_column
@@ -99,7 +100,8 @@ class SpendRollup(Base):
 
 class SpendPlan(Base):
     """What a bucket is planned to do each month beyond storing what it holds: GiB read, requests by class, GiB
-    restored at a speed. ``GET /api/spend`` prices it with the tier's catalog beside the actual."""
+    restored at a speed; or a planner scenario, stored volume included. ``GET /api/spend`` prices it with the tier's
+    catalog (a scenario as the planner does) beside the actual."""
 
     __tablename__ = "spend_plans"
 
@@ -109,5 +111,7 @@ class SpendPlan(Base):
     write_requests: Mapped[int] = mapped_column(BigInteger, default=0)  # PUT-class (PUT, COPY, POST, LIST)
     restores_gib: Mapped[Decimal] = mapped_column(Numeric(24, 6), default=0)
     restore_speed: Mapped[str] = mapped_column(String(16), default="standard")
+    # a planner scenario saved as the plan (one tier), priced as the planner prices it; None: the usage above only
+    scenario: Mapped[dict[str, Any] | None] = mapped_column(default=None)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_by: Mapped[str] = mapped_column(String(64), default="")

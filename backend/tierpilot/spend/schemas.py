@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
 
-from tierpilot.pricing.schemas import Speed
+from tierpilot.pricing.schemas import Scenario, Speed
 
 # a month's GiB: Decimals in, plain JSON numbers out; counts are whole numbers (10.5 requests is a 422)
 Gib = Annotated[Decimal, Field(ge=0, le=10**12, allow_inf_nan=False), PlainSerializer(float, return_type=float,
@@ -27,6 +27,10 @@ class SpendPlanIn(BaseModel):
     restores_gib: Gib = Field(Decimal(0), description="GiB restored from archive per month")
     restore_speed: Speed = Field("standard", description="the speed of the planned restores (the nearest one a "
                                                          "tier offers is priced when it lacks this one)")
+    scenario: Scenario | None = Field(None, description="a planner scenario of one tier saved as the plan: it keeps "
+                                                        "the scenario's volume, objects, reads, restores, egress "
+                                                        "destination and restored-copy days and is priced as the "
+                                                        "planner prices it; the usage fields are then derived from it")
 
 
 class SpendPlanUsageOut(BaseModel):
@@ -37,6 +41,11 @@ class SpendPlanUsageOut(BaseModel):
     write_requests: int
     restores_gib: float
     restore_speed: Speed
+    scenario: Scenario | None = Field(None, description="the planner scenario the plan is (null: usage figures only)")
+    priced_as: str | None = Field(None, description="a scenario plan's tier and catalog, e.g. 'GLACIER "
+                                                    "(aws-us-east-1-2026)'")
+    restore_requests: int | None = Field(None, description="a scenario plan's restore requests a month (one per "
+                                                           "object read from a class that needs a restore)")
 
 
 class SpendPlanOut(SpendPlanUsageOut):
@@ -88,10 +97,14 @@ class SpendMonthOut(BaseModel):
 
 class PlannedOut(BaseModel):
     bucket: str
-    planned: float = Field(description="the plan for the month: a month of every version stored now on its tiers "
-                                       "(current and noncurrent) and the bucket's planned usage (reads, requests, "
-                                       "restores), priced with the tiers' catalogs")
+    planned: float = Field(description="the plan for the month: a scenario plan's month as the planner prices it "
+                                       "(its volume and usage); else a month of every version stored now on its "
+                                       "tiers (current and noncurrent) and the bucket's planned usage (reads, "
+                                       "requests, restores), priced with the tiers' catalogs")
     planned_storage: float = Field(description="of which storage")
+    planned_components: dict[str, float] = Field(description="the planned month by component (the keys of a spend "
+                                                             "line: storage, requests, retrieval, egress, restores, "
+                                                             "restored_copy, lifecycle, early_deletion)")
     plan: SpendPlanUsageOut | None = Field(description="the bucket's planned monthly usage; null: none saved, "
                                                        "storage only")
     actual_so_far: float

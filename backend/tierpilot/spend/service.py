@@ -13,7 +13,9 @@ speed and the restored copy's days; lifecycle transitions their fee per object m
 
 The plan beside the actual is a month of what each bucket stores now plus its saved planned usage (``spend_plans``:
 GiB read, GET- and PUT-class requests, GiB restored at a speed), priced in the same way as the actual usage, with
-the same tier catalogs: a bucket without a saved plan plans storage only.
+the same tier catalogs: a bucket without a saved plan plans storage only. A plan saved from a planner scenario is
+the scenario's month instead (its volume, objects, reads, restores, egress destination and restored-copy days),
+priced by the planner's own function, so the two agree to the cent.
 """
 
 from __future__ import annotations
@@ -36,12 +38,14 @@ from tierpilot.auth.models import User
 from tierpilot.catalog import repository as catalog_repository
 from tierpilot.catalog import service as catalog_service
 from tierpilot.catalog.models import Bucket
-from tierpilot.kit.errors import Invalid, NotFound
+from tierpilot.kit.errors import DomainError, Invalid, NotFound
 from tierpilot.lifecycle import repository as lifecycle_repository
+from tierpilot.planner import installation
 from tierpilot.planner import service as pricing
+from tierpilot.planner.installation import PlanMonth
 from tierpilot.pricing.engine import DAYS_PER_MONTH, GIB, THOUSAND, ZERO, band_cost, pick_speed
 from tierpilot.pricing.restores import restore_cost, restore_pricing
-from tierpilot.pricing.schemas import DESTINATIONS, Destination, Speed
+from tierpilot.pricing.schemas import DESTINATIONS, Catalog, Destination, Scenario, Speed
 from tierpilot.restores import repository as restores_repository
 from tierpilot.spend import repository, stored
 from tierpilot.spend.models import SpendPlan
@@ -373,29 +377,71 @@ class _Book:
         self.egress_gib, self.egress_parts = {}, []
 
 
-def _planned(buckets: Sequence[Bucket], held: Held, current: MonthSpend,
-             plans: Mapping[int, SpendPlan]) -> dict[int, Line]:
+@dataclass
+class _Plans:
+    """The month's plan per bucket, what a month of the bytes stored now costs (the projection's storage), and
+    the scenario month behind each scenario plan."""
+
+    lines: dict[int, Line]
+    held_storage: dict[int, Decimal]
+    scenarios: dict[int, PlanMonth]
+
+
+def _scenario_month(session: Session, plan: SpendPlan, catalogs: Mapping[str, Catalog]) -> PlanMonth | None:
+    """A scenario plan's month, or None when it cannot be priced any more (its tier was removed or lost its
+    price_ref): the plan's usage figures are priced then, as for a plan without a scenario."""
+    if plan.scenario is None:
+        return None
+    try:
+        return installation.plan_month(session, Scenario.model_validate(plan.scenario), catalogs)
+    except (DomainError, ValueError):
+        return None
+
+
+def _scenario_line(bucket_id: int, m: PlanMonth) -> Line:
+    """A scenario plan's month as a spend line: the planner's components under spend's names (per-object monitoring
+    and fixed costs count with storage) and the counts behind them."""
+    b = m.monthly
+    return Line(str(bucket_id), storage=b.storage + b.monitoring + b.fixed, requests=b.requests,
+                retrieval=b.retrieval, egress=b.egress, restores=b.restore, restored_copy=b.restored_copy,
+                early_deletion=b.early_deletion, read_requests=m.read_requests, write_requests=m.write_requests,
+                read_bytes=int(m.read_gib * GIB), restore_requests=m.restore_requests,
+                restored_bytes=int(m.restored_gib * GIB))
+
+
+def _planned(session: Session, buckets: Sequence[Bucket], held: Held, current: MonthSpend,
+             plans: Mapping[int, SpendPlan], catalogs: Mapping[str, Catalog]) -> _Plans:
     """The plan per bucket for a month, as a line priced like the actual one: a month of every version it stores now
     on its tiers, current and noncurrent (a versioned bucket pays for both), billed as the actual storage is
     (minimum billable sizes, per-object overheads), plus its saved planned usage: GET- and PUT-class requests and
     the GiB read (retrieval, and egress to each tier's destination in the month's pooled bands) shared out over its
     tiers by bytes as metered usage is, restores on the tiers whose class needs them (at the planned speed or the
-    nearest one offered, a copy kept ``PLANNED_COPY_DAYS``)."""
+    nearest one offered, a copy kept ``PLANNED_COPY_DAYS``). A scenario plan is the scenario's month instead."""
     month = current.priced
     book = _Book("bucket", {b.id: b for b in buckets}, {}, current.tier_names, month.prices, current.destinations)
+    held_storage: dict[int, Decimal] = {}
+    scenarios: dict[int, PlanMonth] = {}
     for b in buckets:
         book.per_bucket[b.id] = Line(str(b.id))
         for t, groups in held[b.id].items():
             book.add(b.id, t, storage=_storage_cost(month.prices.get(t), month_held(groups, month.billing(t))))
+        held_storage[b.id] = book.per_bucket[b.id].storage
         plan = plans.get(b.id)
         if plan is None:
+            continue
+        scenario = _scenario_month(session, plan, catalogs)
+        if scenario is not None:
+            scenarios[b.id] = scenario
             continue
         for t, share in current.shares[b.id].items():
             book.add_usage(b.id, t, share, "read", plan.read_requests, int(plan.reads_gib * GIB))
             book.add_usage(b.id, t, share, "write", plan.write_requests, 0)
         _planned_restores(book, b, held[b.id], month, plan)
     book.close()
-    return book.per_bucket
+    lines = dict(book.per_bucket)
+    for bucket_id, scenario in scenarios.items():
+        lines[bucket_id] = _scenario_line(bucket_id, scenario)
+    return _Plans(lines, held_storage, scenarios)
 
 
 def _planned_restores(book: _Book, bucket: Bucket, held: Mapping[int, Sequence[tuple[int, int, int | None]]],
@@ -435,6 +481,11 @@ def _restores_said(n: int, nbytes: int) -> str:
     return f"{n} restore request{'' if n == 1 else 's'} of {_amount(nbytes)}"
 
 
+def _copy_days(plan: SpendPlan) -> str:
+    days = (plan.scenario or {}).get("restored_copy_days", PLANNED_COPY_DAYS)
+    return f"{Decimal(str(days)).normalize():f} day{'' if Decimal(str(days)) == 1 else 's'}"
+
+
 # what a plan says of each component it plans: (the noun for more or fewer of it, what was planned)
 PLANNED_AS: dict[str, Callable[[Line, SpendPlan], tuple[str, str]]] = {
     "requests": lambda _, p: ("requests", f"{p.read_requests} GET-class and {p.write_requests} PUT-class planned"),
@@ -443,8 +494,8 @@ PLANNED_AS: dict[str, Callable[[Line, SpendPlan], tuple[str, str]]] = {
     # a plan's restore requests are counted at the tier's mean object size: say how many, they may cost the most
     "restores": lambda line, p: ("restores", _restores_said(line.restore_requests, line.restored_bytes)
                                  + f" planned at {p.restore_speed} speed"),
-    "restored_copy": lambda line, _: (
-        "restored copy days", f"copies of {_amount(line.restored_bytes)} kept {PLANNED_COPY_DAYS} days planned"),
+    "restored_copy": lambda line, p: (
+        "restored copy days", f"copies of {_amount(line.restored_bytes)} kept {_copy_days(p)} planned"),
 }
 
 
@@ -454,8 +505,10 @@ def _reasons(line: Line, plan: Line, planned: SpendPlan | None, factor: Decimal,
     more than the threshold, with the counts behind both (actual so far against the plan's month)."""
     out = []
     if plan.storage > 0 and abs(storage - plan.storage) > threshold:
-        out.append(f"storage {float(storage):.4f} $ against {float(plan.storage):.4f} $ planned: the stored volume "
-                   "changed during the month")
+        scenario = planned.scenario if planned is not None else None
+        said = (f"the bucket stores another volume than the scenario's {float(scenario.get('volume_gib', 0)):,.2f} GiB"
+                if scenario is not None else "the stored volume changed during the month")
+        out.append(f"storage {float(storage):.4f} $ against {float(plan.storage):.4f} $ planned: {said}")
     for c in COMPONENTS[1:]:
         value, wanted = getattr(line, c) * factor, getattr(plan, c)
         if abs(value - wanted) <= threshold:
@@ -510,14 +563,16 @@ def spend(session: Session, user: User, month_text: str, group_by: str, divergen
     factor = full / current.days if ongoing else Decimal(1)
     left = (full - current.days) / full if ongoing else ZERO
     plans = repository.plans(session, [b.id for b in buckets])
-    planned = _planned(buckets, held, current, plans)
+    planned = _planned(session, buckets, held, current, plans, pricing.all_catalogs(session))
     storage = sum((line.storage for line in current.lines.values()), ZERO)
-    forecast, _ = _projected(total, storage, sum((p.storage for p in planned.values()), ZERO), factor, left)
+    # the month left is projected from the bytes stored now, whatever volume a plan assumes
+    forecast, _ = _projected(total, storage, sum(planned.held_storage.values(), ZERO), factor, left)
     names = {b.id: b.name for b in buckets}
     comparison = []
-    for bucket_id, plan in sorted(planned.items(), key=lambda kv: names.get(kv[0], "")):
+    for bucket_id, plan in sorted(planned.lines.items(), key=lambda kv: names.get(kv[0], "")):
         line = current.by_bucket.get(bucket_id, Line(str(bucket_id)))
-        projected, ahead = _projected(line.total, line.storage, plan.storage, factor, left)
+        projected, ahead = _projected(line.total, line.storage, planned.held_storage.get(bucket_id, ZERO), factor,
+                                      left)
         # beyond the divergence share of the plan, and beyond a cent: smaller gaps explain nothing
         threshold = max(plan.total * divergence, MIN_DIVERGENCE)
         saved = plans.get(bucket_id)
@@ -525,7 +580,9 @@ def spend(session: Session, user: User, month_text: str, group_by: str, divergen
                    else [])
         comparison.append({"bucket": names.get(bucket_id, str(bucket_id)), "planned": float(round(plan.total, 6)),
                            "planned_storage": float(round(plan.storage, 6)),
-                           "plan": _plan_usage(saved) if saved is not None else None,
+                           "planned_components": {c: float(round(getattr(plan, c), 6)) for c in COMPONENTS},
+                           "plan": (_plan_usage(saved, planned.scenarios.get(bucket_id)) if saved is not None
+                                    else None),
                            "actual_so_far": float(round(line.total, 6)), "projected": float(round(projected, 6)),
                            "diverges": bool(reasons), "reasons": reasons})
     return {
@@ -566,13 +623,17 @@ def spend_csv(report: Mapping[str, Any]) -> str:
     return out.getvalue()
 
 
-def _plan_usage(row: SpendPlan) -> dict[str, Any]:
+def _plan_usage(row: SpendPlan, month: PlanMonth | None) -> dict[str, Any]:
     return {"reads_gib": row.reads_gib, "read_requests": row.read_requests, "write_requests": row.write_requests,
-            "restores_gib": row.restores_gib, "restore_speed": row.restore_speed}
+            "restores_gib": row.restores_gib, "restore_speed": row.restore_speed, "scenario": row.scenario,
+            "priced_as": month.priced_as if month is not None else None,
+            "restore_requests": month.restore_requests if month is not None else None}
 
 
-def _plan_out(bucket: Bucket, row: SpendPlan) -> dict[str, Any]:
-    return {"bucket": bucket.name, **_plan_usage(row), "updated_at": row.updated_at, "updated_by": row.updated_by}
+def _plan_out(session: Session, bucket: Bucket, row: SpendPlan) -> dict[str, Any]:
+    month = _scenario_month(session, row, pricing.all_catalogs(session)) if row.scenario is not None else None
+    return {"bucket": bucket.name, **_plan_usage(row, month), "updated_at": row.updated_at,
+            "updated_by": row.updated_by}
 
 
 def _plannable(session: Session, user: User, name: str) -> Bucket:
@@ -587,17 +648,33 @@ def get_plan(session: Session, user: User, name: str) -> dict[str, Any]:
     row = repository.plans(session, [bucket.id]).get(bucket.id)
     if row is None:
         raise NoSuchPlan(f"bucket {name!r} has no usage planned: storage only", BucketName=name)
-    return _plan_out(bucket, row)
+    return _plan_out(session, bucket, row)
 
 
 def set_plan(session: Session, user: User, name: str, body: SpendPlanIn, actor: audit.Actor) -> dict[str, Any]:
-    """Save a bucket's planned monthly usage (replacing any), in the audit log as ``bucket.spend_plan_changed``."""
+    """Save a bucket's planned monthly usage (replacing any), in the audit log as ``bucket.spend_plan_changed``.
+    A scenario saved as the plan is kept whole, and the usage fields are what its month adds up to."""
     bucket = _plannable(session, user, name)
-    values = body.model_dump()
-    row = repository.put_plan(session, bucket.id, **values, updated_at=datetime.now(UTC), updated_by=user.username)
+    values = body.model_dump(exclude={"scenario"})
+    scenario = None
+    if body.scenario is not None:
+        kept = installation.plan_scenario(body.scenario)
+        month = installation.plan_month(session, kept)
+        scenario = kept.model_dump(mode="json", exclude_none=True)
+        values.update(reads_gib=_gib(month.read_gib), read_requests=month.read_requests,
+                      write_requests=month.write_requests, restores_gib=_gib(month.restored_gib),
+                      restore_speed=month.restore_speed or kept.restore_speed)
+    row = repository.put_plan(session, bucket.id, **values, scenario=scenario, updated_at=datetime.now(UTC),
+                              updated_by=user.username)
     audit.record(session, "bucket.spend_plan_changed", actor, bucket.name, change="set",
-                 **{k: str(v) if isinstance(v, Decimal) else v for k, v in values.items()})
-    return _plan_out(bucket, row)
+                 **{k: str(v) if isinstance(v, Decimal) else v for k, v in values.items()},
+                 **({"scenario": scenario} if scenario is not None else {}))
+    return _plan_out(session, bucket, row)
+
+
+def _gib(value: Decimal) -> Decimal:
+    """GiB as the plans table keeps them (a millionth)."""
+    return value.quantize(Decimal("0.000001"))
 
 
 def delete_plan(session: Session, user: User, name: str, actor: audit.Actor) -> None:
