@@ -27,20 +27,9 @@ import { ScenarioForm } from "./ScenarioForm";
 import { ScenarioLibrary } from "./ScenarioLibrary";
 import { DEFAULT_FORM, type FormState, fromScenario, installationStart, toScenario } from "./scenario-form";
 import "./pricing.css";
+import { useSettled } from "@/lib/useSettled";
 
 const TYPING_PAUSE_MS = 300;
-
-/** The value once it has stopped changing for `ms` (compared by content, not identity). */
-function useSettled<T>(value: T, ms: number): T {
-  const [settled, setSettled] = useState(value);
-  const key = JSON.stringify(value);
-  // biome-ignore lint/correctness/useExhaustiveDependencies: the JSON key stands for the value
-  useEffect(() => {
-    const timer = window.setTimeout(() => setSettled(value), ms);
-    return () => window.clearTimeout(timer);
-  }, [key, ms]);
-  return settled;
-}
 
 export interface PlannerPageProps {
   /** A saved scenario of the user's to open (`?scenario=ID`). */

@@ -1,31 +1,21 @@
 import { useQuery } from "@tanstack/react-query";
 import { type FormEvent, useEffect, useState } from "react";
-import { ApiError } from "@/api/client";
 import { overviewQueryOptions } from "@/api/overview";
 import {
   availabilityQueryOptions,
   type Direction,
-  isBookingConflict,
   type Reservation,
   useBookReservation,
 } from "@/api/reservations";
-import { Button, ErrorBanner, Input, Select } from "@/components/ui";
-import { formatDateTime } from "@/lib/format";
-import { formatRate, fromLocalInput, HOUR, toLocalInput } from "./timeline";
+import { Button, Input, Select } from "@/components/ui";
+import { useSettled } from "@/lib/useSettled";
+import { AvailabilityNote, BookingRefusal } from "./AvailabilityNote";
+import { fromLocalInput, HOUR, toLocalInput } from "./timeline";
 
 export interface BookingDraft {
   direction: Direction;
   start: number;
   end: number;
-}
-
-function useDebounced<T>(value: T, ms: number): T {
-  const [debounced, setDebounced] = useState(value);
-  useEffect(() => {
-    const t = window.setTimeout(() => setDebounced(value), ms);
-    return () => window.clearTimeout(t);
-  }, [value, ms]);
-  return debounced;
 }
 
 export function defaultDraft(now = Date.now()): BookingDraft {
@@ -71,7 +61,7 @@ export function BookingForm({
         ? "End must be after start"
         : null;
   const rateError = !(rateValue > 0) ? "Enter a rate above 0 MB/s" : null;
-  const query = useDebounced(
+  const query = useSettled(
     windowError
       ? null
       : {
@@ -118,8 +108,6 @@ export function BookingForm({
   const a = availability.data;
   // the server checks again when booking; this only spares a request that cannot succeed
   const doesNotFit = query != null && a?.fits === false && a.rate_mbps === query.rate_mbps;
-  const conflict =
-    book.error instanceof ApiError && isBookingConflict(book.error.body) ? book.error.body : null;
   const buckets = overview.data?.buckets.map((b) => b.name) ?? [];
 
   return (
@@ -182,70 +170,18 @@ export function BookingForm({
         />
       </div>
 
-      <output className="res-availability" aria-live="polite" data-testid="availability">
-        {!query ? (
-          <span className="muted">Pick a window to see what is free.</span>
-        ) : availability.isError ? (
-          <ErrorBanner error={availability.error} />
-        ) : !a ? (
-          <span className="muted">Checking availability…</span>
-        ) : a.fits === false ? (
-          <>
-            <strong className="res-availability__no">Does not fit.</strong> At most{" "}
-            <strong data-testid="max-rate">{formatRate(a.max_rate_mbps)}</strong> of {a.direction} is free in
-            this window ({formatRate(a.booked_peak_mbps)} already booked of {formatRate(a.bookable_mbps)}{" "}
-            bookable).{" "}
-            {a.earliest_start && a.earliest_end ? (
-              <>
-                The earliest window of this length where {formatRate(a.rate_mbps)} fits starts{" "}
-                <strong>{formatDateTime(a.earliest_start)}</strong>.{" "}
-                <Button
-                  size="sm"
-                  onClick={() =>
-                    setWindow(Date.parse(a.earliest_start as string), Date.parse(a.earliest_end as string))
-                  }
-                >
-                  Use that window
-                </Button>
-              </>
-            ) : (
-              <>That rate is above the bookable capacity at any time.</>
-            )}
-          </>
-        ) : (
-          <>
-            <strong className="res-availability__yes">{a.fits ? "Fits." : "Free:"}</strong> Up to{" "}
-            <strong data-testid="max-rate">{formatRate(a.max_rate_mbps)}</strong> of {a.direction} is free in
-            this window ({formatRate(a.booked_peak_mbps)} already booked of {formatRate(a.bookable_mbps)}{" "}
-            bookable).
-          </>
-        )}
-      </output>
+      <AvailabilityNote asked={query != null} availability={availability} onUseWindow={setWindow} />
 
-      {book.isError ? (
-        <ErrorBanner
-          title="Not booked"
-          error={
-            conflict
-              ? `${formatRate(rateValue)} does not fit: at most ${formatRate(conflict.max_rate_mbps)} of ${draft.direction} is free in that window.`
-              : book.error
-          }
-        />
-      ) : null}
-      {conflict?.earliest_start && !(a?.fits === false && a.earliest_start) ? (
-        <p>
-          <Button
-            size="sm"
-            onClick={() => {
-              const s = Date.parse(conflict.earliest_start as string);
-              setWindow(s, s + (end - start));
-              book.reset();
-            }}
-          >
-            Move to the earliest window that fits: {formatDateTime(conflict.earliest_start)}
-          </Button>
-        </p>
-      ) : null}
+      <BookingRefusal
+        error={book.isError ? book.error : null}
+        rate={rateValue}
+        direction={draft.direction}
+        offerEarliest={!(a?.fits === false && a.earliest_start)}
+        onMove={(s) => {
+          setWindow(s, s + (end - start));
+          book.reset();
+        }}
+      />
       <div className="res-form__actions">
         <Button
           type="submit"
