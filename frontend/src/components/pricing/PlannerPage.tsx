@@ -12,15 +12,10 @@ import {
   scenariosQueryOptions,
   sharedScenarioQueryOptions,
 } from "@/api/pricing";
-import { Badge, Button, Card, ErrorBanner, LoadingState, PageHeader } from "@/components/ui";
-import { BreakdownSection } from "./BreakdownSection";
-import { BreakEvenSummary } from "./BreakEvenSummary";
+import { Button, Card, ErrorBanner, LoadingState, PageHeader, QueryState } from "@/components/ui";
 import { CatalogsCard } from "./CatalogsCard";
 import { CompareScenarios } from "./CompareScenarios";
-import { CostCurveChart } from "./CostCurveChart";
-import { formatFrequency, tierColors } from "./chart-data";
-import { HybridResult } from "./HybridResult";
-import { LifecycleResult } from "./LifecycleResult";
+import { tierColors } from "./chart-data";
 import { PrintSummary } from "./PrintSummary";
 import { SaveAsPlanDialog } from "./SaveAsPlanDialog";
 import { ScenarioForm } from "./ScenarioForm";
@@ -28,6 +23,7 @@ import { ScenarioLibrary } from "./ScenarioLibrary";
 import { DEFAULT_FORM, type FormState, fromScenario, installationStart, toScenario } from "./scenario-form";
 import "./pricing.css";
 import { useSettled } from "@/lib/useSettled";
+import { PlannerReport } from "./PlannerReport";
 
 const TYPING_PAUSE_MS = 300;
 
@@ -154,17 +150,13 @@ export function PlannerPage({ scenarioId, sharedToken, isAdmin = false }: Planne
             title="What if"
             description={loaded.name ? `Scenario “${loaded.name}”` : "Type to update the report."}
           >
-            {catalogs.isPending ? (
-              <LoadingState label="Loading price catalogs…" />
-            ) : catalogs.isError ? (
-              <ErrorBanner
-                title="Could not load price catalogs"
-                error={catalogs.error}
-                onRetry={() => catalogs.refetch()}
-              />
-            ) : (
-              <ScenarioForm form={form} errors={errors} catalogs={catalogs.data} onChange={setForm} />
-            )}
+            <QueryState
+              query={catalogs}
+              loading="Loading price catalogs…"
+              errorTitle="Could not load price catalogs"
+            >
+              {(list) => <ScenarioForm form={form} errors={errors} catalogs={list} onChange={setForm} />}
+            </QueryState>
           </Card>
         </aside>
         <div className="planner-results" aria-live="polite" aria-busy={report.isFetching || undefined}>
@@ -177,52 +169,12 @@ export function PlannerPage({ scenarioId, sharedToken, isAdmin = false }: Planne
               <p className="muted">Fix the marked fields to see the report.</p>
             )
           ) : (
-            <>
-              <Card
-                title="Monthly cost against access frequency"
-                description={`Break-even points are marked; the scenario reads the data ${formatFrequency(data.reads_per_month)} times a month.`}
-                actions={report.isFetching ? <Badge tone="neutral">updating…</Badge> : null}
-              >
-                <CostCurveChart report={data} colors={colors} />
-                <BreakEvenSummary report={data} />
-              </Card>
-              <Card
-                title="Cost breakdown per tier"
-                description={`USD per month at ${formatFrequency(data.reads_per_month)} full reads per month.`}
-                className="print-break-before"
-              >
-                <BreakdownSection report={data} />
-              </Card>
-              {data.lifecycle ? (
-                <Card
-                  title="Lifecycle simulation"
-                  description="Cost per month of the policy against keeping all data hot."
-                >
-                  <LifecycleResult lifecycle={data.lifecycle} />
-                </Card>
-              ) : null}
-              {data.hybrid.length ? (
-                <Card
-                  title="Hybrid plan"
-                  description="Annual totals of the split against keeping all data in one tier."
-                >
-                  <HybridResult report={data} colors={colors} catalogs={catalogs.data ?? []} />
-                </Card>
-              ) : null}
-              {data.notes.length ? (
-                <ul className="plain-list muted">
-                  {data.notes.map((n) => (
-                    <li key={n}>{n}</li>
-                  ))}
-                </ul>
-              ) : null}
-              <p className="muted catalog-note">
-                Prices:{" "}
-                {data.catalogs
-                  .map((c) => `${c.id} (${c.valid_from}${c.has_estimates ? ", some figures estimated" : ""})`)
-                  .join("; ")}
-              </p>
-            </>
+            <PlannerReport
+              report={data}
+              colors={colors}
+              updating={report.isFetching}
+              catalogs={catalogs.data ?? []}
+            />
           )}
         </div>
       </div>
