@@ -48,13 +48,35 @@ def test_members_list_every_tier_with_the_class_behind_it_or_why_it_has_none(
     assert set(by_name) == {"hot", "vault", "cool", "scratch"}
     assert by_name["hot"] == {"id": tiers["hot"]["id"], "name": "hot", "ref": "tier:hot", "priceable": True,
                               "catalog": "aws-us-east-1-2026", "storage_class": "STANDARD",
-                              "class_name": by_name["hot"]["class_name"], "offline": False, "reason": None}
+                              "class_name": by_name["hot"]["class_name"], "offline": False, "reason": None,
+                              "driver": "posix", "warning": by_name["hot"]["warning"]}
     assert by_name["vault"]["offline"] and by_name["vault"]["storage_class"] == "GLACIER"
     # a catalog id without its date means the newest, as the tier form accepts it
     assert by_name["cool"]["catalog"] == "aws-us-east-1-2026" and by_name["cool"]["priceable"]
     scratch = by_name["scratch"]
     assert not scratch["priceable"] and scratch["catalog"] is None
     assert "has no price_ref" in scratch["reason"]
+
+
+def test_an_on_premises_tier_priced_as_a_cloud_class_is_flagged(client: TestClient,
+                                                                tiers: dict[str, dict[str, Any]]) -> None:
+    _tier(client, "tape", offline=True, price_ref={"catalog": "onprem-example-2026", "storage_class": "TAPE"})
+    by_name = {t["name"]: t for t in client.get("/api/pricing/installation-tiers").json()}
+    assert by_name["hot"]["warning"] == (
+        "hot is an on-premises (posix) tier priced as a cloud class (STANDARD of aws-us-east-1-2026): its figures "
+        "are that cloud's, not this site's; an admin can price it from an on-premises catalog (Settings → Tiers)")
+    assert by_name["tape"]["warning"] is None and by_name["scratch"]["warning"] is None
+
+
+def test_the_demo_tiers_are_priced_from_the_on_premises_catalog() -> None:
+    from tierpilot.app.bootstrap import demo_tiers
+
+    onprem = shipped_catalogs()["onprem-example-2026"]
+    refs = {t.name: t.price_ref for t in demo_tiers()}
+    assert refs == {"hot-disk": {"catalog": "onprem-example-2026", "storage_class": "DISK"},
+                    "infrequent": {"catalog": "onprem-example-2026", "storage_class": "DISK"},
+                    "archive": {"catalog": "onprem-example-2026", "storage_class": "TAPE"}}
+    assert all(ref["storage_class"] in {c.id for c in onprem.classes} for ref in refs.values())
 
 
 def test_installation_tiers_are_priced_as_their_catalog_class_and_labelled_by_name(

@@ -41,16 +41,18 @@ def has_users() -> bool:
 def demo_tiers() -> list[Tier]:
     """The embedded default's three tiers: hot disk, infrequent access, offline archive."""
     root = get_settings().tiers_dir
+    # the demo's tiers are directories on this machine: priced as site costs (disk, tape), not as a cloud's classes
+    onprem = "onprem-example-2026"
     return [
         Tier(name="hot-disk", driver="posix", config={"path": str(root / "hot")}, storage_classes=["STANDARD"],
-             capacity_bytes=50 * 2**30, price_ref={"catalog": "aws-us-east-1-2026", "storage_class": "STANDARD"}),
+             capacity_bytes=50 * 2**30, price_ref={"catalog": onprem, "storage_class": "DISK"}),
         Tier(name="infrequent", driver="posix", config={"path": str(root / "infrequent")},
              storage_classes=["STANDARD_IA"], min_storage_days=30, capacity_bytes=200 * 2**30,
-             price_ref={"catalog": "aws-us-east-1-2026", "storage_class": "STANDARD_IA"}),
+             price_ref={"catalog": onprem, "storage_class": "DISK"}),
         Tier(name="archive", driver="posix", config={"path": str(root / "archive")}, offline=True,
              storage_classes=["GLACIER", "DEEP_ARCHIVE"], min_storage_days=90, capacity_bytes=2**40,
              restore_delays={"expedited": 5, "standard": 30, "bulk": 60},
-             price_ref={"catalog": "aws-us-east-1-2026", "storage_class": "GLACIER"}),
+             price_ref={"catalog": onprem, "storage_class": "TAPE"}),
     ]
 
 

@@ -28,6 +28,8 @@ from tierpilot.tiers.models import Tier
 
 # ---------------------------------------------------------------------------- installation tiers
 
+ONPREM_PROVIDER = "onprem"  # the provider of on-premises catalogs (onprem-example-2026 and a site's own)
+
 
 def _unpriced_reason(tier: Tier) -> str:
     ref = tier.price_ref or {}
@@ -36,6 +38,16 @@ def _unpriced_reason(tier: Tier) -> str:
                 "(Settings → Tiers) before it can be priced")
     return (f"tier {tier.name!r}: its price_ref {ref['catalog']}:{ref['storage_class']} names no known "
             "catalog class (was the catalog deleted?)")
+
+
+def _price_warning(tier: Tier, catalog: Catalog, class_id: str) -> str | None:
+    """Why an on-premises tier's figures may mislead: it is priced as a cloud's class (the planner then compares a
+    cloud with the clouds, not this site)."""
+    if tier.driver != "posix" or catalog.provider == ONPREM_PROVIDER:
+        return None
+    return (f"{tier.name} is an on-premises (posix) tier priced as a cloud class ({class_id} of {catalog.id}): its "
+            "figures are that cloud's, not this site's; an admin can price it from an on-premises catalog "
+            "(Settings → Tiers)")
 
 
 def installation_tiers(session: Session) -> list[InstallationTierOut]:
@@ -49,8 +61,9 @@ def installation_tiers(session: Session) -> list[InstallationTierOut]:
         out.append(InstallationTierOut(
             id=tier.id, name=tier.name, ref=f"tier:{tier.name}", priceable=price is not None,
             catalog=price.catalog.id if price else None, storage_class=price.cls.id if price else None,
-            class_name=price.cls.name if price else None, offline=tier.offline,
-            reason=None if price else _unpriced_reason(tier)))
+            class_name=price.cls.name if price else None, offline=tier.offline, driver=tier.driver,
+            reason=None if price else _unpriced_reason(tier),
+            warning=_price_warning(tier, price.catalog, price.cls.id) if price else None))
     return out
 
 

@@ -708,7 +708,10 @@ class InstallationTierOut(BaseModel):
     storage_class: str | None
     class_name: str | None
     offline: bool
+    driver: str = Field("posix", description="where its bytes live: posix (on premises), s3, azure, gcs")
     reason: str | None = Field(None, description="why the tier cannot be priced")
+    warning: str | None = Field(None, description="what to know about its price: an on-premises tier priced as a "
+                                                  "cloud class")
 
 
 class FromMyDataOut(BaseModel):
