@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
 
@@ -41,7 +41,9 @@ class SpendPlanUsageOut(BaseModel):
     write_requests: int
     restores_gib: float
     restore_speed: Speed
-    scenario: Scenario | None = Field(None, description="the planner scenario the plan is (null: usage figures only)")
+    # a plain object, not Scenario: an answer typed as the scenario would split its schema into input and output
+    scenario: dict[str, Any] | None = Field(None, description="the planner scenario the plan is, as saved (null: "
+                                                              "usage figures only)")
     priced_as: str | None = Field(None, description="a scenario plan's tier and catalog, e.g. 'GLACIER "
                                                     "(aws-us-east-1-2026)'")
     restore_requests: int | None = Field(None, description="a scenario plan's restore requests a month (one per "
