@@ -1,39 +1,21 @@
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { Bar, BarChart, CartesianGrid, Legend, Tooltip, XAxis, YAxis } from "recharts";
+import { currentMonth, type GroupBy, type Planned, spendCsvUrl, spendQueryOptions } from "@/api/spend";
 import {
-  currentMonth,
-  type GroupBy,
-  type Planned,
-  type SpendLine,
-  spendCsvUrl,
-  spendQueryOptions,
-} from "@/api/spend";
-import {
-  Badge,
   Button,
   Card,
   ChartFrame,
-  type Column,
-  ErrorBanner,
   Input,
-  LoadingState,
   PageHeader,
+  QueryState,
   Select,
   Stat,
   Table,
 } from "@/components/ui";
 import { PlanFormDialog } from "./PlanFormDialog";
-import { planSummary } from "./plan-form";
-import {
-  formatUsd,
-  monthProgress,
-  SPEND_COLORS,
-  SPEND_LABELS,
-  tableSpendComponents,
-  usageLines,
-  usedSpendComponents,
-} from "./spend-data";
+import { planColumnsFor, spendColumns } from "./spend-columns";
+import { formatUsd, monthProgress, SPEND_COLORS, SPEND_LABELS, usedSpendComponents } from "./spend-data";
 import "./spend.css";
 
 const GROUPS: Array<{ value: GroupBy; label: string }> = [
@@ -46,104 +28,14 @@ const GROUPS: Array<{ value: GroupBy; label: string }> = [
 export function SpendPage() {
   const [month, setMonth] = useState(currentMonth());
   const [groupBy, setGroupBy] = useState<GroupBy>("bucket");
-  const { data, error, isPending } = useQuery(spendQueryOptions(month, groupBy));
+  const spend = useQuery(spendQueryOptions(month, groupBy));
+  const data = spend.data;
   const [editing, setEditing] = useState<Planned | null>(null);
   const used = data ? usedSpendComponents(data) : [];
   const groupLabel = GROUPS.find((g) => g.value === groupBy)?.label ?? "Group";
 
-  const columns: Array<Column<SpendLine>> = [
-    { id: "key", header: groupLabel, cell: (r) => <strong>{r.key}</strong> },
-    ...tableSpendComponents(data?.groups ?? []).map(
-      (c): Column<SpendLine> => ({
-        id: c,
-        header: SPEND_LABELS[c],
-        align: "end",
-        cell: (r) => formatUsd(r[c]),
-      }),
-    ),
-    {
-      id: "total",
-      header: "Total",
-      align: "end",
-      cell: (r) => <strong>{formatUsd(r.total)}</strong>,
-    },
-    {
-      id: "usage",
-      header: "Usage",
-      hideOnNarrow: true,
-      cell: (r) => (
-        <div className="cell-stack">
-          <span>{r.gib_days.toFixed(2)} GiB-days</span>
-          {usageLines(r).map((text) => (
-            <span key={text} className="spend-note">
-              {text}
-            </span>
-          ))}
-          <span className="spend-note">priced with {r.catalogs.join(", ") || "no price sheet"}</span>
-        </div>
-      ),
-    },
-  ];
-
-  const planColumns: Array<Column<Planned>> = [
-    {
-      id: "bucket",
-      header: "Bucket",
-      cell: (r) => (
-        <div className="cell-stack">
-          <strong>{r.bucket}</strong>
-          <Button
-            size="sm"
-            className="print-hide"
-            onClick={() => setEditing(r)}
-            aria-label={`Edit plan of ${r.bucket}`}
-          >
-            Edit plan
-          </Button>
-        </div>
-      ),
-    },
-    {
-      id: "planned",
-      header: "Planned / month",
-      align: "end",
-      cell: (r) => (
-        <div className="cell-stack">
-          <span>{formatUsd(r.planned)}</span>
-          <span className="spend-note spend-note--narrow">{planSummary(r.plan, r.planned_storage)}</span>
-        </div>
-      ),
-    },
-    {
-      id: "so_far",
-      header: "Actual so far",
-      align: "end",
-      cell: (r) => formatUsd(r.actual_so_far),
-    },
-    {
-      id: "projected",
-      header: "Projected",
-      align: "end",
-      cell: (r) => formatUsd(r.projected),
-    },
-    {
-      id: "why",
-      header: "Why they differ",
-      cell: (r) =>
-        r.diverges ? (
-          <div className="cell-stack">
-            <Badge tone="warning">diverges</Badge>
-            {r.reasons.map((reason) => (
-              <span key={reason} className="spend-note">
-                {reason}
-              </span>
-            ))}
-          </div>
-        ) : (
-          <Badge tone="success">on plan</Badge>
-        ),
-    },
-  ];
+  const columns = spendColumns(groupLabel, data?.groups ?? []);
+  const planColumns = planColumnsFor(setEditing);
 
   return (
     <div className="spend-page">
@@ -180,77 +72,77 @@ export function SpendPage() {
           onChange={(e) => setGroupBy(e.target.value as GroupBy)}
         />
       </div>
-      {error ? <ErrorBanner error={error} /> : null}
-      {isPending ? <LoadingState label="Pricing metered usage…" /> : null}
-      {data ? (
-        <>
-          <p className="print-only">
-            Statement for {data.month}, by {groupLabel.toLowerCase()}, as of {new Date().toLocaleString()}.
-          </p>
-          <div className="spend-stats">
-            <Stat
-              label={`${data.month} so far`}
-              value={formatUsd(data.so_far)}
-              detail={monthProgress(data)}
-            />
-            <Stat
-              label="Forecast to month end"
-              value={formatUsd(data.forecast)}
-              detail="what is stored now for the days left; other costs at this month's rate"
-            />
-          </div>
-          <Card title={`By ${groupLabel.toLowerCase()}`}>
-            <Table
-              caption={`Spend in ${data.month} by ${groupLabel.toLowerCase()}`}
-              columns={columns}
-              rows={data.groups}
-              rowKey={(r) => r.key}
-              empty="Nothing stored or metered in this month."
-            />
-          </Card>
-          <Card title="Last months" description="Cost per month, stacked by component (USD).">
-            <ChartFrame
-              as="img"
-              className="spend-chart"
-              label="Stacked bars of the cost of the last months"
-              height={260}
+      <QueryState query={spend} loading="Pricing metered usage…" retry={false}>
+        {(data) => (
+          <>
+            <p className="print-only">
+              Statement for {data.month}, by {groupLabel.toLowerCase()}, as of {new Date().toLocaleString()}.
+            </p>
+            <div className="spend-stats">
+              <Stat
+                label={`${data.month} so far`}
+                value={formatUsd(data.so_far)}
+                detail={monthProgress(data)}
+              />
+              <Stat
+                label="Forecast to month end"
+                value={formatUsd(data.forecast)}
+                detail="what is stored now for the days left; other costs at this month's rate"
+              />
+            </div>
+            <Card title={`By ${groupLabel.toLowerCase()}`}>
+              <Table
+                caption={`Spend in ${data.month} by ${groupLabel.toLowerCase()}`}
+                columns={columns}
+                rows={data.groups}
+                rowKey={(r) => r.key}
+                empty="Nothing stored or metered in this month."
+              />
+            </Card>
+            <Card title="Last months" description="Cost per month, stacked by component (USD).">
+              <ChartFrame
+                as="img"
+                className="spend-chart"
+                label="Stacked bars of the cost of the last months"
+                height={260}
+              >
+                <BarChart data={data.history}>
+                  <CartesianGrid strokeDasharray="3 3" />
+                  <XAxis dataKey="month" />
+                  <YAxis tickFormatter={(v: number) => formatUsd(v)} width={80} />
+                  <Tooltip formatter={(v) => formatUsd(Number(v))} />
+                  <Legend />
+                  {used.map((c) => (
+                    // drawn at once: printing lays the chart out again at the page's width, and an
+                    // animation would print its bars on the way to their places
+                    <Bar
+                      key={c}
+                      dataKey={c}
+                      stackId="cost"
+                      name={SPEND_LABELS[c]}
+                      fill={SPEND_COLORS[c]}
+                      isAnimationActive={false}
+                    />
+                  ))}
+                </BarChart>
+              </ChartFrame>
+            </Card>
+            <Card
+              title="Plan beside actual"
+              description={`Each bucket's plan for the month: a month of every version it stores now (noncurrent ones too) and the usage saved as its plan (reads, requests, restores), priced with its tiers' catalogs; beside it the month so far. A bucket diverges beyond ${Math.round(data.divergence_share * 100)} % of its plan.`}
             >
-              <BarChart data={data.history}>
-                <CartesianGrid strokeDasharray="3 3" />
-                <XAxis dataKey="month" />
-                <YAxis tickFormatter={(v: number) => formatUsd(v)} width={80} />
-                <Tooltip formatter={(v) => formatUsd(Number(v))} />
-                <Legend />
-                {used.map((c) => (
-                  // drawn at once: printing lays the chart out again at the page's width, and an
-                  // animation would print its bars on the way to their places
-                  <Bar
-                    key={c}
-                    dataKey={c}
-                    stackId="cost"
-                    name={SPEND_LABELS[c]}
-                    fill={SPEND_COLORS[c]}
-                    isAnimationActive={false}
-                  />
-                ))}
-              </BarChart>
-            </ChartFrame>
-          </Card>
-          <Card
-            title="Plan beside actual"
-            description={`Each bucket's plan for the month: a month of every version it stores now (noncurrent ones too) and the usage saved as its plan (reads, requests, restores), priced with its tiers' catalogs; beside it the month so far. A bucket diverges beyond ${Math.round(data.divergence_share * 100)} % of its plan.`}
-          >
-            <Table
-              caption="The plan beside the actual spend"
-              columns={planColumns}
-              rows={data.planned}
-              rowKey={(r) => r.bucket}
-              empty="No buckets."
-            />
-          </Card>
-          <p className="spend-note">Not metered here: {data.not_metered.join("; ")}.</p>
-        </>
-      ) : null}
+              <Table
+                caption="The plan beside the actual spend"
+                columns={planColumns}
+                rows={data.planned}
+                rowKey={(r) => r.bucket}
+                empty="No buckets."
+              />
+            </Card>
+            <p className="spend-note">Not metered here: {data.not_metered.join("; ")}.</p>
+          </>
+        )}
+      </QueryState>
       {editing ? (
         <PlanFormDialog
           key={editing.bucket}
