@@ -2970,6 +2970,12 @@ export interface components {
             catalog: string | null;
             /** Class Name */
             class_name: string | null;
+            /**
+             * Driver
+             * @description where its bytes live: posix (on premises), s3, azure, gcs
+             * @default posix
+             */
+            driver: string;
             /** Id */
             id: number;
             /** Name */
@@ -2990,6 +2996,11 @@ export interface components {
             ref: string;
             /** Storage Class */
             storage_class: string | null;
+            /**
+             * Warning
+             * @description what to know about its price: an on-premises tier priced as a cloud class
+             */
+            warning?: string | null;
         };
         /**
          * Lifecycle
@@ -3658,9 +3669,16 @@ export interface components {
             plan: components["schemas"]["SpendPlanUsageOut"] | null;
             /**
              * Planned
-             * @description the plan for the month: a month of every version stored now on its tiers (current and noncurrent) and the bucket's planned usage (reads, requests, restores), priced with the tiers' catalogs
+             * @description the plan for the month: a scenario plan's month as the planner prices it (its volume and usage); else a month of every version stored now on its tiers (current and noncurrent) and the bucket's planned usage (reads, requests, restores), priced with the tiers' catalogs
              */
             planned: number;
+            /**
+             * Planned Components
+             * @description the planned month by component (the keys of a spend line: storage, requests, retrieval, egress, restores, restored_copy, lifecycle, early_deletion)
+             */
+            planned_components: {
+                [key: string]: number;
+            };
             /**
              * Planned Storage
              * @description of which storage
@@ -4996,6 +5014,8 @@ export interface components {
              * @default 0
              */
             restores_gib: number | string;
+            /** @description a planner scenario of one tier saved as the plan: it keeps the scenario's volume, objects, reads, restores, egress destination and restored-copy days and is priced as the planner prices it; the usage fields are then derived from it */
+            scenario?: components["schemas"]["Scenario"] | null;
             /**
              * Write Requests
              * @description PUT-class requests per month (PUT, COPY, POST, LIST)
@@ -5007,10 +5027,20 @@ export interface components {
         SpendPlanOut: {
             /** Bucket */
             bucket: string;
+            /**
+             * Priced As
+             * @description a scenario plan's tier and catalog, e.g. 'GLACIER (aws-us-east-1-2026)'
+             */
+            priced_as?: string | null;
             /** Read Requests */
             read_requests: number;
             /** Reads Gib */
             reads_gib: number;
+            /**
+             * Restore Requests
+             * @description a scenario plan's restore requests a month (one per object read from a class that needs a restore)
+             */
+            restore_requests?: number | null;
             /**
              * Restore Speed
              * @enum {string}
@@ -5018,6 +5048,13 @@ export interface components {
             restore_speed: "expedited" | "standard" | "bulk";
             /** Restores Gib */
             restores_gib: number;
+            /**
+             * Scenario
+             * @description the planner scenario the plan is, as saved (null: usage figures only)
+             */
+            scenario?: {
+                [key: string]: unknown;
+            } | null;
             /**
              * Updated At
              * Format: date-time
@@ -5033,10 +5070,20 @@ export interface components {
          * @description A bucket's saved planned monthly usage.
          */
         SpendPlanUsageOut: {
+            /**
+             * Priced As
+             * @description a scenario plan's tier and catalog, e.g. 'GLACIER (aws-us-east-1-2026)'
+             */
+            priced_as?: string | null;
             /** Read Requests */
             read_requests: number;
             /** Reads Gib */
             reads_gib: number;
+            /**
+             * Restore Requests
+             * @description a scenario plan's restore requests a month (one per object read from a class that needs a restore)
+             */
+            restore_requests?: number | null;
             /**
              * Restore Speed
              * @enum {string}
@@ -5044,6 +5091,13 @@ export interface components {
             restore_speed: "expedited" | "standard" | "bulk";
             /** Restores Gib */
             restores_gib: number;
+            /**
+             * Scenario
+             * @description the planner scenario the plan is, as saved (null: usage figures only)
+             */
+            scenario?: {
+                [key: string]: unknown;
+            } | null;
             /** Write Requests */
             write_requests: number;
         };

@@ -96,6 +96,34 @@ describe("SaveAsPlanDialog", () => {
     expect(screen.getByRole("link", { name: "Open Spend" })).toHaveAttribute("href", "/spend");
   });
 
+  it("saves the scenario itself, priced at the tier chosen, when its figures are kept", async () => {
+    const { requests } = installFakeApi({
+      "GET /api/buckets": () => ({ body: [bucket("belle2")] }),
+      "POST /api/pricing/plan-usage": () => ({ body: usage }),
+      "GET /api/spend/plans/belle2": () => ({ status: 404, body: { detail: "no usage planned" } }),
+      "PUT /api/spend/plans/belle2": (req) => ({ body: savedPlan("belle2", req.body as object) }),
+    });
+    const client = new QueryClient({ defaultOptions: { queries: { retry: false } } });
+    const two = { ...scenario, tiers: ["STANDARD", "GLACIER@bulk"], lifecycle: { horizon_months: 12 } };
+    render(
+      <QueryClientProvider client={client}>
+        <SaveAsPlanDialog scenario={two as unknown as ScenarioBody} onClose={vi.fn()} />
+      </QueryClientProvider>,
+    );
+    const form = await screen.findByRole("form", { name: "Save as a bucket's plan" });
+    await userEvent.selectOptions(within(form).getByLabelText("Bucket"), "belle2");
+    await userEvent.selectOptions(within(form).getByLabelText("Priced as"), "GLACIER@bulk");
+    await userEvent.click(screen.getByRole("button", { name: "Save plan" }));
+    await screen.findByRole("status");
+    const [put] = requests.filter((r) => r.method === "PUT");
+    expect((put?.body as { scenario: unknown }).scenario).toEqual({
+      ...scenario,
+      tiers: ["GLACIER@bulk"],
+      lifecycle: null,
+      hybrid: [],
+    });
+  });
+
   it("says a saved plan is replaced, and shows the API's refusals", async () => {
     let answer: { status: number; body: unknown } = {
       status: 404,

@@ -34,6 +34,11 @@ export function usageWords(plan: SpendPlanUsage | PlanUsage): string {
   return parts.length ? `${parts.join(", ")} a month` : "no reads, requests or restores";
 }
 
+/** A scenario tier as the user wrote it ("GLACIER@bulk", "tier:archive"). */
+function tierLabel(ref: ScenarioBody["tiers"][number]): string {
+  return typeof ref === "string" ? ref : ref.label;
+}
+
 export interface SaveAsPlanDialogProps {
   /** The scenario being modelled (valid: the Planner offers saving only then). */
   scenario: ScenarioBody;
@@ -54,6 +59,9 @@ export function SaveAsPlanDialog({ scenario, isAdmin = false, onClose }: SaveAsP
   const [edited, setEdited] = useState<PlanFormValues | null>(null);
   const [errors, setErrors] = useState<PlanFormErrors & { bucket?: string }>({});
   const [saved, setSaved] = useState<SpendPlan | null>(null);
+  // a plan is priced at one of the scenario's tiers (the planner's figure for that tier)
+  const labels = scenario.tiers.map(tierLabel);
+  const [option, setOption] = useState(0);
   const current = useQuery(bucketPlanQueryOptions(bucket));
   const save = useSavePlan(bucket);
   const values = edited ?? (usage.data ? planToForm(usage.data) : null);
@@ -70,7 +78,15 @@ export function SaveAsPlanDialog({ scenario, isAdmin = false, onClose }: SaveAsP
     if (!bucket) found.bucket = "Choose the bucket this plan is for.";
     setErrors(found);
     if (Object.keys(found).length > 0) return;
-    save.mutate(toPlanBody(values), {
+    // figures kept as the scenario gave them: the scenario itself is the plan, so Spend prices it as the planner
+    // does; changed figures are usage only, priced with the bucket's own tiers
+    const body = edited
+      ? toPlanBody(values)
+      : {
+          ...toPlanBody(values),
+          scenario: { ...scenario, tiers: [scenario.tiers[option]], lifecycle: null, hybrid: [] } as ScenarioBody,
+        };
+    save.mutate(body, {
       onSuccess: setSaved,
       // the server's 422 names the field: show it there; a 403 or 404 shows below the form
       onError: (error) => setErrors(serverPlanErrors(error)),
@@ -164,6 +180,15 @@ export function SaveAsPlanDialog({ scenario, isAdmin = false, onClose }: SaveAsP
                 ? `${bucket} has a plan already (${usageWords(current.data)}, saved by ${current.data.updated_by}): saving replaces it.`
                 : `${bucket} has no plan yet: it plans storage only.`}
             </p>
+          ) : null}
+          {labels.length > 1 ? (
+            <Select
+              label="Priced as"
+              hint="The scenario's tier this bucket's plan follows: Spend plans the planner's month for it"
+              value={String(option)}
+              options={labels.map((label, i) => ({ value: String(i), label }))}
+              onChange={(e) => setOption(Number(e.target.value))}
+            />
           ) : null}
           <PlanUsageFields
             values={values}

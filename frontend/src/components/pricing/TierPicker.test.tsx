@@ -39,6 +39,8 @@ const mine: InstallationTier[] = [
     class_name: "S3 Standard",
     offline: false,
     reason: null,
+    driver: "posix",
+    warning: "hot-disk is an on-premises (posix) tier priced as a cloud class (STANDARD of aws-us-east-1-2026)",
   },
   {
     id: 2,
@@ -50,6 +52,7 @@ const mine: InstallationTier[] = [
     class_name: "S3 Glacier Flexible Retrieval",
     offline: true,
     reason: null,
+    driver: "posix",
   },
   {
     id: 3,
@@ -61,6 +64,7 @@ const mine: InstallationTier[] = [
     class_name: null,
     offline: false,
     reason: "tier 'scratch' has no price_ref: an admin sets its price catalog and class",
+    driver: "posix",
   },
 ];
 
@@ -86,6 +90,10 @@ describe("TierPicker", () => {
     expect(list).toHaveTextContent("priced as aws-us-east-1-2026:STANDARD — S3 Standard");
     expect(list).toHaveTextContent("not priceable: tier 'scratch' has no price_ref");
     expect(screen.getByLabelText("tier:scratch")).toBeDisabled();
+    // an on-premises tier priced as a cloud class is flagged, the others are not
+    const [note] = screen.getAllByRole("note");
+    expect(screen.getAllByRole("note")).toHaveLength(1);
+    expect(note).toHaveTextContent("hot-disk is an on-premises (posix) tier priced as a cloud class");
 
     await userEvent.click(screen.getByLabelText("tier:hot-disk"));
     expect(onChange).toHaveBeenLastCalledWith(["STANDARD", "tier:hot-disk"]);

@@ -90,6 +90,11 @@ function InstallationTiers({
                     ? `priced as ${t.catalog}:${t.storage_class} — ${t.class_name}`
                     : `not priceable: ${t.reason}`}
                 </span>
+                {t.warning ? (
+                  <span className="cell-sub tier-picker__warning" role="note">
+                    {t.warning}
+                  </span>
+                ) : null}
               </span>
             </label>
           </li>
