@@ -36,8 +36,9 @@ from tierpilot.lifecycle.rules import (
     class_rank,
     small_objects_blocked,
 )
-from tierpilot.lifecycle.service import configured_buckets, load
+from tierpilot.lifecycle.service import StoredConfigurationInvalid, configured_buckets, load
 from tierpilot.lifecycle.validation import class_tier
+from tierpilot.notifications import service as notifications
 from tierpilot.tiers import repository as tiers_repository
 from tierpilot.tiers.models import Tier
 
@@ -267,9 +268,20 @@ def _move_row(bucket: Bucket, row: Row[Any], action: Action, now: datetime) -> d
         created_at=now)
 
 
+@dataclass(frozen=True)
+class Skipped:
+    """A bucket a sweep left out, and why."""
+
+    bucket_id: int
+    bucket: str
+    owner_id: int
+    reason: str
+
+
 @dataclass
 class SweepResult:
     buckets: int = 0
+    skipped: list[Skipped] = field(default_factory=list)
     scanned: int = 0
     queued: dict[str, int] = field(default_factory=dict)
     new_move_ids: list[int] = field(default_factory=list)
@@ -290,28 +302,62 @@ def sweep(now: datetime | None = None, bucket_id: int | None = None, limit: int 
     now = now or utcnow()
     limit = limit or get_settings().lifecycle_batch
     result = SweepResult()
+    configured: list[tuple[int, LifecycleConfig]] = []
     with transaction() as session:
         tiers = tiers_repository.list_tiers(session)
         for t in tiers:
             session.expunge(t)
-        configured = [(b.id, load(c)) for b, c in configured_buckets(session, bucket_id)]
+        for b, c in configured_buckets(session, bucket_id):
+            try:
+                configured.append((b.id, load(c)))
+            except StoredConfigurationInvalid as exc:
+                result.skipped.append(Skipped(b.id, b.name, b.owner_id, exc.message))
     for bid, config in configured:
-        with transaction() as session:
-            bucket = catalog_repository.get_bucket(session, bid)
-            if bucket is None:
-                continue
-            plan = plan_bucket(session, bucket, config, tiers, now, limit)
-        result.buckets += 1
-        result.scanned += plan.scanned
-        if plan.rows:
-            with transaction(write=True) as session:
-                new = repository.insert_moves(session, plan.rows)
-            result.new_move_ids.extend(new)
-            for r in plan.rows:
-                result.queued[r["action"]] = result.queued.get(r["action"], 0) + 1
+        # one bucket that fails (a rule no sweep can run, a bug) is skipped; the others are still swept
+        try:
+            _sweep_bucket(bid, config, tiers, now, limit, result)
+        except Exception as exc:
+            log.exception("lifecycle sweep: bucket %d skipped", bid)
+            with transaction() as session:
+                bucket = catalog_repository.get_bucket(session, bid)
+                if bucket is not None:
+                    result.skipped.append(Skipped(bid, bucket.name, bucket.owner_id, f"{type(exc).__name__}: {exc}"))
+    for skipped in result.skipped:
+        _report(skipped)
     result.resumed_move_ids = resumable(now, bucket_id, exclude=set(result.new_move_ids))
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _sweep_bucket(bid: int, config: LifecycleConfig, tiers: Sequence[Tier], now: datetime, limit: int,
+                  result: SweepResult) -> None:
+    with transaction() as session:
+        bucket = catalog_repository.get_bucket(session, bid)
+        if bucket is None:
+            return
+        plan = plan_bucket(session, bucket, config, tiers, now, limit)
+    result.buckets += 1
+    result.scanned += plan.scanned
+    if plan.rows:
+        with transaction(write=True) as session:
+            new = repository.insert_moves(session, plan.rows)
+        result.new_move_ids.extend(new)
+        for r in plan.rows:
+            result.queued[r["action"]] = result.queued.get(r["action"], 0) + 1
+
+
+def _report(skipped: Skipped) -> None:
+    """Log a skipped bucket and tell its owner (once a day, not once a sweep)."""
+    log.error("lifecycle sweep skipped bucket %r: %s", skipped.bucket, skipped.reason)
+    try:
+        with transaction(write=True) as session:
+            notifications.notify_once(
+                session, skipped.owner_id, "lifecycle.skipped",
+                f"Lifecycle rules of bucket {skipped.bucket} were not run",
+                f"{skipped.reason[:500]}. Replace or delete the bucket's lifecycle configuration.",
+                link=f"/lifecycle?bucket={skipped.bucket}")
+    except Exception:
+        log.exception("lifecycle sweep: could not notify the owner of bucket %r", skipped.bucket)
 
 
 def resumable(now: datetime, bucket_id: int | None = None, exclude: set[int] | None = None) -> list[int]:

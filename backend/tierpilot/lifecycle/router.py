@@ -67,7 +67,11 @@ def list_buckets(session: SessionDep, user: CurrentUser) -> list[BucketLifecycle
     out = []
     for bucket in catalog_service.list_buckets(session, user.id, user.is_admin):
         row = repository.get_configuration(session, bucket.id)
-        rules = service.load(row).rules if row is not None else []
+        try:
+            rules = service.load(row).rules if row is not None else []
+        except service.StoredConfigurationInvalid:
+            # listed (as having no usable rule) so its owner finds it and replaces it
+            rules = []
         out.append(BucketLifecycle(bucket=bucket.name, tier=tiers.get(bucket.tier_id, ""), rules=len(rules),
                                    enabled_rules=sum(r.enabled for r in rules), objects=bucket.object_count,
                                    bytes=bucket.used_bytes, updated_at=row.updated_at if row else None,
@@ -130,7 +134,7 @@ def get_preview(session: SessionDep, user: CurrentUser,
         config = service.get_config(session, b)
         return preview.build(session, [(b, config)] if config else [], [b.id], utcnow(), days)
     visible = _visible(session, user)
-    configured = [(b, service.load(c)) for b, c in service.configured_buckets(session) if b.id in visible]
+    configured = service.usable_configurations(session, visible)
     return preview.build(session, configured, None if user.is_admin else list(visible), utcnow(), days)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -24,6 +24,13 @@ SMALL_OBJECT_BYTES = 128 * 1024
 # with varies_by_storage_class, only these classes accept objects under 128 KB
 SMALL_OBJECT_CLASSES = frozenset({"GLACIER", "DEEP_ARCHIVE"})
 MAX_ID_CHARS = 255
+# Every number a rule carries is bounded where it is parsed: a day count past a century, a date near the
+# calendar's end or a size past any object overflows the date and integer arithmetic of the sweep.
+MAX_DAYS = 100 * 365
+MAX_NEWER_VERSIONS = 100  # S3's own limit on NewerNoncurrentVersions
+MAX_OBJECT_SIZE = 2**53
+EARLIEST_DATE = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST_DATE = datetime(9000, 1, 1, tzinfo=UTC)
 
 # Warm to cold: a transition only ever goes to a colder class (S3's waterfall).
 CLASS_ORDER: tuple[str, ...] = (
@@ -58,8 +65,8 @@ class LifecycleTag(_Model):
 class AndOperator(_Model):
     prefix: str | None = None
     tags: list[LifecycleTag] = Field(default_factory=list)
-    object_size_greater_than: int | None = Field(None, ge=0)
-    object_size_less_than: int | None = Field(None, ge=1)
+    object_size_greater_than: int | None = Field(None, ge=0, le=MAX_OBJECT_SIZE)
+    object_size_less_than: int | None = Field(None, ge=1, le=MAX_OBJECT_SIZE)
 
 
 class RuleFilter(_Model):
@@ -67,20 +74,20 @@ class RuleFilter(_Model):
 
     prefix: str | None = None
     tag: LifecycleTag | None = None
-    object_size_greater_than: int | None = Field(None, ge=0)
-    object_size_less_than: int | None = Field(None, ge=1)
+    object_size_greater_than: int | None = Field(None, ge=0, le=MAX_OBJECT_SIZE)
+    object_size_less_than: int | None = Field(None, ge=1, le=MAX_OBJECT_SIZE)
     and_: AndOperator | None = Field(None, alias="and")
 
 
 class LifecycleTransition(_Model):
-    days: int | None = Field(None, ge=0, le=100 * 365)
-    date: datetime | None = None
+    days: int | None = Field(None, ge=0, le=MAX_DAYS)
+    date: datetime | None = Field(None, ge=EARLIEST_DATE, le=LATEST_DATE)
     storage_class: str
 
 
 class LifecycleExpiration(_Model):
-    days: int | None = Field(None, ge=1, le=100 * 365)
-    date: datetime | None = None
+    days: int | None = Field(None, ge=1, le=MAX_DAYS)
+    date: datetime | None = Field(None, ge=EARLIEST_DATE, le=LATEST_DATE)
     expired_object_delete_marker: bool | None = None
 
 
@@ -88,17 +95,17 @@ class NoncurrentVersionTransition(_Model):
     """Moves noncurrent versions of a versioned bucket NoncurrentDays after a newer version replaced them,
     leaving the NewerNoncurrentVersions newest ones where they are."""
 
-    noncurrent_days: int | None = Field(None, ge=0)
+    noncurrent_days: int | None = Field(None, ge=0, le=MAX_DAYS)
     storage_class: str
-    newer_noncurrent_versions: int | None = Field(None, ge=1)
+    newer_noncurrent_versions: int | None = Field(None, ge=1, le=MAX_NEWER_VERSIONS)
 
 
 class NoncurrentVersionExpiration(_Model):
     """Deletes noncurrent versions NoncurrentDays after they became noncurrent (but the NewerNoncurrentVersions
     newest, and versions object lock protects)."""
 
-    noncurrent_days: int | None = Field(None, ge=1)
-    newer_noncurrent_versions: int | None = Field(None, ge=1)
+    noncurrent_days: int | None = Field(None, ge=1, le=MAX_DAYS)
+    newer_noncurrent_versions: int | None = Field(None, ge=1, le=MAX_NEWER_VERSIONS)
 
 
 class LifecycleRule(_Model):
@@ -110,7 +117,7 @@ class LifecycleRule(_Model):
     expiration: LifecycleExpiration | None = None
     noncurrent_version_transitions: list[NoncurrentVersionTransition] = Field(default_factory=list)
     noncurrent_version_expiration: NoncurrentVersionExpiration | None = None
-    abort_incomplete_multipart_upload_days: int | None = Field(None, ge=1)
+    abort_incomplete_multipart_upload_days: int | None = Field(None, ge=1, le=MAX_DAYS)
 
     @property
     def enabled(self) -> bool:

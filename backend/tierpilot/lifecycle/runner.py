@@ -39,6 +39,7 @@ class RunSummary:
         states = ", ".join(f"{n} {st}" for st, n in sorted(self.outcomes.items()))
         if states:
             out.append(f"moves: {states}")
+        out.extend(f"skipped bucket {k.bucket}: {k.reason}" for k in s.skipped)
         out.extend(f"error: {e}" for e in self.errors[:20])
         return out
 

@@ -6,6 +6,9 @@ Services flush, never commit.
 
 from __future__ import annotations
 
+from collections.abc import Container
+
+from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
 from tierpilot.catalog import repository as catalog_repository
@@ -14,7 +17,7 @@ from tierpilot.kit.db import utcnow
 from tierpilot.kit.errors import NotFound
 from tierpilot.lifecycle import repository
 from tierpilot.lifecycle.models import LifecycleConfiguration
-from tierpilot.lifecycle.rules import LifecycleConfig, LifecycleRule
+from tierpilot.lifecycle.rules import LifecycleConfig, LifecycleInvalid, LifecycleRule
 from tierpilot.lifecycle.validation import check_structure, validate_for_bucket
 from tierpilot.tiers import repository as tiers_repository
 
@@ -26,9 +29,21 @@ class NoSuchLifecycleConfiguration(NotFound):
         super().__init__("The lifecycle configuration does not exist", BucketName=bucket)
 
 
+class StoredConfigurationInvalid(LifecycleInvalid):
+    """A stored configuration today's checks refuse (saved before a bound existed): it is not run."""
+
+
 def load(row: LifecycleConfiguration) -> LifecycleConfig:
-    return LifecycleConfig.model_validate({
-        "rules": row.rules, "transition_default_minimum_object_size": row.transition_default_minimum_object_size})
+    """The stored configuration; StoredConfigurationInvalid when it no longer passes the model's bounds."""
+    try:
+        return LifecycleConfig.model_validate({
+            "rules": row.rules, "transition_default_minimum_object_size": row.transition_default_minimum_object_size})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err.get("loc", ()))
+        raise StoredConfigurationInvalid(
+            f"the stored lifecycle configuration is no longer valid ({where}: {err.get('msg')}); it is not run "
+            "until its owner replaces or deletes it") from None
 
 
 def configured_buckets(session: Session, bucket_id: int | None = None
@@ -38,6 +53,19 @@ def configured_buckets(session: Session, bucket_id: int | None = None
     if not rows:
         return []
     return [(b, rows[b.id]) for b in catalog_repository.buckets_by_id(session, rows)]
+
+
+def usable_configurations(session: Session, bucket_ids: Container[int]) -> list[tuple[Bucket, LifecycleConfig]]:
+    """The configurations of these buckets that can run; one that no longer loads is left out."""
+    out = []
+    for bucket, row in configured_buckets(session):
+        if bucket.id not in bucket_ids:
+            continue
+        try:
+            out.append((bucket, load(row)))
+        except StoredConfigurationInvalid:
+            continue
+    return out
 
 
 def get_config(session: Session, bucket: Bucket) -> LifecycleConfig | None:

@@ -46,7 +46,8 @@ def sweep(bucket_id: int | None = None, scheduled: bool = True) -> dict[str, Any
         sweep_clock.record_start(utcnow())
     result = due.sweep(bucket_id=bucket_id)
     messages = enqueue(result.move_ids)
-    return {"buckets": result.buckets, "queued": result.queued, "resumed": len(result.resumed_move_ids),
+    return {"buckets": result.buckets, "skipped": len(result.skipped), "queued": result.queued,
+            "resumed": len(result.resumed_move_ids),
             "messages": messages, "seconds": round(result.seconds, 3)}
 
 
