@@ -106,6 +106,12 @@ def set_webhook_secret(session: Session, user_id: int, secret_encrypted: str) ->
     session.execute(update(User).where(User.id == user_id).values(webhook_secret_encrypted=secret_encrypted))
 
 
+def webhook_urls(session: Session, user_ids: Sequence[int]) -> dict[int, str | None]:
+    """Webhook URLs by user id."""
+    rows = session.execute(select(User.id, User.webhook_url).where(User.id.in_(list(user_ids))))
+    return {user_id: url for user_id, url in rows}
+
+
 def webhook_secrets(session: Session, user_ids: Sequence[int]) -> dict[int, str | None]:
     """Encrypted signing secrets by user id."""
     rows = session.execute(select(User.id, User.webhook_secret_encrypted).where(User.id.in_(list(user_ids))))

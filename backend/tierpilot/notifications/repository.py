@@ -24,6 +24,14 @@ def unread_count(session: Session, user_id: int) -> int:
                               .where(Notification.user_id == user_id, Notification.read_at.is_(None))) or 0)
 
 
+def exists_since(session: Session, user_id: int, kind: str, link: str | None, since: datetime) -> bool:
+    """Whether the user got a notification of this kind and link at or after ``since``."""
+    q = select(Notification.id).where(Notification.user_id == user_id, Notification.kind == kind,
+                                      Notification.created_at >= since)
+    q = q.where(Notification.link.is_(None) if link is None else Notification.link == link)
+    return session.scalar(q.limit(1)) is not None
+
+
 def mark_read(session: Session, user_id: int, ids: Sequence[int] | None, now: datetime) -> int:
     """Mark the user's notifications read (all unread ones when ``ids`` is None); returns how many."""
     stmt = update(Notification).where(Notification.user_id == user_id, Notification.read_at.is_(None))

@@ -42,6 +42,16 @@ def notify(session: Session, user_id: int, kind: str, title: str, body: str = ""
     return note
 
 
+def notify_once(session: Session, user_id: int, kind: str, title: str, body: str = "", link: str | None = None,
+                within: timedelta = timedelta(days=1)) -> Notification | None:
+    """``notify`` unless the user already got this kind of notification for this link within ``within``:
+    a periodic sweep that meets the same problem every few minutes tells its owner once a day."""
+    now = utcnow()
+    if repository.exists_since(session, user_id, kind, link, now - within):
+        return None
+    return notify(session, user_id, kind, title, body, link, now=now)
+
+
 def outbound_policy() -> Policy:
     """Where webhooks may go: public addresses, plus the hosts TIERPILOT_WEBHOOK_ALLOW_HOSTS names."""
     return Policy(parse_allow_hosts(get_settings().webhook_allow_hosts))
@@ -133,30 +143,45 @@ def deliver_due(limit: int = 100, policy: Policy | None = None) -> DeliveryStats
     if not rows:
         return DeliveryStats()
     with transaction() as session:
-        sealed = auth_repository.webhook_secrets(session, sorted({row.user_id for row in rows}))
+        user_ids = sorted({row.user_id for row in rows})
+        sealed = auth_repository.webhook_secrets(session, user_ids)
+        # each attempt goes where the user's webhook points now, not where it pointed when the event happened
+        urls = auth_repository.webhook_urls(session, user_ids)
     delivered = retrying = failed = 0
     for row in rows:
-        error = _deliver(policy, settings.webhook_timeout_s, row, sealed.get(row.user_id))
+        url = urls.get(row.user_id)
+        if not url:
+            values_dropped: dict[str, Any] = dict(webhook_state="none", webhook_next_at=None,
+                                                  webhook_last_error="the webhook URL was cleared; not sent")
+            with transaction(write=True) as session:
+                repository.record_delivery(session, row.id, lease_until, values_dropped)
+            continue
+        try:
+            error = _deliver(policy, settings.webhook_timeout_s, row, url, sealed.get(row.user_id))
+        except Exception:
+            # one row that cannot be sent must not keep the rows after it from theirs
+            log.exception("webhook delivery of notification %d failed", row.id)
+            error = "internal error while sending"
         attempts = row.webhook_attempts + 1
         if error is None:
             values: dict[str, Any] = dict(webhook_state="delivered", webhook_attempts=attempts,
                                           webhook_next_at=None, webhook_delivered_at=utcnow(),
-                                          webhook_last_error=None)
+                                          webhook_last_error=None, webhook_url=url)
             delivered += 1
         elif attempts >= settings.webhook_max_attempts:
             values = dict(webhook_state="failed", webhook_attempts=attempts, webhook_next_at=None,
-                          webhook_last_error=error)
+                          webhook_last_error=error, webhook_url=url)
             failed += 1
         else:
             values = dict(webhook_attempts=attempts, webhook_next_at=utcnow() + backoff(attempts),
-                          webhook_last_error=error)
+                          webhook_last_error=error, webhook_url=url)
             retrying += 1
         with transaction(write=True) as session:
             repository.record_delivery(session, row.id, lease_until, values)
     return DeliveryStats(delivered, retrying, failed)
 
 
-def _deliver(policy: Policy, timeout_s: float, row: Any, sealed_secret: str | None) -> str | None:
+def _deliver(policy: Policy, timeout_s: float, row: Any, url: str, sealed_secret: str | None) -> str | None:
     """None when delivered, else what went wrong; without a usable secret nothing is sent unsigned."""
     if sealed_secret is None:
         return "no signing secret: rotate the webhook secret"
@@ -164,10 +189,10 @@ def _deliver(policy: Policy, timeout_s: float, row: Any, sealed_secret: str | No
         secret = decrypt(sealed_secret)
     except ValueError as exc:
         return str(exc)
-    return _post(policy, timeout_s, row, secret)
+    return _post(policy, timeout_s, row, url, secret)
 
 
-def _post(policy: Policy, timeout_s: float, row: Any, secret: str) -> str | None:
+def _post(policy: Policy, timeout_s: float, row: Any, url: str, secret: str) -> str | None:
     """None on a 2xx answer, else a summary of what went wrong for the user to see: the status code,
     "refused: loopback address", "timed out" … never the receiver's body (it could be anything inside)."""
     body = json.dumps(webhook_body(row)).encode()
@@ -175,7 +200,7 @@ def _post(policy: Policy, timeout_s: float, row: Any, secret: str) -> str | None
     headers = {"content-type": "application/json", "x-tierpilot-event": row.kind,
                "x-tierpilot-delivery": str(row.id), "x-tierpilot-signature": sign(secret, body, int(time.time()))}
     try:
-        status = policy.post(row.webhook_url, body, headers, timeout_s)
+        status = policy.post(url, body, headers, timeout_s)
     except OutboundError as exc:
         return exc.summary
     if 200 <= status < 300:
