@@ -16,10 +16,42 @@ from tierpilot.pricing.schemas import Catalog
 CATALOG_DIR = Path(__file__).resolve().parent / "catalogs"
 
 
+MAX_YAML_VALUES = 200_000  # far above any real catalog; bounds the work a document can ask for
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """SafeLoader that counts every value as it will be expanded, each alias as the whole subtree it names, and
+    refuses a document past MAX_YAML_VALUES: a few aliased lines otherwise expand to gigabytes."""
+
+    def __init__(self, stream: Any) -> None:
+        super().__init__(stream)
+        self.expanded = 0
+        self.sizes: dict[int, int] = {}
+
+    def _spend(self, n: int, mark: Any) -> None:
+        self.expanded += n
+        if self.expanded > MAX_YAML_VALUES:
+            raise yaml.composer.ComposerError(
+                None, None, f"the document expands to more than {MAX_YAML_VALUES} values (an alias counts as "
+                "every value it names, each time it is used)", mark)
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent):
+            named = self.anchors.get(event.anchor)
+            self._spend(self.sizes.get(id(named), 1), event.start_mark)
+            return super().compose_node(parent, index)
+        before = self.expanded
+        self._spend(1, event.start_mark)
+        node = super().compose_node(parent, index)
+        self.sizes[id(node)] = self.expanded - before
+        return node
+
+
 def parse_catalog(text: str | bytes) -> Catalog:
     """A catalog from YAML (or JSON, which is YAML) text, or Invalid with the schema's complaints."""
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_BoundedLoader)  # noqa: S506 - a SafeLoader with a bound
     except yaml.YAMLError as exc:
         raise Invalid(f"catalog is not valid YAML/JSON: {exc}") from exc
     return validate_catalog(data)
