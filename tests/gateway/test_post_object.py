@@ -71,6 +71,17 @@ def test_redirect_gets_bucket_key_and_etag(gateway: Gateway, bucket: str) -> Non
     assert r.headers["location"] == (f"{target}?bucket={bucket}&key=r&etag=%22{hashlib.md5(b'x').hexdigest()}%22")
 
 
+def test_a_redirect_with_control_characters_is_refused_before_anything_is_stored(
+        gateway: Gateway, s3: BaseClient, bucket: str) -> None:
+    target = "https://example.invalid/done\r\nSet-Cookie: tierpilot_session=x"
+    form = _v2_form(gateway, bucket, [{"bucket": bucket}, {"key": "crlf"}, {"success_action_redirect": target}],
+                    {"key": "crlf", "success_action_redirect": target})
+    r = _post(gateway, bucket, form, b"x", allow_redirects=False)
+    assert r.status_code == 400 and _code(r) == "InvalidArgument", r.text
+    assert "success_action_redirect" in r.text
+    assert s3.list_objects_v2(Bucket=bucket).get("KeyCount") == 0
+
+
 def _code(r: requests.Response) -> str:
     return r.text.split("<Code>")[1].split("</Code>")[0] if "<Code>" in r.text else ""
 

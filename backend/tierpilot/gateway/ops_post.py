@@ -374,6 +374,13 @@ async def _spool_file(req: Request, reader: _Reader, flow: Flow, limit: int) -> 
     req.body_consumed = True
 
 
+_CONTROLS = {c: "?" for c in [*range(32), 127]}
+
+
+def _unsafe_redirect(url: str) -> bool:
+    return len(url) > 2048 or any(ord(c) < 32 or ord(c) == 127 for c in url)
+
+
 @route("POST", "bucket", signed=False)
 async def post_object(req: Request) -> None:
     reader = _Reader(_boundary(req))
@@ -388,6 +395,12 @@ async def post_object(req: Request) -> None:
     key = fields["key"]
     if "${filename}" in key:  # the policy's conditions see the key as it will be stored, as S3's do
         key = fields["key"] = key.replace("${filename}", form.filename or "")
+    redirect = fields.get("success_action_redirect") or fields.get("redirect")
+    if redirect and _unsafe_redirect(redirect):
+        # it becomes the Location header: checked before anything is stored, not when the answer is sent
+        raise invalid_argument("success_action_redirect must be a URL without control characters",
+                               "success_action_redirect", redirect[:256].encode("ascii", "replace").decode()
+                               .translate(_CONTROLS))
     length: tuple[int, int] | None = None
     if "policy" in fields or "signature" in fields or "x-amz-signature" in fields:
         req.caller, policy = await authorise(fields, datetime.now(UTC))
@@ -433,7 +446,6 @@ async def post_object(req: Request) -> None:
     await sharing.record_write(bucket, key, obj.version_id, wanted, req.seen)
     location = f"http://{req.header('host', '')}/{quote(bucket.name)}/{quote(key)}"
     out: Headers = [(b"etag", etag(obj.etag).encode()), *version_headers(obj, bucket, lock=False)]
-    redirect = fields.get("success_action_redirect") or fields.get("redirect")
     if redirect:
         sep = "&" if "?" in redirect else "?"
         target = f"{redirect}{sep}bucket={quote(bucket.name)}&key={quote(key)}&etag={quote(etag(obj.etag))}"
