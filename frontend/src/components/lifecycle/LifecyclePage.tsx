@@ -3,21 +3,17 @@ import { useState } from "react";
 import {
   bucketsQueryOptions,
   configurationQueryOptions,
-  type LifecycleRule,
   previewQueryOptions,
   useDeleteRule,
 } from "@/api/lifecycle";
 import { tiersQueryOptions } from "@/api/tiers";
 import {
-  Badge,
   Button,
   Card,
-  type Column,
   ConfirmDialog,
   EmptyState,
-  ErrorBanner,
-  LoadingState,
   PageHeader,
+  QueryState,
   Select,
   Table,
 } from "@/components/ui";
@@ -25,14 +21,8 @@ import { formatBytes, formatCount, formatDateTime } from "@/lib/format";
 import { MoveHistory } from "./MoveHistory";
 import { PreviewChart, PreviewSummary } from "./PreviewChart";
 import { RuleForm } from "./RuleForm";
-import {
-  describeActions,
-  describeFilter,
-  emptyDraft,
-  fromRule,
-  nextUtcMidnight,
-  type RuleDraft,
-} from "./rule-form";
+import { ruleColumns } from "./rule-columns";
+import { emptyDraft, fromRule, nextUtcMidnight, type RuleDraft } from "./rule-form";
 import "./lifecycle.css";
 import { SweepNow, SweepPeriod } from "./SweepControls";
 
@@ -63,36 +53,10 @@ export function LifecyclePage({
   const classes = [...new Set(tiers.data?.flatMap((t) => t.storage_classes) ?? [])];
   const current = buckets.data?.find((b) => b.bucket === bucket);
 
-  const ruleColumns: Array<Column<LifecycleRule>> = [
-    { id: "id", header: "Rule", cell: (r) => <strong>{r.id}</strong> },
-    {
-      id: "status",
-      header: "Status",
-      cell: (r) => <Badge tone={r.status === "Enabled" ? "success" : "neutral"}>{r.status}</Badge>,
-    },
-    { id: "filter", header: "Applies to", cell: describeFilter },
-    { id: "actions", header: "Does", cell: describeActions },
-    {
-      id: "edit",
-      header: <span className="visually-hidden">Edit or delete</span>,
-      align: "end",
-      cell: (r) => (
-        <span className="lc-row-actions">
-          <Button size="sm" onClick={() => setEditing({ draft: fromRule(r), replaceId: r.id })}>
-            Edit
-          </Button>
-          <Button
-            size="sm"
-            variant="ghost"
-            onClick={() => setDeleting(r.id)}
-            aria-label={`Delete rule ${r.id}`}
-          >
-            Delete
-          </Button>
-        </span>
-      ),
-    },
-  ];
+  const columns = ruleColumns({
+    onEdit: (r) => setEditing({ draft: fromRule(r), replaceId: r.id }),
+    onDelete: (r) => setDeleting(r.id),
+  });
 
   return (
     <>
@@ -127,7 +91,7 @@ export function LifecyclePage({
           </p>
         ) : null}
       </div>
-      {buckets.isError ? <ErrorBanner error={buckets.error} onRetry={() => buckets.refetch()} /> : null}
+      <QueryState query={buckets} loading={false} />
 
       {bucket ? (
         <Card
@@ -141,26 +105,26 @@ export function LifecyclePage({
             )
           }
         >
-          {config.isError ? (
-            <ErrorBanner error={config.error} onRetry={() => config.refetch()} />
-          ) : !config.data ? (
-            <LoadingState label="Loading rules" />
-          ) : editing && config.data.rules.length === 0 ? null : (
-            <Table
-              caption={`Lifecycle rules of ${bucket}`}
-              columns={ruleColumns}
-              rows={config.data.rules}
-              rowKey={(r) => r.id}
-              empty={
-                editing ? null : (
-                  <EmptyState
-                    title="No rules"
-                    description="Objects of this bucket stay where they are written."
-                  />
-                )
-              }
-            />
-          )}
+          <QueryState query={config} loading="Loading rules">
+            {(data) =>
+              editing && data.rules.length === 0 ? null : (
+                <Table
+                  caption={`Lifecycle rules of ${bucket}`}
+                  columns={columns}
+                  rows={data.rules}
+                  rowKey={(r) => r.id}
+                  empty={
+                    editing ? null : (
+                      <EmptyState
+                        title="No rules"
+                        description="Objects of this bucket stay where they are written."
+                      />
+                    )
+                  }
+                />
+              )
+            }
+          </QueryState>
           {editing ? (
             <RuleForm
               key={editing.replaceId ?? "new"}
@@ -179,16 +143,14 @@ export function LifecyclePage({
         title={bucket ? `Next 90 days in ${bucket}` : "Next 90 days in every bucket"}
         description={`What the saved rules move or expire per day and target tier, and storage per month before and after (prices from each tier's price catalog entry). Days-rules act from midnight UTC: the first moves of a 0-day rule come at ${formatDateTime(new Date(nextUtcMidnight(Date.now())).toISOString(), true)}.`}
       >
-        {preview.isError ? (
-          <ErrorBanner error={preview.error} onRetry={() => preview.refetch()} />
-        ) : !preview.data ? (
-          <LoadingState label="Computing the preview" />
-        ) : (
-          <>
-            <PreviewSummary preview={preview.data} />
-            <PreviewChart preview={preview.data} tiers={tierNames} />
-          </>
-        )}
+        <QueryState query={preview} loading="Computing the preview">
+          {(data) => (
+            <>
+              <PreviewSummary preview={data} />
+              <PreviewChart preview={data} tiers={tierNames} />
+            </>
+          )}
+        </QueryState>
       </Card>
 
       <Card

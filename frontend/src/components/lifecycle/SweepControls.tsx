@@ -3,7 +3,6 @@ import { sweepScheduleQueryOptions, useSweepNow } from "@/api/lifecycle";
 import { Button, errorText } from "@/components/ui";
 import { formatDateTime, formatDuration } from "@/lib/format";
 import { sweepTimes } from "./sweep-times";
-import "./lifecycle.css";
 
 /** When the workers next act on their own, and (admins) a sweep at once. */
 export function SweepPeriod() {
