@@ -29,7 +29,7 @@ from tierpilot.catalog.models import VERSION_FIELDS, Bucket, MultipartUpload, Ob
 from tierpilot.catalog.service import Blob, Recorded, RequestedPart
 from tierpilot.drivers import readahead
 from tierpilot.drivers.base import BlobNotFound, ChecksumAlgorithm, NotRestored, PartInfo, PutResult, TierDriver
-from tierpilot.drivers.checksums import StreamDigest
+from tierpilot.drivers.checksums import INGEST_ALGORITHM, StreamDigest
 from tierpilot.drivers.posix import PosixDriver
 from tierpilot.drivers.registry import TierSpec, driver_for, tiers
 from tierpilot.kit.db import CommitUnknown, transaction, utcnow
@@ -431,7 +431,9 @@ def upload_part(upload: MultipartUpload, part_number: int, chunks: Iterator[byte
     Call ``check_space(bucket, size, upload)`` first when the size is known.
     """
     drv = driver(upload.tier_id)
-    alg: Any = upload.checksum_algorithm
+    # an upload whose client named no algorithm keeps its parts' ingest CRCs (never shown as the upload's): its
+    # completion combines them into the object's whole-object checksum
+    alg: Any = upload.checksum_algorithm or INGEST_ALGORITHM
     info, result = drv.put_part(upload.locator, part_number, chunks, checksum_algorithm=alg)
     # a rejected or superseded part stays among the upload's stored parts until complete/abort removes them
     if verify is not None:

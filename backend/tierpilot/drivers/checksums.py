@@ -17,6 +17,9 @@ from tierpilot.drivers.base import ChecksumAlgorithm, PutResult
 ALGORITHMS: tuple[ChecksumAlgorithm, ...] = ("CRC32", "CRC32C", "CRC64NVME", "SHA1", "SHA256")
 # the CRCs S3 can combine into a FULL_OBJECT multipart checksum, with their digest sizes
 CRC_SIZES: dict[str, int] = {"CRC32": 4, "CRC32C": 4, "CRC64NVME": 8}
+# the checksum an object gets at ingest when its client sends none (S3's default too): the fastest we compute, and
+# a CRC, so a multipart object's whole-object value is combined from its parts' without reading the bytes again
+INGEST_ALGORITHM: ChecksumAlgorithm = "CRC64NVME"
 
 
 class _Digest(Protocol):

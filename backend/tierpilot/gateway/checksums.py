@@ -9,10 +9,11 @@ import binascii
 from typing import Protocol, cast
 
 from tierpilot.drivers.base import ChecksumAlgorithm
-from tierpilot.drivers.checksums import CRC_SIZES, combine_crcs, new_digest
+from tierpilot.drivers.checksums import CRC_SIZES, INGEST_ALGORITHM, combine_crcs, new_digest
 from tierpilot.gateway.errors import S3Error, invalid_request
 
 ALGORITHMS = ("CRC32", "CRC32C", "CRC64NVME", "SHA1", "SHA256")
+INGEST = INGEST_ALGORITHM  # what an object without a client's checksum gets
 HEADERS = {alg: f"x-amz-checksum-{alg.lower()}" for alg in ALGORITHMS}
 COMPOSITE, FULL_OBJECT = "COMPOSITE", "FULL_OBJECT"
 # what S3 allows per multipart checksum type (CRC64NVME only as a full-object CRC; SHAs cannot be combined)

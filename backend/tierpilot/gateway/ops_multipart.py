@@ -116,7 +116,7 @@ async def upload_part(req: Request) -> None:
         return
     flow = await open_flow(req, bucket, "write", None)
     inbound = Inbound(req.receive, flow)
-    payload = Payload(req, inbound, stored_algorithm=upload.checksum_algorithm)
+    payload = Payload(req, inbound, stored_algorithm=upload.checksum_algorithm or checksums.INGEST)
     if upload.checksum_algorithm and payload.algorithm not in (None, upload.checksum_algorithm):
         raise invalid_request(f"Checksum Type mismatch occurred, expected checksum Type: "
                               f"{upload.checksum_algorithm.lower()}, actual checksum Type: "
@@ -185,6 +185,8 @@ def _object_checksum(upload: MultipartUpload, claimed: str | None
     """The object's checksum from the stored parts' (their sizes too, for a FULL_OBJECT CRC), checked against
     the value the CompleteMultipartUpload named (BadDigest before the catalog sees the object)."""
     algorithm, kind = upload.checksum_algorithm, upload.checksum_type
+    if algorithm is None and claimed is None:  # parts written since ingest checksums carry a CRC of their own
+        algorithm, kind = checksums.INGEST, checksums.FULL_OBJECT
 
     def compute(parts: list[UploadPart]) -> tuple[str | None, str | None]:
         if not algorithm or any(not p.checksum_value for p in parts):

@@ -180,7 +180,7 @@ async def put_object(req: Request) -> None:
         await run(store.check_space, bucket, payload.expected_size, None, key)
     spec = store.NewObject(tier=tier, storage_class=storage_class, content_type=req.header("content-type"),
                            user_metadata=meta, headers=headers, tags=tags,
-                           checksum_algorithm=payload.algorithm,  # type: ignore[arg-type]
+                           checksum_algorithm=payload.algorithm or checksums.INGEST,  # type: ignore[arg-type]
                            lock_mode=lock_mode, lock_until=lock_until, legal_hold=legal_hold)
     small = store.small_put_driver(spec) if whole is not None else None
     if small is not None and whole is not None:  # a few KiB: read, checked and stored from the event loop
