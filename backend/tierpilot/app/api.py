@@ -13,16 +13,19 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from sqlalchemy import text
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tierpilot import __version__
 from tierpilot.adoption.router import router as adoption_router
 from tierpilot.app import wiring
+from tierpilot.auth import service as auth_service
+from tierpilot.auth.deps import SESSION_COOKIE
 from tierpilot.auth.router import router as auth_router
 from tierpilot.benchmarks.reference import router as reference_router
 from tierpilot.benchmarks.router import router as benchmarks_router
 from tierpilot.catalog.router import router as catalog_router
 from tierpilot.kit import metrics
-from tierpilot.kit.db import CommitUnknown, get_engine
+from tierpilot.kit.db import CommitUnknown, get_engine, transaction
 from tierpilot.kit.errors import DomainError, database_unreachable, no_space
 from tierpilot.kit.inputs import check, json_safe
 from tierpilot.kit.proxies import TrustedProxies
@@ -59,9 +62,32 @@ def _check_broker() -> str:
     return broker_reachable()
 
 
+_LOOPBACK = frozenset({"127.0.0.1", "::1"})
+
+
+def _sees_details(request: Request) -> bool:
+    """Outside production anyone; in production loopback callers (probes on the host) and admins."""
+    if get_settings().environment != "production":
+        return True
+    if request.client is not None and request.client.host in _LOOPBACK:
+        return True
+    auth = request.headers.get("authorization", "")
+    token = auth[7:].strip() if auth.lower().startswith("bearer ") else request.cookies.get(SESSION_COOKIE)
+    if not token:
+        return False
+    try:
+        with transaction() as session:
+            return auth_service.user_for_token(session, token).is_admin
+    except Exception:  # an unknown token, or no database: the anonymous answer
+        return False
+
+
 @health_router.get("/health")
-def health() -> JSONResponse:
-    """Database and broker reachability, and under `tierpilot up` its children; 503 when any is down."""
+def health(request: Request) -> JSONResponse:
+    """Database and broker reachability, and under `tierpilot up` its children; 503 when any is down.
+
+    In production an anonymous caller gets the status only: versions and error texts help an attacker more
+    than a load balancer."""
     database, broker = _check_database(), _check_broker()
     ok = database == "ok" and broker == "ok"
     body: dict[str, Any] = {"database": database, "broker": broker, "version": __version__}
@@ -69,6 +95,8 @@ def health() -> JSONResponse:
     if status_file:
         children_ok, body["supervisor"] = health_view(Path(status_file))
         ok = ok and children_ok
+    if not _sees_details(request):
+        body = {}
     return JSONResponse({"status": "ok" if ok else "degraded", **body}, status_code=200 if ok else 503)
 
 
@@ -104,9 +132,22 @@ def _fault(_request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"detail": "internal error"}, status_code=500)
 
 
+_ECHO_CHARS = 200  # of each input a 422 shows back
+_ECHO_ERRORS = 20
+
+
+def _short_input(value: Any) -> Any:
+    """An input as a 422 echoes it: scalars as they are, long strings and anything nested cut short."""
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    text_value = value if isinstance(value, str) else repr(value)
+    return text_value if len(text_value) <= _ECHO_CHARS else text_value[:_ECHO_CHARS] + "…"
+
+
 def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
-    errors = exc.errors()
+    # an answer never grows with the input: a few errors, each with a short piece of what was sent
+    errors = [{**e, "input": _short_input(e["input"])} if "input" in e else e for e in exc.errors()[:_ECHO_ERRORS]]
     parts = []
     for err in errors[:5]:
         loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
@@ -161,6 +202,60 @@ async def _refuse_unstorable_input(request: Request) -> None:
         raise RequestValidationError(errors)
 
 
+class _BodyTooLarge(Exception):
+    pass
+
+
+class BodyLimit:
+    """413 for a request body past ``max_bytes``, by its Content-Length or as it streams in, before a handler
+    parses it. Multipart forms (file uploads) pass: their routes bound what they read themselves."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app, self.max_bytes = app, max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers", ()))
+        if headers.get(b"content-type", b"").lower().startswith(b"multipart/form-data"):
+            await self.app(scope, receive, send)
+            return
+        length = headers.get(b"content-length", b"")
+        if length.isdigit() and int(length) > self.max_bytes:
+            await self._refuse(send)
+            return
+        seen = 0
+        started = False
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.max_bytes:
+                raise _BodyTooLarge
+            return message
+
+        async def watched(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counted, watched)
+        except _BodyTooLarge:
+            if not started:
+                await self._refuse(send)
+
+    async def _refuse(self, send: Send) -> None:
+        await JSONResponse({"detail": f"the request body is larger than {self.max_bytes} bytes"},
+                           status_code=413, headers={"connection": "close"})({"type": "http"}, _no_body, send)
+
+
+async def _no_body() -> Message:
+    return {"type": "http.disconnect"}
+
+
 def _mount_frontend(app: FastAPI, dist: Path) -> None:
     """Serve the built React app; unknown non-API paths get index.html (client-side routes)."""
     index = dist / "index.html"
@@ -192,7 +287,8 @@ def create_app() -> FastAPI:
         app.include_router(router, prefix=API_PREFIX)
     app.add_api_route("/metrics", metrics_endpoint, methods=["GET"], include_in_schema=False)
     _mount_frontend(app, settings.frontend_dist)
-    app.add_middleware(SecurityHeaders, api_prefix=API_PREFIX, docs_path=app.docs_url)
+    app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes)
+    app.add_middleware(SecurityHeaders, api_prefix=API_PREFIX, docs_path=app.docs_url, hsts=settings.cookie_secure)
     # request.client is the client's address: X-Forwarded-For counts only from configured proxies
     app.add_middleware(TrustedProxies, trusted=settings.trusted_proxies)
     return app

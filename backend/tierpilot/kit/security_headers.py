@@ -27,6 +27,7 @@ COMMON = (
     (b"referrer-policy", b"strict-origin-when-cross-origin"),
     (b"cross-origin-opener-policy", b"same-origin"),
 )
+HSTS = (b"strict-transport-security", b"max-age=31536000")
 _INLINE_SCRIPT = re.compile(rb"<script>(.*?)</script>", re.S)
 
 
@@ -39,8 +40,11 @@ def script_hashes(html: bytes) -> str:
 class SecurityHeaders:
     """Adds the common headers and a content security policy to each HTTP response that has none of its own."""
 
-    def __init__(self, app: ASGIApp, api_prefix: str = "/api", docs_path: str | None = "/api/docs") -> None:
+    def __init__(self, app: ASGIApp, api_prefix: str = "/api", docs_path: str | None = "/api/docs",
+                 hsts: bool = False) -> None:
         self.app, self.api_prefix, self.docs_path = app, api_prefix, docs_path
+        # behind HTTPS (Secure cookies), browsers are told never to try plain HTTP for this host again
+        self.extra: tuple[tuple[bytes, bytes], ...] = ((HSTS,) if hsts else ())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -55,7 +59,7 @@ class SecurityHeaders:
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = _with(message.get("headers", []), csp)
+                message["headers"] = _with(message.get("headers", []), csp, self.extra)
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
@@ -78,17 +82,18 @@ class SecurityHeaders:
                 return
             assert start is not None
             csp = DOCS_CSP.format(hashes=script_hashes(bytes(body))).encode()
-            start["headers"] = _with(start.get("headers", []), csp)
+            start["headers"] = _with(start.get("headers", []), csp, self.extra)
             await send(start)
             await send({"type": "http.response.body", "body": bytes(body)})
 
         await self.app(scope, receive, hold)
 
 
-def _with(headers: Iterable[tuple[bytes, bytes]], csp: bytes) -> list[tuple[bytes, bytes]]:
+def _with(headers: Iterable[tuple[bytes, bytes]], csp: bytes,
+          extra: tuple[tuple[bytes, bytes], ...] = ()) -> list[tuple[bytes, bytes]]:
     out = list(headers)
     present = {name.lower() for name, _ in out}
-    for name, value in (*COMMON, (b"content-security-policy", csp)):
+    for name, value in (*COMMON, *extra, (b"content-security-policy", csp)):
         if name not in present:
             out.append((name, value))
     return out

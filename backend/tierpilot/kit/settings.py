@@ -14,6 +14,7 @@ from tierpilot.kit.outbound import parse_allow_hosts
 from tierpilot.kit.proxies import parse_networks
 
 _DEV_SECRET = "dev-insecure-secret-change-me"
+MIN_SECRET_KEY_CHARS = 32
 
 
 class Settings(BaseSettings):
@@ -46,6 +47,8 @@ class Settings(BaseSettings):
                                              "sending a header section; a new one closes the oldest")
     api_send_timeout_s: float = Field(60.0, gt=0, description="an API response its client does not read this long "
                                       "is cut")
+    api_max_body_bytes: int = Field(1 << 20, ge=1024, description="largest request body the API reads (413 past "
+                                    "it); file uploads (multipart forms) are bounded by their own routes")
     cookie_secure: bool = Field(False, description="set the session cookie's Secure flag (behind HTTPS); "
                                 "default: on in production, off otherwise")
     session_max_age_s: int = Field(12 * 3600, description="dashboard session lifetime, seconds")
@@ -192,6 +195,10 @@ class Settings(BaseSettings):
             return self
         if self.secret_key == _DEV_SECRET:
             raise ValueError("TIERPILOT_SECRET_KEY must be set in production")
+        if len(self.secret_key) < MIN_SECRET_KEY_CHARS:
+            # the key signs sessions and encrypts S3 secrets: a short one is guessed offline from either
+            raise ValueError(f"TIERPILOT_SECRET_KEY must be at least {MIN_SECRET_KEY_CHARS} characters in production "
+                             "(e.g. `openssl rand -base64 32`)")
         if "seed_demo" not in self.model_fields_set:
             self.seed_demo = False
         if "cookie_secure" not in self.model_fields_set:
