@@ -1,14 +1,24 @@
 import { useQueries } from "@tanstack/react-query";
 import { type SavedScenario, savedReportQueryOptions } from "@/api/pricing";
-import { Card, ErrorBanner, LoadingState } from "@/components/ui";
+import { Card, QueryState } from "@/components/ui";
 import { formatFrequency, formatUsd } from "./chart-data";
 
 /** Saved scenarios side by side: each tier's monthly total, the cheapest tier and the break-evens. */
 export function CompareScenarios({ scenarios }: { scenarios: SavedScenario[] }) {
   const reports = useQueries({ queries: scenarios.map((s) => savedReportQueryOptions(s.id)) });
   const failed = reports.find((r) => r.isError);
-  if (failed) return <ErrorBanner title="Could not evaluate a scenario" error={failed.error} />;
-  if (reports.some((r) => r.isPending)) return <LoadingState label="Evaluating the scenarios…" />;
+  const pending = reports.some((r) => r.isPending);
+  if (failed || pending) {
+    const all = { isPending: !failed, isError: Boolean(failed), error: failed?.error, data: undefined };
+    return (
+      <QueryState
+        query={all}
+        loading="Evaluating the scenarios…"
+        errorTitle="Could not evaluate a scenario"
+        retry={false}
+      />
+    );
+  }
   const data = reports.map((r) => r.data).filter((r) => r !== undefined);
   const tiers = [...new Set(data.flatMap((r) => r.tiers.map((t) => t.tier)))];
   return (

@@ -1,7 +1,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { type FormEvent, useEffect, useState } from "react";
 import { capacityQueryOptions, useSetCapacity } from "@/api/reservations";
-import { Button, ErrorBanner, Input, LoadingState } from "@/components/ui";
+import { Button, ErrorBanner, Input, QueryState } from "@/components/ui";
 import { formatDateTime } from "@/lib/format";
 import { formatRate } from "./timeline";
 
@@ -19,9 +19,8 @@ export function CapacityForm() {
     setShare(String(Math.round(capacity.data.unbookable_share * 1000) / 10));
   }, [capacity.data]);
 
-  if (capacity.isPending) return <LoadingState label="Loading the capacity" />;
-  if (capacity.isError) return <ErrorBanner error={capacity.error} onRetry={() => capacity.refetch()} />;
   const c = capacity.data;
+  if (!c) return <QueryState query={capacity} loading="Loading the capacity" />;
   const readValue = Number(read);
   const writeValue = Number(write);
   const shareValue = Number(share);

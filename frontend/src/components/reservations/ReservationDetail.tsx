@@ -2,17 +2,7 @@ import { useQuery } from "@tanstack/react-query";
 import { Link, useNavigate } from "@tanstack/react-router";
 import { useState } from "react";
 import { reservationQueryOptions, throughputQueryOptions, useCancelReservation } from "@/api/reservations";
-import {
-  Badge,
-  Button,
-  Card,
-  ConfirmDialog,
-  ErrorBanner,
-  LoadingState,
-  PageHeader,
-  QueryState,
-  Stat,
-} from "@/components/ui";
+import { Badge, Button, Card, ConfirmDialog, PageHeader, QueryState, Stat } from "@/components/ui";
 import { formatBytes, formatDateTime, formatDuration } from "@/lib/format";
 import { ClientSnippets } from "./ClientSnippets";
 import { STATE_TONE } from "./ReservationsTable";
@@ -29,16 +19,17 @@ export function ReservationDetail({ id }: { id: string }) {
   const navigate = useNavigate();
   const [confirming, setConfirming] = useState(false);
 
-  if (reservation.isPending) return <LoadingState label="Loading the reservation" />;
-  if (reservation.isError)
+  const r = reservation.data;
+  if (!r) {
+    if (reservation.isPending) return <QueryState query={reservation} loading="Loading the reservation" />;
     return (
       <>
         <PageHeader title="Reservation" />
-        <ErrorBanner error={reservation.error} />
+        <QueryState query={reservation} retry={false} />
         <Link to="/reservations">Back to reservations</Link>
       </>
     );
-  const r = reservation.data;
+  }
   const seconds = (Date.parse(r.end) - Date.parse(r.start)) / 1000;
   return (
     <>

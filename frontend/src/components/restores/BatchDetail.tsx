@@ -1,7 +1,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { Link } from "@tanstack/react-router";
 import { batchQueryOptions, type Scope } from "@/api/restores";
-import { Badge, Card, ErrorBanner, LoadingState, PageHeader } from "@/components/ui";
+import { Badge, Card, ErrorBanner, PageHeader, QueryState } from "@/components/ui";
 import { formatBytes, formatDateTime } from "@/lib/format";
 import { BatchActions } from "./BatchActions";
 import { ItemsCard } from "./BatchItems";
@@ -12,12 +12,16 @@ import { etaText, formatUsd, stateLabel, stateTone } from "./restore-format";
 export function BatchDetail({ id, scope }: { id: number; scope: Scope }) {
   const detail = useQuery(batchQueryOptions(id));
   const now = useNow();
-  if (detail.isPending) return <LoadingState label="Loading the batch" />;
-  if (detail.error) {
+  if (!detail.data) {
     return (
       <>
         <BackLink scope={scope} />
-        <ErrorBanner error={detail.error} title="This restore batch could not be loaded" />
+        <QueryState
+          query={detail}
+          loading="Loading the batch"
+          errorTitle="This restore batch could not be loaded"
+          retry={false}
+        />
       </>
     );
   }

@@ -2,16 +2,7 @@ import { useQuery } from "@tanstack/react-query";
 import { Link } from "@tanstack/react-router";
 import { useEffect, useState } from "react";
 import { queueQueryOptions, type RestoreBatch, type RestoreSummary, type Scope } from "@/api/restores";
-import {
-  Badge,
-  Card,
-  type Column,
-  EmptyState,
-  ErrorBanner,
-  LoadingState,
-  ProgressBar,
-  Table,
-} from "@/components/ui";
+import { Badge, Card, type Column, EmptyState, ProgressBar, QueryState, Table } from "@/components/ui";
 import { formatBytes, formatCount, formatDateTime, formatDuration } from "@/lib/format";
 import { etaText, formatUsd, readyShare, stateLabel, stateTone } from "./restore-format";
 
@@ -48,8 +39,16 @@ export function BatchProgress({ batch }: { batch: RestoreBatch }) {
 export function RestoreQueue({ scope }: { scope: Scope }) {
   const queue = useQuery(queueQueryOptions(scope));
   const now = useNow();
-  if (queue.isPending) return <LoadingState label="Loading the restore queue" />;
-  if (queue.error) return <ErrorBanner error={queue.error} title="The restore queue could not be loaded" />;
+  if (!queue.data) {
+    return (
+      <QueryState
+        query={queue}
+        loading="Loading the restore queue"
+        errorTitle="The restore queue could not be loaded"
+        retry={false}
+      />
+    );
+  }
   const { summary, batches } = queue.data;
   const columns: Array<Column<RestoreBatch>> = [
     {

@@ -1,15 +1,14 @@
 import { useQuery } from "@tanstack/react-query";
 import { sharingQueryOptions } from "@/api/sharing";
-import { Card, ErrorBanner, LoadingState } from "@/components/ui";
+import { Card, QueryState } from "@/components/ui";
 import { PublicCard, UsersCard } from "./GrantCards";
 import { PolicyCard } from "./PolicyCard";
 
 /** Who may reach one bucket besides its owner and admins: users, public prefixes and the bucket policy. */
 export function SharingPanel({ bucket }: { bucket: string }) {
   const sharing = useQuery(sharingQueryOptions(bucket));
-  if (sharing.isPending) return <LoadingState label="Loading the bucket's sharing…" />;
-  if (sharing.isError) return <ErrorBanner error={sharing.error} onRetry={() => sharing.refetch()} />;
   const data = sharing.data;
+  if (!data) return <QueryState query={sharing} loading="Loading the bucket's sharing…" />;
   return (
     <div className="stack-lg">
       <UsersCard bucket={bucket} users={data.users} />
