@@ -12,7 +12,7 @@ import {
   scenariosQueryOptions,
   sharedScenarioQueryOptions,
 } from "@/api/pricing";
-import { Button, Card, ErrorBanner, LoadingState, PageHeader, QueryState } from "@/components/ui";
+import { Button, Card, ErrorBanner, PageHeader, QueryState } from "@/components/ui";
 import { CatalogsCard } from "./CatalogsCard";
 import { CompareScenarios } from "./CompareScenarios";
 import { tierColors } from "./chart-data";
@@ -160,21 +160,24 @@ export function PlannerPage({ scenarioId, sharedToken, isAdmin = false }: Planne
           </Card>
         </aside>
         <div className="planner-results" aria-live="polite" aria-busy={report.isFetching || undefined}>
-          {report.isError ? (
-            <ErrorBanner title="The scenario cannot be priced" error={report.error} />
-          ) : !data ? (
-            body ? (
-              <LoadingState label="Pricing the scenario…" />
-            ) : (
-              <p className="muted">Fix the marked fields to see the report.</p>
-            )
+          {!body && !data ? (
+            <p className="muted">Fix the marked fields to see the report.</p>
           ) : (
-            <PlannerReport
-              report={data}
-              colors={colors}
-              updating={report.isFetching}
-              catalogs={catalogs.data ?? []}
-            />
+            <QueryState
+              query={report}
+              loading="Pricing the scenario…"
+              errorTitle="The scenario cannot be priced"
+              retry={false}
+            >
+              {(priced) => (
+                <PlannerReport
+                  report={priced}
+                  colors={colors}
+                  updating={report.isFetching}
+                  catalogs={catalogs.data ?? []}
+                />
+              )}
+            </QueryState>
           )}
         </div>
       </div>
