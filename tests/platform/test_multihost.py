@@ -443,7 +443,9 @@ def test_acknowledged_writes_survive_a_gateway_host_cut_off_behind_haproxy(clust
                message=lambda: f"metered {sum(_metered(cluster, reservation).values())} of {written}")
     per_second = _metered(cluster, reservation)
     peak = max(per_second.values())
-    assert peak <= WRITE_CAPACITY * 1.02, sorted(per_second.items())
+    # the limiter's invariant: any second's grants stay within the capacity + 2 % plus what the pool bucket may
+    # hold and lend (1 MiB each), as tests/reservations/test_enforced_at_once.py checks on Redis' clock
+    assert peak <= WRITE_CAPACITY * 1.02 + 2 * MiB, sorted(per_second.items())
 
     report = cluster.tierpilot("fsck", "--json", "--min-age", "0")
     findings = json.loads(report.stdout)
