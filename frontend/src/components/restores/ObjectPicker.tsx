@@ -46,19 +46,17 @@ export function ObjectPicker({
     shownFolders.length + selectable.length > 0 &&
     shownFolders.every((f) => prefixes.has(f)) &&
     selectable.every((o) => keys.has(o.key));
+  // all shown ticked: untick them all; else tick them all
+  const flip = (set: Set<string>, items: string[]) =>
+    allTicked ? new Set([...set].filter((i) => !items.includes(i))) : new Set([...set, ...items]);
   const tickAll = () => {
-    const nextKeys = new Set(keys);
-    const nextPrefixes = new Set(prefixes);
-    for (const f of shownFolders) {
-      if (allTicked) nextPrefixes.delete(f);
-      else nextPrefixes.add(f);
-    }
-    for (const o of selectable) {
-      if (allTicked) nextKeys.delete(o.key);
-      else nextKeys.add(o.key);
-    }
-    setKeys(nextKeys);
-    setPrefixes(nextPrefixes);
+    setKeys(
+      flip(
+        keys,
+        selectable.map((o) => o.key),
+      ),
+    );
+    setPrefixes(flip(prefixes, shownFolders));
   };
 
   const reset = (nextBucket: string) => {
