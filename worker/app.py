@@ -20,6 +20,7 @@ TASK_MODULES = [
     "tierpilot.adoption.tasks",
     "tierpilot.benchmarks.tasks",
     "tierpilot.spend.tasks",
+    "tierpilot.integrity.tasks",
 ]
 
 BEAT_SCHEDULE: dict[str, dict[str, object]] = {
@@ -46,6 +47,9 @@ BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     # closes finished UTC days of stored bytes (a run finding nothing to close returns at once); hourly, so a day
     # is closed within an hour of its end even after a missed run
     "spend.roll_up": {"task": "spend.roll_up", "schedule": timedelta(hours=1), "options": {"expires": 3600}},
+    # each tier's objects due a fixity check since the last sweep (a sweep finding a tier leased leaves it)
+    "integrity.audit_due": {"task": "integrity.audit_due", "schedule": timedelta(seconds=get_settings().fixity_sweep_s),
+                            "options": {"expires": get_settings().fixity_sweep_s}},
 }
 
 

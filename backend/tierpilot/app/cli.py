@@ -11,6 +11,7 @@ import typer
 from tierpilot.adoption.cli import tiers_app
 from tierpilot.benchmarks.cli import bench_app
 from tierpilot.gateway.cli import gateway_app
+from tierpilot.integrity.cli import fixity_app
 from tierpilot.kit.settings import get_settings
 from tierpilot.lifecycle.cli import fsck, lifecycle_app
 from tierpilot.mount.cli import mount
@@ -28,6 +29,7 @@ app.add_typer(gateway_app, name="gateway")
 app.add_typer(lifecycle_app, name="lifecycle")
 app.add_typer(tiers_app, name="tiers")
 app.add_typer(bench_app, name="bench")
+app.add_typer(fixity_app, name="fixity")
 app.command("fsck")(fsck)
 app.command("plan")(plan)
 app.command("mount")(mount)

@@ -5,6 +5,7 @@ from tierpilot.audit.models import AuditEvent
 from tierpilot.auth.models import AccessKey, ApiToken, User
 from tierpilot.benchmarks.models import BenchmarkRun
 from tierpilot.catalog.models import Bucket, MultipartUpload, Object, ObjectVersion, UploadPart
+from tierpilot.integrity.models import FixityCheck, FixityCursor
 from tierpilot.kit.counters import SharedCounter
 from tierpilot.kit.db import Base
 from tierpilot.lifecycle.models import LifecycleConfiguration, LifecycleMeter, LifecycleMove
@@ -19,8 +20,9 @@ from tierpilot.traces.models import RequestTrace
 
 __all__ = [
     "AccessKey", "AdoptedBucket", "ApiToken", "AuditEvent", "Base", "BenchmarkRun", "Bucket", "BucketSharing",
-    "CapacityPool", "LifecycleConfiguration", "LifecycleMeter", "LifecycleMove", "MultipartUpload", "Notification",
-    "Object", "ObjectAcl", "ObjectVersion", "PriceCatalog", "RequestTrace", "Reservation", "ReservationSample",
-    "RestoreBatch", "RestoreBatchTier", "RestoreItem", "RestoreSchedule", "Scenario", "SharedCounter", "SpendDaily",
-    "SpendPlan", "SpendRollup", "StorageHistory", "Tier", "UploadPart", "UsageMeter", "User",
+    "CapacityPool", "FixityCheck", "FixityCursor", "LifecycleConfiguration", "LifecycleMeter", "LifecycleMove",
+    "MultipartUpload", "Notification", "Object", "ObjectAcl", "ObjectVersion", "PriceCatalog", "RequestTrace",
+    "Reservation", "ReservationSample", "RestoreBatch", "RestoreBatchTier", "RestoreItem", "RestoreSchedule",
+    "Scenario", "SharedCounter", "SpendDaily", "SpendPlan", "SpendRollup", "StorageHistory", "Tier", "UploadPart",
+    "UsageMeter", "User",
 ]

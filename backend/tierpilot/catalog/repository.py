@@ -594,6 +594,33 @@ def iter_tier_objects(session: Session, tier_id: int, batch: int = 5000
         last = int(rows[-1][0])
 
 
+FIXITY_COLUMNS = (Object.id, Object.bucket_id, Object.key, Object.version_id, Object.tier_id, Object.locator,
+                  Object.size, Object.etag, Object.checksum_algorithm, Object.checksum_value, Object.part_sizes,
+                  Object.part_checksums)
+
+
+def fixity_candidates(session: Session, after_id: int, limit: int, *, tier_ids: Sequence[int] | None = None,
+                      bucket_id: int | None = None) -> list[Any]:
+    """The next current versions to audit after ``after_id`` in id order (an audit's cursor), with what their
+    bytes must match: size, ETag, checksum and the parts' sizes and checksums."""
+    q = select(*FIXITY_COLUMNS).where(Object.id > after_id).order_by(Object.id).limit(limit)
+    if tier_ids is not None:
+        q = q.where(Object.tier_id.in_(list(tier_ids)))
+    if bucket_id is not None:
+        q = q.where(Object.bucket_id == bucket_id)
+    return list(session.execute(q).all())
+
+
+def set_missing_checksum(session: Session, object_id: int, locator: str, algorithm: str, value: str) -> bool:
+    """Give an object written before ingest checksums the one an audit computed from its verified bytes; a row
+    overwritten meanwhile (another locator) or given one already is left alone."""
+    result = session.execute(update(Object).where(Object.id == object_id, Object.locator == locator,
+                                                  Object.checksum_value.is_(None))
+                             .values(checksum_algorithm=algorithm, checksum_value=value)
+                             .execution_options(synchronize_session=False))
+    return bool(result.rowcount == 1)  # type: ignore[attr-defined]
+
+
 def upload_locators(session: Session, tier_id: int) -> set[str]:
     """Locators of the multipart uploads in progress on a tier."""
     return set(session.scalars(select(MultipartUpload.locator).where(MultipartUpload.tier_id == tier_id)))

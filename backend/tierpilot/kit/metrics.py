@@ -351,6 +351,12 @@ READAHEAD_BYTES = Counter("tierpilot_gateway_readahead_bytes_total", "bytes read
                           "prefetched (asked of the tier), used (served to a client), wasted (never served)",
                           ["kind"])
 
+# -- integrity ----------------------------------------------------------------------------------------------
+
+FIXITY_CHECKS = Counter("tierpilot_fixity_checks_total", "fixity checks of object blobs, by tier and result "
+                        "(ok, mismatch, missing): a mismatch or a missing blob is data loss to look at",
+                        ["tier", "result"])
+
 # -- the worker ---------------------------------------------------------------------------------------------
 
 TASKS = Counter("tierpilot_celery_tasks_total", "Celery tasks run, by task and outcome", ["task", "outcome"])

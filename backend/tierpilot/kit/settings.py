@@ -133,6 +133,18 @@ class Settings(BaseSettings):
     adopt_rescan_s: float = Field(3600.0, gt=0, description="adopted buckets are listed again this long after their "
                                   "last scan: new remote keys are added, keys gone from the remote deleted")
 
+    # fixity audits: re-reading every blob to prove it is still the bytes that were written
+    fixity_bytes_per_s: int = Field(32 << 20, ge=0, description="bytes/s one fixity audit reads at most (`tierpilot "
+                                    "fixity run` and beat's integrity.audit_due); 0 = unbounded")
+    fixity_objects_per_s: float = Field(100.0, ge=0, description="objects/s one fixity audit checks at most; "
+                                        "0 = unbounded")
+    fixity_posix_days: float = Field(90.0, gt=0, description="every object on a posix tier is re-read and hashed "
+                                     "once in this many days, the work spread over the period")
+    fixity_cloud_days: float = Field(365.0, gt=0, description="the same for S3, Azure and GCS tiers (their "
+                                     "readable classes; archived objects are left for their recall)")
+    fixity_sweep_s: float = Field(3600.0, gt=0, description="period of beat's integrity.audit_due, which checks "
+                                  "each tier's share of objects due since the last sweep")
+
     # webhooks
     webhook_timeout_s: float = Field(5.0, gt=0, description="time-out of one webhook delivery, seconds")
     webhook_max_attempts: int = Field(8, ge=1, description="webhook deliveries before giving up")
