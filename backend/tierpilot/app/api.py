@@ -37,6 +37,7 @@ from tierpilot.lifecycle.router import router as lifecycle_router
 from tierpilot.notifications.router import router as notifications_router
 from tierpilot.overview.router import router as overview_router
 from tierpilot.planner.router import router as planner_router
+from tierpilot.projects.router import router as projects_router
 from tierpilot.reservations.router import router as reservations_router
 from tierpilot.restores.router import router as restores_router
 from tierpilot.sharing.router import router as sharing_router
@@ -104,7 +105,8 @@ def health(request: Request) -> JSONResponse:
 # every domain's API, mounted under /api
 ROUTERS = (health_router, auth_router, overview_router, reference_router, benchmarks_router, tiers_router,
            adoption_router, catalog_router, planner_router, reservations_router, restores_router, notifications_router,
-           lifecycle_router, requests_router, spend_router, sharing_router, integrity_router)
+           lifecycle_router, requests_router, spend_router, sharing_router, integrity_router,
+           projects_router)
 
 
 def metrics_endpoint(request: Request) -> Response:

@@ -16,6 +16,7 @@ from tierpilot.kit.settings import get_settings
 from tierpilot.lifecycle.cli import fsck, lifecycle_app
 from tierpilot.mount.cli import mount
 from tierpilot.planner.cli import plan
+from tierpilot.projects.cli import projects_app
 from tierpilot.reservations.calibrate import calibrate
 
 app = typer.Typer(help="tierpilot: dashboard, S3 gateway and cost planner for tiered cold storage.",
@@ -29,6 +30,7 @@ app.add_typer(gateway_app, name="gateway")
 app.add_typer(lifecycle_app, name="lifecycle")
 app.add_typer(tiers_app, name="tiers")
 app.add_typer(bench_app, name="bench")
+app.add_typer(projects_app, name="projects")
 app.add_typer(fixity_app, name="fixity")
 app.command("fsck")(fsck)
 app.command("plan")(plan)

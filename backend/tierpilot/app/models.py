@@ -11,6 +11,7 @@ from tierpilot.kit.db import Base
 from tierpilot.lifecycle.models import LifecycleConfiguration, LifecycleMeter, LifecycleMove
 from tierpilot.notifications.models import Notification
 from tierpilot.planner.models import PriceCatalog, Scenario
+from tierpilot.projects.models import Project, ProjectMember
 from tierpilot.reservations.models import CapacityPool, Reservation, ReservationSample
 from tierpilot.restores.models import RestoreBatch, RestoreBatchTier, RestoreItem, RestoreSchedule
 from tierpilot.sharing.models import BucketSharing, ObjectAcl
@@ -21,8 +22,8 @@ from tierpilot.traces.models import RequestTrace
 __all__ = [
     "AccessKey", "AdoptedBucket", "ApiToken", "AuditEvent", "Base", "BenchmarkRun", "Bucket", "BucketSharing",
     "CapacityPool", "FixityCheck", "FixityCursor", "LifecycleConfiguration", "LifecycleMeter", "LifecycleMove",
-    "MultipartUpload", "Notification", "Object", "ObjectAcl", "ObjectVersion", "PriceCatalog", "RequestTrace",
-    "Reservation", "ReservationSample", "RestoreBatch", "RestoreBatchTier", "RestoreItem", "RestoreSchedule",
-    "Scenario", "SharedCounter", "SpendDaily", "SpendPlan", "SpendRollup", "StorageHistory", "Tier", "UploadPart",
-    "UsageMeter", "User",
+    "MultipartUpload", "Notification", "Object", "ObjectAcl", "ObjectVersion", "PriceCatalog", "Project",
+    "ProjectMember", "RequestTrace", "Reservation", "ReservationSample", "RestoreBatch", "RestoreBatchTier",
+    "RestoreItem", "RestoreSchedule", "Scenario", "SharedCounter", "SpendDaily", "SpendPlan", "SpendRollup",
+    "StorageHistory", "Tier", "UploadPart", "UsageMeter", "User",
 ]

@@ -13,6 +13,8 @@ only by the edges (API, gateway, worker, CLI), fills it:
   bucket's sharing names the caller at all: the API then shows it to them, else answers as for a missing one).
 - ``install()`` also lets the tiers domain check a tier's price reference against the planner's price catalogs
   (``tiers.service.install_catalogs``).
+- ``install()`` also lets the catalog place new buckets in their owner's default project and move a project's
+  quota counter with every change of a bucket's totals (``catalog.projects.install``).
 - ``GATEWAY_EXTENSIONS``: the domains' gateway modules. Importing one registers its S3 operations
   (``gateway.ext.route``); the gateway calls their optional ``startup``/``shutdown``/``health`` hooks
   (reservations installs its flow policy in ``startup``) and ``finished(req, op, status)`` after each
@@ -24,11 +26,14 @@ from __future__ import annotations
 from types import ModuleType
 
 from tierpilot.auth import accounts
+from tierpilot.catalog import projects as catalog_projects
 from tierpilot.catalog import repository as catalog_repository
 from tierpilot.catalog import service as catalog_service
 from tierpilot.drivers import registry
 from tierpilot.lifecycle import s3api as lifecycle_s3api
 from tierpilot.planner import service as planner_service
+from tierpilot.projects import gateway as projects_gateway
+from tierpilot.projects import service as projects_service
 from tierpilot.reservations import gateway as reservations_gateway
 from tierpilot.restores import s3api as restores_s3api
 from tierpilot.sharing import s3api as sharing_s3api
@@ -37,9 +42,10 @@ from tierpilot.spend import gateway as spend_gateway
 from tierpilot.tiers import repository as tiers_repository
 from tierpilot.tiers import service as tiers_service
 
-# spend after reservations: it meters the flows of the policy reservations installs
+# spend after reservations: it meters the flows of the policy reservations installs; projects' quota check
+# wraps them all, so a refused write opens no reservation flow
 GATEWAY_EXTENSIONS: tuple[ModuleType, ...] = (lifecycle_s3api, restores_s3api, reservations_gateway, spend_gateway,
-                                              sharing_s3api)
+                                              sharing_s3api, projects_gateway)
 
 
 def install() -> None:
@@ -48,3 +54,4 @@ def install() -> None:
     accounts.install_ownership_check(catalog_repository.owned_by)
     tiers_service.install_catalogs(planner_service.get_catalog)
     catalog_service.install_shared_access(sharing_visibility.allows, sharing_visibility.names)
+    catalog_projects.install(projects_service.Directory())

@@ -16,6 +16,8 @@ class Bucket(Base):
     name: Mapped[str] = mapped_column(String(63), unique=True)
     owner_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
     tier_id: Mapped[int] = mapped_column(ForeignKey("tiers.id"), index=True)
+    # the project whose members reach it and whose quota it counts toward (the projects domain places it)
+    project_id: Mapped[int | None] = mapped_column(ForeignKey("projects.id"), index=True, default=None)
     region: Mapped[str] = mapped_column(String(32), default="us-east-1")
     # space reservation: PUTs beyond space_bytes are refused while the window is open
     space_bytes: Mapped[int | None] = mapped_column(BigInteger, default=None)

@@ -36,6 +36,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session, aliased
 
 from tierpilot.auth import repository as auth_repository
+from tierpilot.catalog import projects
 from tierpilot.catalog.models import Bucket, MultipartUpload, Object, ObjectVersion, UploadPart
 from tierpilot.kit.db import UTCDateTime, utcnow
 
@@ -111,14 +112,18 @@ def _add_usage_statement() -> Any:
         update(Bucket)
         .where(b.c.id == bindparam("bucket_id"))
         .values(object_count=b.c.object_count + bindparam("objects"), used_bytes=b.c.used_bytes + bindparam("nbytes"))
-        .returning(b.c.object_count, b.c.used_bytes, b.c.space_bytes, b.c.space_start, b.c.space_end)
+        .returning(b.c.object_count, b.c.used_bytes, b.c.space_bytes, b.c.space_start, b.c.space_end, b.c.project_id)
     )
 
 
 def add_usage(session: Session, bucket_id: int, objects: int, nbytes: int) -> Any | None:
-    """Move a bucket's running totals; returns the row after (counts and space reservation), None if gone."""
-    return session.execute(_add_usage_statement(), {"bucket_id": bucket_id, "objects": objects,
-                                                     "nbytes": nbytes}).first()
+    """Move a bucket's running totals (and its project's quota counter); returns the row after (counts, space
+    reservation, project), None if gone."""
+    row = session.execute(_add_usage_statement(), {"bucket_id": bucket_id, "objects": objects,
+                                                    "nbytes": nbytes}).first()
+    if row is not None:
+        projects.usage_moved(session, row[5], objects, nbytes)
+    return row
 
 
 # A PutObject's statements as Core on the session's connection: the ORM's unit of work, identity map and
@@ -128,8 +133,11 @@ def add_usage(session: Session, bucket_id: int, objects: int, nbytes: int) -> An
 
 def add_usage_row(session: Session, bucket_id: int, objects: int, nbytes: int) -> Any | None:
     """``add_usage`` without the ORM (no Bucket loaded in the session is refreshed: the PUT path loads none)."""
-    return session.connection().execute(_add_usage_core(), {"bucket_id": bucket_id, "objects": objects,
-                                                             "nbytes": nbytes}).first()
+    row = session.connection().execute(_add_usage_core(), {"bucket_id": bucket_id, "objects": objects,
+                                                            "nbytes": nbytes}).first()
+    if row is not None:
+        projects.usage_moved(session, row[5], objects, nbytes)
+    return row
 
 
 @lru_cache(maxsize=1)
@@ -138,7 +146,8 @@ def _add_usage_core() -> Any:
     return (update(b).where(b.c.id == bindparam("bucket_id"))
             .values(object_count=b.c.object_count + bindparam("objects"),
                     used_bytes=b.c.used_bytes + bindparam("nbytes"))
-            .returning(b.c.object_count, b.c.used_bytes, b.c.space_bytes, b.c.space_start, b.c.space_end))
+            .returning(b.c.object_count, b.c.used_bytes, b.c.space_bytes, b.c.space_start, b.c.space_end,
+                       b.c.project_id))
 
 
 def buckets_versioning_rows(session: Session, bucket_ids: Iterable[int]) -> dict[int, BucketVersioning]:
@@ -851,9 +860,15 @@ def parts_size(session: Session, upload_pk: int) -> int:
                               .where(UploadPart.upload_id == upload_pk)) or 0)
 
 
-def buckets_with_owners(session: Session, owner_id: int | None) -> list[tuple[Bucket, str]]:
-    """(bucket, owner's username) for the Browser page, by bucket name (names from the auth repository)."""
-    buckets = list_buckets(session, owner_id)
+def buckets_with_owners(session: Session, owner_id: int | None,
+                        project_ids: Sequence[int] = ()) -> list[tuple[Bucket, str]]:
+    """(bucket, owner's username) for the Browser page, by bucket name (names from the auth repository): one
+    owner's and those of ``project_ids``, or all when ``owner_id`` is None."""
+    if owner_id is None or not project_ids:
+        buckets = list_buckets(session, owner_id)
+    else:
+        buckets = list(session.scalars(select(Bucket).where(
+            (Bucket.owner_id == owner_id) | Bucket.project_id.in_(list(project_ids))).order_by(Bucket.name)))
     names = auth_repository.usernames(session, {b.owner_id for b in buckets})
     return [(b, names[b.owner_id]) for b in buckets if b.owner_id in names]
 
@@ -1275,3 +1290,48 @@ def forget_adopted(session: Session, bucket_id: int, rows: Sequence[tuple[int, s
     if gone:
         add_usage(session, bucket_id, -len(gone), -nbytes)
     return len(gone), nbytes
+
+
+# projects ---------------------------------------------------------------------------------------------
+
+
+def set_bucket_project(session: Session, bucket_id: int, project_id: int) -> None:
+    """Move a bucket into a project."""
+    session.execute(update(Bucket).where(Bucket.id == bucket_id).values(project_id=project_id)
+                    .execution_options(synchronize_session=False))
+
+
+def buckets_of_projects(session: Session, project_ids: Sequence[int]) -> list[Bucket]:
+    """The projects' buckets, by name."""
+    if not project_ids:
+        return []
+    return list(session.scalars(select(Bucket).where(Bucket.project_id.in_(list(project_ids))).order_by(Bucket.name)))
+
+
+def project_usage(session: Session, project_ids: Sequence[int]) -> dict[int, tuple[int, int]]:
+    """(bytes, objects) each project stores: the buckets' totals (every version) plus the restored copies of
+    archived objects and versions, which occupy space of their own until they expire."""
+    if not project_ids:
+        return {}
+    ids = list(project_ids)
+    out: dict[int, tuple[int, int]] = {pid: (0, 0) for pid in ids}
+    pid: Any
+    for pid, nbytes, count in session.execute(
+            select(Bucket.project_id, func.coalesce(func.sum(Bucket.used_bytes), 0),
+                   func.coalesce(func.sum(Bucket.object_count), 0))
+            .where(Bucket.project_id.in_(ids)).group_by(Bucket.project_id)):
+        out[pid] = (int(nbytes), int(count))
+    for model in (Object, ObjectVersion):
+        for pid, nbytes, count in session.execute(
+                select(Bucket.project_id, func.coalesce(func.sum(model.size), 0), func.count())
+                .join(Bucket, Bucket.id == model.bucket_id)
+                .where(Bucket.project_id.in_(ids), model.restore_state == "restored")
+                .group_by(Bucket.project_id)):
+            b, o = out[pid]
+            out[pid] = (b + int(nbytes), o + int(count))
+    return out
+
+
+def bucket_project(session: Session, bucket_id: int) -> int | None:
+    """The project of a bucket (None: none, or the bucket is gone)."""
+    return session.scalar(select(Bucket.project_id).where(Bucket.id == bucket_id))

@@ -23,7 +23,7 @@ from starlette.datastructures import UploadFile
 from tierpilot.audit import service as audit
 from tierpilot.auth.deps import CurrentUser, SessionDep, client_of, get_current_user
 from tierpilot.auth.models import User
-from tierpilot.catalog import cors, repository, service, store, versions
+from tierpilot.catalog import cors, projects, repository, service, store, versions
 from tierpilot.catalog.errors import InvalidInput, NoSuchKey, PreconditionFailed
 from tierpilot.catalog.models import Bucket, Object
 from tierpilot.catalog.schemas import (
@@ -89,8 +89,8 @@ def _summary(obj: Object | repository.ListedObject, tiers: dict[int, TierSpec]) 
                          last_modified=obj.last_modified, restore_state=obj.restore_state)
 
 
-def _bucket_out(bucket: Bucket, owner: str, tier: str) -> BucketOut:
-    return BucketOut(name=bucket.name, owner=owner, tier=tier, region=bucket.region,
+def _bucket_out(bucket: Bucket, owner: str, tier: str, project: str | None = None) -> BucketOut:
+    return BucketOut(name=bucket.name, owner=owner, project=project, tier=tier, region=bucket.region,
                      object_count=bucket.object_count, used_bytes=bucket.used_bytes, space_bytes=bucket.space_bytes,
                      space_start=bucket.space_start, space_end=bucket.space_end, created_at=bucket.created_at)
 
@@ -100,14 +100,19 @@ def list_buckets(session: SessionDep, user: CurrentUser,
                  archived: Annotated[bool, Query(description="only buckets holding objects on an offline "
                                                              "(archive) tier: what a restore can start from")] = False,
                  ) -> list[BucketOut]:
-    """Buckets with their object count and stored bytes (own buckets; admins see all)."""
-    rows = repository.buckets_with_owners(session, None if user.is_admin else user.id)
+    """Buckets with their object count, stored bytes and project (own buckets and those of the caller's projects;
+    admins see all)."""
+    directory = projects.directory
+    member_of = directory.visible(session, user.id) if directory is not None and not user.is_admin else []
+    rows = repository.buckets_with_owners(session, None if user.is_admin else user.id, member_of)
+    names = directory.names(session, {b.project_id for b, _ in rows if b.project_id}) if directory else {}
     tiers = _tier_names()
     if archived:
         offline = {t.id for t in tiers.values() if t.offline}
         rows = [(b, owner) for b, owner in rows
                 if any(n > 0 for t, (_b, n) in repository.usage_by_tier(session, b.id).items() if t in offline)]
-    return [_bucket_out(b, owner, tiers[b.tier_id].name if b.tier_id in tiers else "") for b, owner in rows]
+    return [_bucket_out(b, owner, tiers[b.tier_id].name if b.tier_id in tiers else "",
+                        names.get(b.project_id) if b.project_id else None) for b, owner in rows]
 
 
 @router.post("", response_model=BucketOut, status_code=status.HTTP_201_CREATED)
@@ -115,7 +120,9 @@ def create_bucket(body: BucketCreate, session: SessionDep, user: CurrentUser) ->
     bucket = service.create_bucket(session, owner_id=user.id, name=body.name, tier_name=body.tier,
                                    space_bytes=body.space_bytes, space_start=body.space_start,
                                    space_end=body.space_end)
-    return _bucket_out(bucket, user.username, registry.tiers.get(bucket.tier_id).name)
+    names = projects.directory.names(session, [bucket.project_id]) if projects.directory and bucket.project_id else {}
+    return _bucket_out(bucket, user.username, registry.tiers.get(bucket.tier_id).name,
+                       names.get(bucket.project_id or 0))
 
 
 @router.delete("/{name}", status_code=status.HTTP_204_NO_CONTENT)

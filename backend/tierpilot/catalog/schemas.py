@@ -72,6 +72,7 @@ class BucketCreate(BaseModel):
 class BucketOut(BaseModel):
     name: str
     owner: str
+    project: str | None = Field(None, description="its project (whose members reach it and whose quota counts it)")
     tier: str
     region: str
     object_count: int

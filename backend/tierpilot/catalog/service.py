@@ -21,7 +21,7 @@ from typing import Any, Generic, Protocol, TypeVar, cast
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from tierpilot.catalog import hotread, repository, versions
+from tierpilot.catalog import hotread, projects, repository, versions
 from tierpilot.catalog.errors import (
     AccessDenied,
     BucketAlreadyExists,
@@ -288,9 +288,10 @@ def list_buckets(session: Session, user_id: int, is_admin: bool) -> list[Bucket]
 
 def create_bucket(session: Session, *, owner_id: int, name: str, tier_name: str | None = None,
                   region: str | None = None, space_bytes: int | None = None, space_start: datetime | None = None,
-                  space_end: datetime | None = None, object_lock: bool = False) -> Bucket:
-    """A bucket on a tier (default from settings), optionally with a space reservation; a bucket created with
-    object lock has versioning enabled for good."""
+                  space_end: datetime | None = None, object_lock: bool = False,
+                  project_id: int | None = None) -> Bucket:
+    """A bucket on a tier (default from settings), optionally with a space reservation, in ``project_id`` or else
+    the owner's default project; a bucket created with object lock has versioning enabled for good."""
     validate_bucket_name(name)
     existing = repository.get_bucket_by_name(session, name)
     if existing is not None:
@@ -309,7 +310,10 @@ def create_bucket(session: Session, *, owner_id: int, name: str, tier_name: str 
         raise InvalidInput("x-tierpilot-space-end must be after x-tierpilot-space-start", "InvalidArgument")
     if space_bytes is None and (space_start or space_end):
         raise InvalidInput("a space window needs x-tierpilot-space-bytes", "InvalidArgument")
+    if project_id is None and projects.directory is not None:
+        project_id = projects.directory.placement(session, owner_id)
     bucket = Bucket(name=name, owner_id=owner_id, tier_id=tier.id, region=region or get_settings().gateway_region,
+                    project_id=project_id,
                     space_bytes=space_bytes, space_start=space_start, space_end=space_end,
                     object_count=0, used_bytes=0, object_lock=object_lock,
                     versioning="Enabled" if object_lock else None)
@@ -679,7 +683,7 @@ def _check_space(totals: Any | None, grew: bool, delta: int, now: datetime) -> N
     an open reservation past it."""
     if totals is None:
         raise NoSuchBucket("The specified bucket does not exist")
-    _count, used, space_bytes, space_start, space_end = totals
+    _count, used, space_bytes, space_start, space_end = totals[:5]
     if grew and space_open(space_bytes, space_start, space_end, now) and used > space_bytes:
         raise QuotaExceeded(
             f"The bucket's space reservation of {space_bytes} bytes would be exceeded ({used - delta} bytes "

@@ -29,13 +29,26 @@ PRIVATE_ACLS = {"private", "bucket-owner-full-control", "bucket-owner-read"}
 
 
 async def open_flow(req: Request, bucket: Bucket, direction: Direction, expected: int | None) -> Flow:
-    """The request's flow through the reservation policy (best-effort unless a reservation applies)."""
+    """The request's flow through the reservation policy (best-effort unless a reservation applies); a write
+    without an ``expected`` size declares its body's (what a project's quota reserves before the body is read)."""
+    if expected is None and direction == "write":
+        expected = declared_length(req)
     flow = await get_policy().open(FlowRequest(
         reservation_id=req.header(RESERVATION_HEADER), user_id=req.user.user_id, is_admin=req.user.is_admin,
         bucket=bucket.name, bucket_id=bucket.id, direction=direction, expected_bytes=expected,
     ))
     req.flows.append(flow)
     return flow
+
+
+def declared_length(req: Request) -> int | None:
+    """The object bytes a request body says it carries: an aws-chunked body's decoded length, else its
+    Content-Length (None: neither)."""
+    for name in ("x-amz-decoded-content-length", "content-length"):
+        value = req.headers.get(name)
+        if value is not None and value.isdigit():
+            return int(value)
+    return None
 
 
 async def all_tiers() -> list[TierSpec]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tierpilot.projects import roles
 from tierpilot.sharing import acl
 from tierpilot.sharing.acl import Grant
 from tierpilot.sharing.policy import Caller, Context, Policy
@@ -155,8 +156,9 @@ class ObjectGrants:
 
 
 def decide(state: SharingState, caller: Caller, *, is_owner: bool, is_admin: bool, ctx: Context,
-           object_grants: ObjectGrants | None = None) -> bool:
-    """Whether ``caller`` may do ``ctx.action`` on ``ctx.resource``."""
+           object_grants: ObjectGrants | None = None, role: str | None = None) -> bool:
+    """Whether ``caller`` may do ``ctx.action`` on ``ctx.resource``; ``role``: the caller's role in the bucket's
+    project, which grants what it permits unless the bucket's policy denies it explicitly."""
     if is_admin or (is_owner and ctx.action in POLICY_ACTIONS):
         return True
     if state.policy is not None:
@@ -164,7 +166,7 @@ def decide(state: SharingState, caller: Caller, *, is_owner: bool, is_admin: boo
         decision = state.policy.evaluate(caller, ctx, skip_public=restrict, owner=is_owner)
         if decision is not None:
             return decision == "allow"
-    if is_owner:
+    if is_owner or (role is not None and roles.permits(role, ctx.action)):
         return True
     if not state.acls_enabled:
         return False

@@ -18,6 +18,7 @@ from tierpilot.kit import generations
 from tierpilot.kit.db import transaction
 from tierpilot.kit.settings import get_settings
 from tierpilot.kit.streaming import run
+from tierpilot.projects import access as project_access
 from tierpilot.sharing import access, acl, service
 from tierpilot.sharing.access import ObjectGrants, SharingState
 from tierpilot.sharing.acl import Grant
@@ -71,7 +72,8 @@ async def allowed(bucket: Bucket, state: SharingState, caller: Caller, *, ctx: C
         assert key is not None
         grants, tags = await run(_object_facts, bucket.id, key, version_id, want_acl, want_tags)
         service.add_existing_tags(ctx, tags)
-    return access.decide(state, caller, is_owner=is_owner, is_admin=False, ctx=ctx, object_grants=grants)
+    role = None if is_owner or caller.anonymous else await project_access.role_for(bucket.project_id, caller.user_id)
+    return access.decide(state, caller, is_owner=is_owner, is_admin=False, ctx=ctx, object_grants=grants, role=role)
 
 
 async def absent_and_listable(bucket: Bucket, state: SharingState, caller: Caller, *, ctx: Context,

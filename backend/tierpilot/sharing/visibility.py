@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from tierpilot.catalog.models import Bucket
 from tierpilot.catalog.service import SharedRequest
+from tierpilot.projects import repository as project_repository
 from tierpilot.sharing import access, service
 from tierpilot.sharing.access import EMPTY, SharingState
 from tierpilot.sharing.policy import Caller, Context
@@ -47,13 +48,20 @@ def _decide(session: Session, bucket: Bucket, state: SharingState, request: Shar
         assert request.key is not None
         grants, tags = service.object_facts(session, bucket.id, request.key, None, want_acl, want_tags)
         service.add_existing_tags(ctx, tags)
-    return access.decide(state, caller, is_owner=False, is_admin=False, ctx=ctx, object_grants=grants)
+    return access.decide(state, caller, is_owner=False, is_admin=False, ctx=ctx, object_grants=grants,
+                         role=_role(session, bucket, request.user_id))
+
+
+def _role(session: Session, bucket: Bucket, user_id: int) -> str | None:
+    return None if bucket.project_id is None else project_repository.role_of(session, bucket.project_id, user_id)
 
 
 def allows(session: Session, bucket: Bucket, request: SharedRequest) -> bool:
-    """Whether the bucket's sharing settings let ``request`` through (the caller is not the owner or an admin)."""
+    """Whether the bucket's sharing settings or the caller's role in its project let ``request`` through (the
+    caller is not the owner or an admin)."""
     state = service.load_state(session, bucket)
-    return state is not EMPTY and _decide(session, bucket, state, request)
+    return (state is not EMPTY or _role(session, bucket, request.user_id) is not None) and _decide(
+        session, bucket, state, request)
 
 
 def names(session: Session, bucket: Bucket, user_id: int, username: str) -> bool:
@@ -61,6 +69,8 @@ def names(session: Session, bucket: Bucket, user_id: int, username: str) -> bool
     statement of its policy covering them or an ACL grant to them, public ones included unless its public
     access block sets them aside. The API then shows them the bucket (a 403 says what they lack), where to
     anyone else it does not exist."""
+    if _role(session, bucket, user_id) is not None:  # the project's members see its buckets
+        return True
     state = service.load_state(session, bucket)
     if state is EMPTY:
         return False
@@ -89,9 +99,10 @@ def rights(session: Session, bucket: Bucket, user_id: int, username: str, client
     """The caller's rights on the whole bucket (a grant on a prefix only shows as none: the API still answers
     each request under that prefix by its own decision)."""
     state = service.load_state(session, bucket)
+    member = _role(session, bucket, user_id) is not None
 
     def may(action: str) -> bool:
-        return state is not EMPTY and _decide(session, bucket, state, SharedRequest(
+        return (state is not EMPTY or member) and _decide(session, bucket, state, SharedRequest(
             user_id, username, action, prefix="" if action == "s3:ListBucket" else None, client=client,
             secure=secure))
 

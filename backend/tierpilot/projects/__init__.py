@@ -1,0 +1,1 @@
+"""Projects: a research group's members with roles, its buckets and the quota they share."""
