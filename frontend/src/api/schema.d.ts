@@ -279,7 +279,8 @@ export interface paths {
         };
         /**
          * List Buckets
-         * @description Buckets with their object count and stored bytes (own buckets; admins see all).
+         * @description Buckets with their object count, stored bytes and project (own buckets and those of the caller's projects;
+         *     admins see all).
          */
         get: operations["list_buckets_api_buckets_get"];
         put?: never;
@@ -626,8 +627,88 @@ export interface paths {
         /**
          * Health
          * @description Database and broker reachability, and under `tierpilot up` its children; 503 when any is down.
+         *
+         *     In production an anonymous caller gets the status only: versions and error texts help an attacker more
+         *     than a load balancer.
          */
         get: operations["health_api_health_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/integrity/buckets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Fixity
+         * @description Fixity of the caller's buckets (an admin's: every bucket).
+         */
+        get: operations["list_fixity_api_integrity_buckets_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/integrity/buckets/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Bucket Fixity
+         * @description One bucket's fixity: checks, the last one, the objects whose latest check failed.
+         */
+        get: operations["bucket_fixity_api_integrity_buckets__name__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/integrity/buckets/{name}/fixity.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Bucket Fixity Csv */
+        get: operations["bucket_fixity_csv_api_integrity_buckets__name__fixity_csv_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/integrity/fixity.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Fixity Csv
+         * @description Every bucket's fixity log (admins).
+         */
+        get: operations["fixity_csv_api_integrity_fixity_csv_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1314,6 +1395,122 @@ export interface paths {
         /** Shared Report Csv */
         get: operations["shared_report_csv_api_pricing_shared__token__report_csv_get"];
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Projects
+         * @description The projects the caller is a member of (admins: all), with use against quota, members and buckets.
+         */
+        get: operations["list_projects_api_projects_get"];
+        put?: never;
+        /** Create Project */
+        post: operations["create_project_api_projects_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Project */
+        get: operations["get_project_api_projects__name__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{name}/buckets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move Bucket
+         * @description Move a bucket the caller owns into the project (refused when its use would pass the project's quota).
+         */
+        post: operations["move_bucket_api_projects__name__buckets_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{name}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add Member */
+        post: operations["add_member_api_projects__name__members_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{name}/members/{username}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove Member */
+        delete: operations["remove_member_api_projects__name__members__username__delete"];
+        options?: never;
+        head?: never;
+        /**
+         * Change Member
+         * @description A member's role (managers and admins) or whether it is the member's default project (themselves too).
+         */
+        patch: operations["change_member_api_projects__name__members__username__patch"];
+        trace?: never;
+    };
+    "/api/projects/{name}/quota": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set Quota
+         * @description Set or lift (null) the hard quotas.
+         */
+        put: operations["set_quota_api_projects__name__quota_put"];
         post?: never;
         delete?: never;
         options?: never;
@@ -2384,6 +2581,26 @@ export interface components {
              */
             tier?: string | null;
         };
+        /**
+         * BucketFixityOut
+         * @description A bucket's fixity as the Integrity page shows it.
+         */
+        BucketFixityOut: {
+            /** Bucket */
+            bucket: string;
+            /** Checked Objects */
+            checked_objects: number;
+            /** Checks */
+            checks: number;
+            /** Failing */
+            failing: components["schemas"]["FailingObjectOut"][];
+            /** Failures */
+            failures: number;
+            /** Last Check At */
+            last_check_at: string | null;
+            /** Objects */
+            objects: number;
+        };
         /** BucketLifecycle */
         BucketLifecycle: {
             /** Bucket */
@@ -2403,6 +2620,11 @@ export interface components {
             /** Updated By */
             updated_by: string;
         };
+        /** BucketMove */
+        BucketMove: {
+            /** Bucket */
+            bucket: string;
+        };
         /** BucketOut */
         BucketOut: {
             /**
@@ -2416,6 +2638,11 @@ export interface components {
             object_count: number;
             /** Owner */
             owner: string;
+            /**
+             * Project
+             * @description its project (whose members reach it and whose quota counts it)
+             */
+            project?: string | null;
             /** Region */
             region: string;
             /** Space Bytes */
@@ -2768,6 +2995,26 @@ export interface components {
             age_days: number | string;
             /** Share Per Month */
             share_per_month: number | string;
+        };
+        /** FailingObjectOut */
+        FailingObjectOut: {
+            /** Algorithm */
+            algorithm: string;
+            /**
+             * Checked At
+             * Format: date-time
+             */
+            checked_at: string;
+            /** Expected */
+            expected: string;
+            /** Found */
+            found: string | null;
+            /** Key */
+            key: string;
+            /** Result */
+            result: string;
+            /** Version Id */
+            version_id: string;
         };
         /** Figure */
         Figure: {
@@ -3274,6 +3521,43 @@ export interface components {
              * @default 0
              */
             retrieval: number | string;
+        };
+        /** MemberAdd */
+        MemberAdd: {
+            /**
+             * Default
+             * @default false
+             */
+            default: boolean;
+            /**
+             * Role
+             * @default member
+             */
+            role: string;
+            /** Username */
+            username: string;
+        };
+        /** MemberChange */
+        MemberChange: {
+            /** Default */
+            default?: boolean | null;
+            /** Role */
+            role?: string | null;
+        };
+        /** MemberOut */
+        MemberOut: {
+            /**
+             * Is Default
+             * @description buckets this user creates through S3 land in this project
+             */
+            is_default: boolean;
+            /**
+             * Role
+             * @description viewer | member | manager
+             */
+            role: string;
+            /** Username */
+            username: string;
         };
         /** MoveAmount */
         MoveAmount: {
@@ -3856,6 +4140,54 @@ export interface components {
             /** Moves */
             moves: components["schemas"]["TierMoveAmount"][];
         };
+        /** ProjectCreate */
+        ProjectCreate: {
+            /** Name */
+            name: string;
+            /** Quota Bytes */
+            quota_bytes?: number | null;
+            /** Quota Objects */
+            quota_objects?: number | null;
+        };
+        /** ProjectOut */
+        ProjectOut: {
+            /** Buckets */
+            buckets: string[];
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Members */
+            members: components["schemas"]["MemberOut"][];
+            /** Name */
+            name: string;
+            /**
+             * Personal
+             * @description a user's own project (named ~username)
+             */
+            personal: boolean;
+            /**
+             * Quota Bytes
+             * @description hard quota in bytes over every stored version; None: none
+             */
+            quota_bytes?: number | null;
+            /**
+             * Quota Objects
+             * @description hard quota in objects (versions); None: none
+             */
+            quota_objects?: number | null;
+            /**
+             * Used Bytes
+             * @description bytes stored: every version and restored copy
+             */
+            used_bytes: number;
+            /**
+             * Used Objects
+             * @description objects stored: every version and restored copy
+             */
+            used_objects: number;
+        };
         /** PublicBlockOut */
         PublicBlockOut: {
             /** Block Public Acls */
@@ -3879,6 +4211,13 @@ export interface components {
              * @description key prefix; empty for the whole bucket
              */
             prefix: string;
+        };
+        /** QuotaSet */
+        QuotaSet: {
+            /** Quota Bytes */
+            quota_bytes?: number | null;
+            /** Quota Objects */
+            quota_objects?: number | null;
         };
         /**
          * RawRequests
@@ -7216,6 +7555,108 @@ export interface operations {
             };
         };
     };
+    list_fixity_api_integrity_buckets_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BucketFixityOut"][];
+                };
+            };
+        };
+    };
+    bucket_fixity_api_integrity_buckets__name__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BucketFixityOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    bucket_fixity_csv_api_integrity_buckets__name__fixity_csv_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the fixity log, oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": unknown;
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    fixity_csv_api_integrity_fixity_csv_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the fixity log, oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": unknown;
+                };
+            };
+        };
+    };
     list_keys_api_keys_get: {
         parameters: {
             query?: {
@@ -8640,6 +9081,263 @@ export interface operations {
                 };
                 content: {
                     "text/csv": unknown;
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_projects_api_projects_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectOut"][];
+                };
+            };
+        };
+    };
+    create_project_api_projects_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProjectCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_project_api_projects__name__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    move_bucket_api_projects__name__buckets_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BucketMove"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    add_member_api_projects__name__members_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemberAdd"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    remove_member_api_projects__name__members__username__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+                username: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    change_member_api_projects__name__members__username__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+                username: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemberChange"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    set_quota_api_projects__name__quota_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QuotaSet"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectOut"];
                 };
             };
             /** @description Validation Error */
