@@ -7,6 +7,7 @@ from datetime import timedelta
 from tierpilot.app import wiring
 from tierpilot.kit.jobs import broker_reachable, celery_app
 from tierpilot.kit.settings import get_settings
+from worker.steps import Heartbeat, ResumeMoves
 
 # Each domain's tasks module; tasks take ids, are idempotent and named `<domain>.<verb>`.
 TASK_MODULES = [
@@ -54,6 +55,8 @@ BEAT_SCHEDULE: dict[str, dict[str, object]] = {
 
 
 celery_app.conf.update(include=TASK_MODULES, beat_schedule=BEAT_SCHEDULE)
+# each time the consumer has (re)connected: a heartbeat for `tierpilot worker`, held lifecycle moves handed out again
+celery_app.steps["consumer"].update({Heartbeat, ResumeMoves})
 wiring.install()
 
 from worker import metrics as _metrics  # noqa: E402,F401  (task outcome and duration signals)

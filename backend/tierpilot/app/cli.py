@@ -102,8 +102,15 @@ def api(host: str | None = None, port: int | None = None, workers: int = 1) -> N
 
 
 @app.command("worker", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
-def worker(ctx: typer.Context, concurrency: int = 2) -> None:
+def worker(ctx: typer.Context, concurrency: int = 2,
+           keep: bool = typer.Option(True, "--keep/--no-keep", help="run Celery as a child process, started again "
+                                     "when it ends unasked or stops consuming while the broker answers")) -> None:
     """Run a Celery worker (extra arguments go to `celery worker`)."""
+    if keep:
+        from worker.keeper import keep as keep_running
+
+        raise typer.Exit(keep_running([sys.executable, "-m", "tierpilot.app.cli", "worker", "--no-keep",
+                                       f"--concurrency={concurrency}", *ctx.args]))
     from worker.app import celery_app
 
     level = get_settings().log_level

@@ -36,6 +36,12 @@ def make_celery() -> Celery:
         timezone="UTC",
         enable_utc=True,
         broker_connection_retry_on_startup=True,
+        # a worker rides out a broker outage of any length: it retries forever (Celery's default gives up after
+        # 100 tries), and tasks running when the connection goes finish (they are idempotent; cancelled ones would
+        # hold their leases until those run out)
+        broker_connection_retry=True,
+        broker_connection_max_retries=None,
+        worker_cancel_long_running_tasks_on_connection_loss=False,
         worker_hijack_root_logger=False,
     )
     if settings.redis_url:

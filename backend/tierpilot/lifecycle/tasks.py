@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 from typing import Any
 
 from tierpilot.kit.db import transaction, utcnow
 from tierpilot.kit.jobs import celery_app
+from tierpilot.kit.settings import get_settings
 from tierpilot.lifecycle import due, repository, sweep_clock
 from tierpilot.lifecycle.executor import BATCH_OBJECTS, batches, run_moves
 
@@ -49,6 +51,20 @@ def sweep(bucket_id: int | None = None, scheduled: bool = True) -> dict[str, Any
     return {"buckets": result.buckets, "skipped": len(result.skipped), "queued": result.queued,
             "resumed": len(result.resumed_move_ids),
             "messages": messages, "seconds": round(result.seconds, 3)}
+
+
+@celery_app.task(name="lifecycle.resume")
+def resume(before: str | None = None) -> dict[str, int]:
+    """Hand out at once the open moves no live worker runs, not a lease and a sweep later: a worker sends this
+    when it connects to the broker (``worker/steps.py``). Besides what a sweep resumes (moves of dead workers,
+    leases run out, retries due), the moves handed out before ``before`` that nobody holds: a broker outage may
+    have lost their messages. A message sent twice is harmless: its moves' leases let one worker run them."""
+    now = utcnow()
+    ids = set(due.resumable(now))
+    with transaction() as session:
+        ids.update(repository.moves_to_resume(session, now, datetime.fromisoformat(before) if before else now,
+                                              get_settings().lifecycle_batch))
+    return {"resumed": len(ids), "messages": enqueue(sorted(ids))}
 
 
 @celery_app.task(name="lifecycle.move")
