@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 # what running needs (binary to look for = Debian package) and what only the tests need
 RUN_DEBS := redis-server=redis-server
-TEST_DEBS := initdb=postgresql chromium=chromium aws=awscli s3cmd=s3cmd rclone=rclone prometheus=prometheus fusermount3=fuse3 haproxy=haproxy
+TEST_DEBS := initdb=postgresql chromium=chromium aws=awscli s3cmd=s3cmd rclone=rclone prometheus=prometheus fusermount3=fuse3 haproxy=haproxy slapd=slapd
 # test servers: the ones named by these variables, else throwaway ones the suite starts
 export TIERPILOT_TEST_POSTGRES_URL
 export TIERPILOT_TEST_REDIS_URL

@@ -32,6 +32,7 @@ BEAT_SCHEDULE: dict[str, dict[str, object]] = {
                              "schedule": timedelta(seconds=min(60.0, get_settings().adopt_rescan_s)),
                              "options": {"expires": 300}},
     "auth.purge_expired_tokens": {"task": "auth.purge_expired_tokens", "schedule": timedelta(hours=1)},
+    "auth.purge_expired_keys": {"task": "auth.purge_expired_keys", "schedule": timedelta(hours=1)},
     "audit.prune": {"task": "audit.prune", "schedule": timedelta(hours=1), "options": {"expires": 3600}},
     # restore sweeps read due rows from the database; a sweep not started within a few periods is dropped
     "restores.poll_due": {"task": "restores.poll_due", "schedule": timedelta(seconds=get_settings().restore_sweep_s),

@@ -24,6 +24,7 @@ from tierpilot.auth.router import router as auth_router
 from tierpilot.benchmarks.reference import router as reference_router
 from tierpilot.benchmarks.router import router as benchmarks_router
 from tierpilot.catalog.router import router as catalog_router
+from tierpilot.identity.router import router as identity_router
 from tierpilot.integrity.router import router as integrity_router
 from tierpilot.kit import metrics
 from tierpilot.kit.db import CommitUnknown, get_engine, transaction
@@ -105,7 +106,7 @@ def health(request: Request) -> JSONResponse:
 # every domain's API, mounted under /api
 ROUTERS = (health_router, auth_router, overview_router, reference_router, benchmarks_router, tiers_router,
            adoption_router, catalog_router, planner_router, reservations_router, restores_router, notifications_router,
-           lifecycle_router, requests_router, spend_router, sharing_router, integrity_router,
+           lifecycle_router, requests_router, spend_router, sharing_router, integrity_router, identity_router,
            projects_router)
 
 

@@ -15,6 +15,8 @@ only by the edges (API, gateway, worker, CLI), fills it:
   (``tiers.service.install_catalogs``).
 - ``install()`` also lets the catalog place new buckets in their owner's default project and move a project's
   quota counter with every change of a bucket's totals (``catalog.projects.install``).
+- ``install()`` also lets auth check passwords of names without a local one against the LDAP directory
+  (``auth.service.install_password_backend``: the identity domain maps the directory's groups to projects).
 - ``GATEWAY_EXTENSIONS``: the domains' gateway modules. Importing one registers its S3 operations
   (``gateway.ext.route``); the gateway calls their optional ``startup``/``shutdown``/``health`` hooks
   (reservations installs its flow policy in ``startup``) and ``finished(req, op, status)`` after each
@@ -26,10 +28,13 @@ from __future__ import annotations
 from types import ModuleType
 
 from tierpilot.auth import accounts
+from tierpilot.auth import service as auth_service
 from tierpilot.catalog import projects as catalog_projects
 from tierpilot.catalog import repository as catalog_repository
 from tierpilot.catalog import service as catalog_service
 from tierpilot.drivers import registry
+from tierpilot.identity import ldap as identity_ldap
+from tierpilot.identity import sts as identity_sts
 from tierpilot.lifecycle import s3api as lifecycle_s3api
 from tierpilot.planner import service as planner_service
 from tierpilot.projects import gateway as projects_gateway
@@ -45,13 +50,14 @@ from tierpilot.tiers import service as tiers_service
 # spend after reservations: it meters the flows of the policy reservations installs; projects' quota check
 # wraps them all, so a refused write opens no reservation flow
 GATEWAY_EXTENSIONS: tuple[ModuleType, ...] = (lifecycle_s3api, restores_s3api, reservations_gateway, spend_gateway,
-                                              sharing_s3api, projects_gateway)
+                                              sharing_s3api, projects_gateway, identity_sts)
 
 
 def install() -> None:
     """Fill the lower layers' hooks for this process (idempotent)."""
     registry.tiers.install(tiers_repository.load_specs)
     accounts.install_ownership_check(catalog_repository.owned_by)
+    auth_service.install_password_backend(identity_ldap.sign_in)
     tiers_service.install_catalogs(planner_service.get_catalog)
     catalog_service.install_shared_access(sharing_visibility.allows, sharing_visibility.names)
     catalog_projects.install(projects_service.Directory())

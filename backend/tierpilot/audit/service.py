@@ -25,6 +25,7 @@ EVENTS = (
     "user.created", "user.disabled", "user.enabled", "user.role_changed", "user.deleted",
     "bucket.deleted", "capacity.changed", "tier.created", "tier.updated", "tier.deleted",
     "tier.adopted", "bucket.sharing_changed", "bucket.spend_plan_changed",
+    "identity.projects_synced", "identity.sts_keys",
 )
 MAX_PAGE = 500
 # events deleted per transaction by the retention sweep: SQLite's write lock is held only that long

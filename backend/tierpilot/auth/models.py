@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, ForeignKey, String
+from sqlalchemy import Boolean, ForeignKey, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from tierpilot.kit.db import Base, utcnow
@@ -10,6 +10,7 @@ from tierpilot.kit.db import Base, utcnow
 
 class User(Base):
     __tablename__ = "users"
+    __table_args__ = (UniqueConstraint("external_source", "external_subject", name="uq_users_external"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     username: Mapped[str] = mapped_column(String(64), unique=True)
@@ -21,6 +22,10 @@ class User(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     # set while an admin has disabled the account: its sessions, tokens and S3 keys are refused
     disabled_at: Mapped[datetime | None] = mapped_column(default=None)
+    # who vouches for the account when it is not a local password: "oidc" (subject: the issuer's "sub") or "ldap"
+    # (its DN); an external account never signs in with a password here, and a local one is never taken over
+    external_source: Mapped[str | None] = mapped_column(String(16), default=None)
+    external_subject: Mapped[str | None] = mapped_column(String(512), default=None)
 
     access_keys: Mapped[list[AccessKey]] = relationship(back_populates="user", lazy="raise")
 
@@ -59,5 +64,11 @@ class AccessKey(Base):
     secret_encrypted: Mapped[str] = mapped_column(String(512))
     active: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # temporary keys: refused with ExpiredToken after ``expires_at``; those from STS also need their session
+    # token (x-amz-security-token, only its SHA-256 kept), and keep the SHA-256 of the ID token that bought
+    # them, so the same token cannot buy a second set
+    expires_at: Mapped[datetime | None] = mapped_column(default=None, index=True)
+    session_token_hash: Mapped[str | None] = mapped_column(String(64), default=None)
+    web_identity_hash: Mapped[str | None] = mapped_column(String(64), unique=True, default=None)
 
     user: Mapped[User] = relationship(back_populates="access_keys", lazy="raise")

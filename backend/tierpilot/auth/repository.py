@@ -15,6 +15,14 @@ def get_user_by_name(session: Session, username: str) -> User | None:
     return session.scalar(select(User).where(User.username == username))
 
 
+def get_user_by_external(session: Session, source: str, subject: str) -> User | None:
+    return session.scalar(select(User).where(User.external_source == source, User.external_subject == subject))
+
+
+def web_identity_used(session: Session, token_hash: str) -> bool:
+    return session.scalar(select(AccessKey.id).where(AccessKey.web_identity_hash == token_hash)) is not None
+
+
 def get_user(session: Session, user_id: int) -> User | None:
     return session.get(User, user_id)
 

@@ -9,13 +9,16 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request, Response, status
 from fastapi.responses import JSONResponse
+from sqlalchemy.orm import Session
 
 from tierpilot.audit import service as audit
 from tierpilot.auth import accounts, repository, service
 from tierpilot.auth.audit_router import router as audit_router
 from tierpilot.auth.deps import CSRF_COOKIE, SESSION_COOKIE, AdminUser, CurrentUser, SessionDep, client_of
+from tierpilot.auth.models import User
 from tierpilot.auth.schemas import (
     AccessKeyOut,
+    KeyCreate,
     LoginIn,
     LoginOut,
     NewAccessKeyOut,
@@ -41,7 +44,7 @@ router.include_router(audit_router)
 
 def _key_out(new: service.NewAccessKey) -> NewAccessKeyOut:
     return NewAccessKeyOut(access_key_id=new.access_key_id, secret_access_key=new.secret_access_key,
-                           gateway_url=get_settings().gateway_url)
+                           gateway_url=get_settings().gateway_url, expires_at=new.created.expires_at)
 
 
 def _login_attempt(body: LoginIn, request: Request) -> LoginAttempt:
@@ -68,6 +71,17 @@ def login(body: LoginIn, attempt: Annotated[LoginAttempt, Depends(_login_attempt
     response.set_cookie(SESSION_COOKIE, token, httponly=True, **common)  # type: ignore[arg-type]
     response.set_cookie(CSRF_COOKIE, secrets.token_urlsafe(24), httponly=False, **common)  # type: ignore[arg-type]
     return LoginOut(user=UserOut.model_validate(user))
+
+
+def start_session(session: Session, response: Response, user: User, client: str, via: str) -> None:
+    """A dashboard session for a user an identity provider or directory vouched for (``via``)."""
+    audit.record(session, "auth.login_ok", accounts.actor(user, client), f"user:{user.username}", via=via)
+    settings = get_settings()
+    token = service.issue_token(session, user, kind="session", ttl=timedelta(seconds=settings.session_max_age_s))
+    common = {"max_age": settings.session_max_age_s, "secure": settings.cookie_secure, "samesite": "lax",
+              "path": "/"}
+    response.set_cookie(SESSION_COOKIE, token, httponly=True, **common)  # type: ignore[arg-type]
+    response.set_cookie(CSRF_COOKIE, secrets.token_urlsafe(24), httponly=False, **common)  # type: ignore[arg-type]
 
 
 @router.post("/auth/logout", status_code=status.HTTP_204_NO_CONTENT)
@@ -118,10 +132,14 @@ def list_keys(session: SessionDep, user: CurrentUser, user_id: RowId | None = No
 
 
 @router.post("/keys", response_model=NewAccessKeyOut, status_code=status.HTTP_201_CREATED)
-def create_key(request: Request, session: SessionDep, user: CurrentUser) -> NewAccessKeyOut:
-    new = service.create_access_key(session, user)
+def create_key(request: Request, session: SessionDep, user: CurrentUser,
+               body: KeyCreate | None = None) -> NewAccessKeyOut:
+    """A new S3 key; with ``expires_in`` a temporary one the gateway refuses (ExpiredToken) after that."""
+    ttl = timedelta(seconds=body.expires_in) if body and body.expires_in else None
+    new = service.create_access_key(session, user, expires_in=ttl)
     audit.record(session, "auth.key_created", accounts.actor(user, client_of(request)), f"user:{user.username}",
-                 access_key_id=new.access_key_id)
+                 access_key_id=new.access_key_id,
+                 expires_at=new.created.expires_at.isoformat() if new.created.expires_at else None)
     return _key_out(new)
 
 

@@ -41,12 +41,22 @@ class AccessKeyOut(BaseModel):
     access_key_id: str
     active: bool
     created_at: datetime
+    expires_at: datetime | None = Field(None, description="temporary keys: refused (ExpiredToken) after this")
+
+
+MAX_KEY_SECONDS = 366 * 86400
+
+
+class KeyCreate(BaseModel):
+    expires_in: int | None = Field(None, ge=60, le=MAX_KEY_SECONDS,
+                                   description="seconds the key works (a temporary key); absent: until deleted")
 
 
 class NewAccessKeyOut(BaseModel):
     access_key_id: str
     secret_access_key: str = Field(description="shown once; store it now")
     gateway_url: str
+    expires_at: datetime | None = None
 
 
 class UserCreatedOut(BaseModel):

@@ -6,6 +6,7 @@ import hashlib
 import logging
 import secrets
 import string
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -20,6 +21,7 @@ from tierpilot.kit import generations
 from tierpilot.kit.crypto import decrypt, encrypt
 from tierpilot.kit.db import after_commit, transaction, utcnow
 from tierpilot.kit.errors import Conflict, Forbidden, Invalid, NotFound, Unauthorized
+from tierpilot.kit.settings import get_settings
 
 log = logging.getLogger("tierpilot.auth")
 _hasher = PasswordHasher()
@@ -30,6 +32,18 @@ USERNAME_CHARS = set(string.ascii_letters + string.digits + "._-")
 CREDENTIALS_GENERATION = "auth:credentials"
 # last-used times are kept to the minute: a token used all day costs one write a minute, not one per request
 LAST_USED_RESOLUTION = timedelta(minutes=1)
+# what an external account holds instead of a password hash: argon2 refuses to verify it, so no password matches
+NO_PASSWORD = "!external"
+# a password a directory checks (LDAP): the user it vouches for, or None when it is not configured or does not
+# know the name. Filled by ``tierpilot.app.wiring``: the directory maps groups to projects, which sit above auth.
+PasswordBackend = Callable[[Session, str, str], User | None]
+_password_backends: list[PasswordBackend] = []
+
+
+def install_password_backend(backend: PasswordBackend) -> None:
+    """Register a directory that checks passwords of names without a local one (idempotent)."""
+    if backend not in _password_backends:
+        _password_backends.append(backend)
 
 
 @dataclass(frozen=True)
@@ -37,6 +51,7 @@ class NewAccessKey:
     access_key_id: str
     secret_access_key: str
     created: AccessKey
+    session_token: str | None = None
 
 
 @dataclass(frozen=True)
@@ -48,6 +63,8 @@ class Credential:
     is_admin: bool
     secret_access_key: str
     disabled: bool = False
+    expires_at: float | None = None  # epoch seconds; temporary keys only
+    session_token_hash: str | None = None  # keys from STS: the SHA-256 of the x-amz-security-token they need
 
 
 def hash_token(token: str) -> str:
@@ -97,19 +114,49 @@ def ensure_user(session: Session, username: str, password: str, is_admin: bool) 
     return create_user(session, username, password, is_admin)[0]
 
 
+def create_external_user(session: Session, username: str, source: str, subject: str) -> User:
+    """An account an identity provider or directory vouches for: no password of its own, no S3 key yet."""
+    validate_username(username)
+    if repository.get_user_by_name(session, username) is not None:
+        raise Conflict(f"the name {username!r} belongs to another account here; ask an administrator")
+    user = User(username=username, password_hash=NO_PASSWORD, external_source=source, external_subject=subject)
+    session.add(user)
+    session.flush()
+    return user
+
+
+def break_glass(user: User) -> bool:
+    """Whether the user is an admin whose local password signs in although local passwords are off."""
+    names = {n.strip() for n in get_settings().break_glass_admins.split(",") if n.strip()}
+    return user.is_admin and user.username in names
+
+
 def authenticate(session: Session, username: str, password: str) -> User:
-    """The user this password belongs to; throttling is the caller's (``auth.throttle``, before the transaction)."""
+    """The user this password belongs to (checked here, or by a directory for names without a local password);
+    throttling is the caller's (``auth.throttle``, before the transaction)."""
     user = repository.get_user_by_name(session, username)
+    if (user is None or user.external_source == "ldap") and _password_backends:
+        for backend in _password_backends:
+            found = backend(session, username, password)
+            if found is not None:
+                return _usable(found)
+        raise Unauthorized("invalid username or password")
     try:
-        _hasher.verify(user.password_hash if user else _DUMMY_HASH, password)
+        _hasher.verify(user.password_hash if user and user.external_source is None else _DUMMY_HASH, password)
     except (VerificationError, InvalidHashError):
         user = None
-    if user is None:
+    if user is None or user.external_source is not None:
         raise Unauthorized("invalid username or password")
-    if user.disabled:  # said only to whoever knows the password
-        raise Forbidden("this account is disabled; ask an administrator")
+    if not get_settings().local_passwords and not break_glass(user):  # said only to whoever knows the password
+        raise Forbidden("local passwords are switched off here: sign in through your institution")
     if _hasher.check_needs_rehash(user.password_hash):
         user.password_hash = _hasher.hash(password)
+    return _usable(user)
+
+
+def _usable(user: User) -> User:
+    if user.disabled:  # said only to whoever proved who they are
+        raise Forbidden("this account is disabled; ask an administrator")
     return user
 
 
@@ -157,13 +204,22 @@ def revoke_token(session: Session, token: str) -> None:
     session.execute(delete(ApiToken).where(ApiToken.token_hash == hash_token(token)))
 
 
-def create_access_key(session: Session, user: User) -> NewAccessKey:
-    key_id = "TP" + "".join(secrets.choice(string.ascii_uppercase + string.digits) for _ in range(18))
+def create_access_key(session: Session, user: User, expires_in: timedelta | None = None,
+                      web_identity_hash: str | None = None) -> NewAccessKey:
+    """A new S3 key (its secret returned once); ``expires_in``: a temporary key. ``web_identity_hash``: the key is
+    bought by that ID token through STS and also needs the session token returned with it."""
+    # temporary keys start "TS" so that a log or a support request tells them apart at a glance
+    key_id = ("TS" if expires_in else "TP") + "".join(
+        secrets.choice(string.ascii_uppercase + string.digits) for _ in range(18))
     secret = secrets.token_urlsafe(30)[:40]
-    row = AccessKey(user_id=user.id, access_key_id=key_id, secret_encrypted=encrypt(secret))
+    session_token = secrets.token_urlsafe(48) if web_identity_hash else None
+    row = AccessKey(user_id=user.id, access_key_id=key_id, secret_encrypted=encrypt(secret),
+                    expires_at=utcnow() + expires_in if expires_in else None,
+                    session_token_hash=hash_token(session_token) if session_token else None,
+                    web_identity_hash=web_identity_hash)
     session.add(row)
     session.flush()
-    return NewAccessKey(key_id, secret, row)
+    return NewAccessKey(key_id, secret, row, session_token)
 
 
 def list_access_keys(session: Session, actor: User, user_id: int) -> list[AccessKey]:
@@ -176,6 +232,8 @@ def rotate_access_key(session: Session, actor: User, access_key_id: str) -> NewA
     old = repository.get_access_key(session, access_key_id)
     if old is None or (old.user_id != actor.id and not actor.is_admin):
         raise NotFound("no such access key")
+    if old.expires_at is not None:  # a rotation would outlive the grant that made it temporary
+        raise Invalid("temporary keys are not rotated: create a new one")
     owner = repository.get_user(session, old.user_id)
     assert owner is not None
     session.delete(old)
@@ -203,7 +261,8 @@ def credential_for(session: Session, access_key_id: str) -> Credential | None:
     user = repository.get_user(session, key.user_id)
     if user is None:
         return None
-    return Credential(user.id, user.username, user.is_admin, decrypt(key.secret_encrypted), user.disabled)
+    return Credential(user.id, user.username, user.is_admin, decrypt(key.secret_encrypted), user.disabled,
+                      key.expires_at.timestamp() if key.expires_at else None, key.session_token_hash)
 
 
 def _require_self_or_admin(actor: User, user_id: int) -> None:

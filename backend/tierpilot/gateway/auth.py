@@ -4,6 +4,7 @@ path does not query the database for keys and buckets on every request."""
 from __future__ import annotations
 
 import asyncio
+import hmac
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -87,8 +88,23 @@ async def authenticate(req: Request) -> None:
                                    req.headers)
     if cred.disabled:  # told only to a caller who holds the secret
         raise S3Error("AllAccessDisabled", "All access to this account has been disabled by an administrator.", 403)
+    _check_temporary(req, cred)
     req.signed = signed
     req.caller = cred
+
+
+def _check_temporary(req: Request, cred: Credential) -> None:
+    """A temporary key works until its expiry; one from STS only with the session token it came with (the token
+    is signed with the request, so it is checked after the signature: a guess at it learns nothing)."""
+    if cred.expires_at is not None and time.time() >= cred.expires_at:
+        raise S3Error("ExpiredToken", "The provided token has expired.", 400)
+    if cred.session_token_hash is not None:
+        token = req.headers.get("x-amz-security-token") or req.query.get("X-Amz-Security-Token") or ""
+        if not token:
+            raise S3Error("InvalidToken", "The provided token is malformed or otherwise invalid: temporary "
+                          "credentials need their session token (x-amz-security-token).", 400)
+        if not hmac.compare_digest(auth_service.hash_token(token), cred.session_token_hash):
+            raise S3Error("InvalidToken", "The provided token is malformed or otherwise invalid.", 400)
 
 
 def _load_bucket(name: str) -> Bucket:

@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from tierpilot.kit.groups import parse_group_mapping
 from tierpilot.kit.outbound import parse_allow_hosts
 from tierpilot.kit.proxies import parse_networks
 
@@ -69,6 +70,45 @@ class Settings(BaseSettings):
                                         "a window; past it an address the account never signed in from gets one try, "
                                         "then waits (longer per further multiple); addresses it did sign in from "
                                         "are not slowed")
+
+    # institutional sign-in: an OpenID Connect provider and/or an LDAP directory (README: "Institutional sign-in")
+    local_passwords: bool = Field(True, description="local passwords sign in; off: only the break-glass admins "
+                                  "below do, everyone else signs in through the identity provider or LDAP")
+    break_glass_admins: str = Field("", description="admins (comma-separated usernames) whose local password "
+                                    "still signs in when local_passwords is off")
+    oidc_discovery_url: str = Field("", description="the provider's /.well-known/openid-configuration URL; empty = "
+                                    "no OpenID Connect sign-in")
+    oidc_client_id: str = Field("", description="the client id registered at the provider")
+    oidc_client_secret: str = Field("", description="the client's secret (token endpoint, HTTP Basic)")
+    oidc_scopes: str = Field("openid profile email", description="scopes asked for (space-separated; 'openid' is "
+                             "always asked)")
+    oidc_provider_name: str = Field("your institution", description="shown on the login page's button "
+                                    "('Sign in with …')")
+    oidc_username_claim: str = Field("preferred_username", description="ID token claim that names the user here")
+    oidc_groups_claim: str = Field("groups", description="ID token claim listing the user's groups")
+    oidc_redirect_url: str = Field("", description="the callback URL registered at the provider; empty = "
+                                   "<this API's URL>/api/auth/oidc/callback")
+    oidc_timeout_s: float = Field(5.0, gt=0, description="time-out of one request to the provider, seconds")
+    group_mapping: str = Field("", description="JSON object: group -> {\"project\": name, \"role\": viewer|member|"
+                               "manager}; the projects it names get their members from the groups at each sign-in")
+    ldap_url: str = Field("", description="ldaps://host or ldap://host (with ldap_start_tls; plain ldap:// only to "
+                          "a loopback address); empty = no LDAP sign-in")
+    ldap_start_tls: bool = Field(False, description="upgrade an ldap:// connection with StartTLS before binding")
+    ldap_ca_file: str = Field("", description="CA certificates (PEM) the directory's certificate is checked against; "
+                              "empty = the system's")
+    ldap_bind_dn_template: str = Field("", description="the user's DN with {username}, e.g. "
+                                       "uid={username},ou=people,dc=example,dc=org; empty = search for it")
+    ldap_service_dn: str = Field("", description="DN that searches users and groups (empty = anonymous search)")
+    ldap_service_password: str = Field("", description="password of ldap_service_dn")
+    ldap_user_base: str = Field("", description="where users are searched")
+    ldap_user_filter: str = Field("(uid={username})", description="filter finding a user; {username} is escaped")
+    ldap_group_base: str = Field("", description="where groups are searched; empty = no groups")
+    ldap_group_filter: str = Field("(|(member={dn})(uniqueMember={dn})(memberUid={username}))",
+                                   description="filter finding a user's groups; {dn} and {username} are escaped")
+    ldap_group_name_attr: str = Field("cn", description="attribute of a group entry that is its name in "
+                                      "group_mapping")
+    sts_min_duration_s: int = Field(900, ge=1, le=43200, description="shortest lifetime of temporary S3 keys "
+                                    "(AssumeRoleWithWebIdentity's DurationSeconds; AWS: 900)")
 
     # the S3 gateway
     gateway_host: str = Field("127.0.0.1", description="address the S3 gateway listens on")
@@ -192,6 +232,12 @@ class Settings(BaseSettings):
     @classmethod
     def _parse_trusted_proxies(cls, value: str) -> str:
         parse_networks(value)
+        return value
+
+    @field_validator("group_mapping")
+    @classmethod
+    def _parse_group_mapping(cls, value: str) -> str:
+        parse_group_mapping(value)  # a malformed mapping stops the process at start, not each sign-in
         return value
 
     @field_validator("webhook_allow_hosts")
