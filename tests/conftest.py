@@ -18,6 +18,8 @@ ROOT = Path(__file__).resolve().parents[1]
 _DATA_DIR = Path(tempfile.mkdtemp(prefix="tierpilot-test-data-"))
 # before any tierpilot import caches the settings
 os.environ["TIERPILOT_DATA_DIR"] = str(_DATA_DIR)
+# tests put posix tiers in their own temporary folders as well as the data directory's tiers/
+os.environ["TIERPILOT_TIER_ROOTS"] = f"{_DATA_DIR / 'tiers'},{Path(tempfile.gettempdir()).resolve()}"
 os.environ.setdefault("TIERPILOT_SECRET_KEY", "test-secret-key")
 os.environ["TIERPILOT_SEED_DEMO"] = "false"
 for _var in ("TIERPILOT_DATABASE_URL", "TIERPILOT_REDIS_URL", "TIERPILOT_BOOTSTRAP_ADMIN"):

@@ -94,12 +94,48 @@ def test_user_changes_password_and_other_sessions_end(member_client: TestClient,
     assert short.status_code == 422 and "new_password" in short.json()["detail"]
     ok = member_client.post("/api/auth/password",
                             json={"current_password": MEMBER_PASSWORD, "new_password": "a-new-password-1"})
-    assert ok.status_code == 204, ok.text
+    assert ok.status_code == 200, ok.text
     assert member_client.get("/api/auth/me").status_code == 200  # this session stays
     assert other_client.get("/api/auth/me").status_code == 401  # the other one ended
     assert other_client.post("/api/auth/login", json={"username": "member", "password": MEMBER_PASSWORD}
                              ).status_code == 401
     login(other_client, "member", "a-new-password-1")
+
+
+def test_password_change_revokes_tokens_and_s3_keys_when_asked(member_client: TestClient, other_client: TestClient,
+                                                                member_user: dict[str, str]) -> None:
+    from tierpilot.auth.service import credential_for
+
+    token = member_client.post("/api/auth/tokens", json={"name": "script"}).json()["token"]
+    kept = member_client.post("/api/auth/password",
+                              json={"current_password": MEMBER_PASSWORD, "new_password": "a-new-password-1"})
+    # nothing asked: the answer says what keeps working
+    assert kept.status_code == 200, kept.text
+    assert kept.json() == {"sessions_ended": 0, "tokens_revoked": 0, "s3_keys_revoked": 0,
+                           "tokens_kept": 1, "s3_keys_kept": 1}
+    assert _bearer(other_client, token) == 200
+    revoked = member_client.post("/api/auth/password", json={
+        "current_password": "a-new-password-1", "new_password": "a-new-password-2",
+        "revoke_tokens": True, "revoke_s3_keys": True})
+    assert revoked.status_code == 200, revoked.text
+    assert revoked.json() == {"sessions_ended": 0, "tokens_revoked": 1, "s3_keys_revoked": 1,
+                              "tokens_kept": 0, "s3_keys_kept": 0}
+    assert _bearer(other_client, token) == 401
+    assert member_client.get("/api/auth/me").status_code == 200  # the session that asked stays
+    assert member_client.get("/api/keys").json() == []
+    with transaction() as s:
+        assert credential_for(s, member_user["access_key_id"]) is None
+
+
+def test_password_change_revokes_nothing_when_refused(member_client: TestClient, other_client: TestClient,
+                                                      member_user: dict[str, str]) -> None:
+    token = member_client.post("/api/auth/tokens", json={"name": "script"}).json()["token"]
+    wrong = member_client.post("/api/auth/password", json={
+        "current_password": "not-it-at-all", "new_password": "a-new-password-1",
+        "revoke_tokens": True, "revoke_s3_keys": True})
+    assert wrong.status_code == 403
+    assert _bearer(other_client, token) == 200
+    assert [k["access_key_id"] for k in member_client.get("/api/keys").json()] == [member_user["access_key_id"]]
 
 
 def test_disabled_user_is_refused_at_once_everywhere_in_the_api(client: TestClient, member_client: TestClient,

@@ -112,3 +112,27 @@ def test_bearer_token_for_scripts(client: TestClient, app_client: TestClient) ->
 def test_login_helper(app_client: TestClient, member_user: dict[str, str]) -> None:
     login(app_client, "member", member_user["password"])
     assert app_client.get("/api/auth/me").json()["role"] == "member"
+
+
+def test_csrf_token_is_bound_to_the_session(client: TestClient, member_user: dict[str, str]) -> None:
+    session, bound = client.cookies["tierpilot_session"], client.cookies["tierpilot_csrf"]
+    with TestClient(client.app, base_url="http://127.0.0.1") as other:
+        # the attacker's own sign-in gives them a valid pair of their own
+        foreign = login(other, member_user["username"], member_user["password"]).cookies["tierpilot_csrf"]
+    with TestClient(client.app, base_url="http://127.0.0.1") as victim:
+        # a CSRF cookie planted by another origin of the same host (cookies ignore ports), echoed in the header
+        for planted in ("planted-by-the-gateway-host", foreign):
+            r = victim.post("/api/keys", headers={"cookie": f"tierpilot_session={session}; tierpilot_csrf={planted}",
+                                                  "x-csrf-token": planted})
+            assert r.status_code == 403, planted
+        r = victim.post("/api/keys", headers={"cookie": f"tierpilot_session={session}; tierpilot_csrf={bound}",
+                                              "x-csrf-token": bound})
+        assert r.status_code == 201
+
+
+def test_me_gives_back_the_session_bound_csrf_cookie(client: TestClient) -> None:
+    bound = client.cookies["tierpilot_csrf"]
+    client.cookies.delete("tierpilot_csrf")
+    r = client.get("/api/auth/me")
+    assert r.status_code == 200
+    assert client.cookies["tierpilot_csrf"] == bound

@@ -357,3 +357,79 @@ def test_client_that_disconnects_mid_upload_leaves_nothing(gateway: Gateway, buc
         wait_until(lambda: any(tmp.iterdir()), message="the upload never reached the tier")
     wait_until(lambda: not any(tmp.iterdir()), message="a half-written temp file was left behind")
     assert s3.get_object(Bucket=bucket, Key="existing")["Body"].read() == b"keep me"
+
+
+def test_key_encrypted_under_another_secret_key_is_an_invalid_key(gateway: Gateway, bucket: str,
+                                                                   unchanged: None) -> None:
+    from cryptography.fernet import Fernet
+    from sqlalchemy import update
+
+    from tierpilot.auth import service as auth
+    from tierpilot.auth.models import AccessKey
+    from tierpilot.kit.db import transaction
+
+    with transaction(write=True) as s:
+        _user, key = auth.create_user(s, "moved-key-user", "moved-key-password-1")
+        # what a database brought from an installation with another TIERPILOT_SECRET_KEY holds
+        foreign = Fernet(Fernet.generate_key()).encrypt(key.secret_access_key.encode()).decode()
+        s.execute(update(AccessKey).where(AccessKey.access_key_id == key.access_key_id)
+                  .values(secret_encrypted=foreign))
+    client = boto3.client("s3", endpoint_url=gateway.url, aws_access_key_id=key.access_key_id,
+                          aws_secret_access_key=key.secret_access_key, region_name="us-east-1")
+    for _ in range(3):
+        with pytest.raises(ClientError) as exc:
+            client.list_objects_v2(Bucket=bucket)
+        assert _code(exc) == "InvalidAccessKeyId"
+    url = raw.url_for(gateway.url, bucket, "existing")
+    signed = raw.sign("GET", url, {}, "UNSIGNED-PAYLOAD", key.access_key_id, "any-secret")
+    r = raw.send("GET", url, signed.headers)
+    assert r.status_code == 403 and raw.error_code(r) == "InvalidAccessKeyId"
+    presigned = client.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "existing"})
+    r = httpx.get(presigned)
+    assert r.status_code == 403 and raw.error_code(r) == "InvalidAccessKeyId"
+    # said once per process, not once per request
+    wait_until(lambda: key.access_key_id in gateway.log.read_text(errors="replace"), timeout=10)
+    assert gateway.log.read_text(errors="replace").count(key.access_key_id) == 1
+
+
+def test_v2_presigned_url_may_not_live_past_a_week(gateway: Gateway, bucket: str, unchanged: None) -> None:
+    v2 = gateway.client("alice", signature_version="s3")
+    get = {"Bucket": bucket, "Key": "existing"}
+    assert httpx.get(v2.generate_presigned_url("get_object", Params=get, ExpiresIn=7 * 86400)).status_code == 200
+    forever = v2.generate_presigned_url("get_object", Params=get, ExpiresIn=10 * 365 * 86400)
+    r = httpx.get(forever)
+    assert r.status_code == 403 and raw.error_code(r) == "AccessDenied", r.text
+    put = v2.generate_presigned_url("put_object", Params={"Bucket": bucket, "Key": "late"}, ExpiresIn=8 * 86400)
+    assert httpx.put(put, content=b"x").status_code == 403
+
+
+def test_oversized_delete_objects_body_is_answered_not_reset(gateway: Gateway, bucket: str,
+                                                             unchanged: None) -> None:
+    key_id, secret = _creds(gateway)
+    entry = b"<Object><Key>" + b"k" * 1000 + b"</Key></Object>"
+    body = b"<Delete>" + entry * (12 * 1024 * 1024 // len(entry)) + b"</Delete>"
+    url = raw.url_for(gateway.url, bucket, query="delete=")
+    for payload_hash in ("UNSIGNED-PAYLOAD", hashlib.sha256(body).hexdigest()):
+        headers = {"content-md5": base64.b64encode(hashlib.md5(body).digest()).decode()}
+        signed = raw.sign("POST", url, headers, payload_hash, key_id, secret)
+        status, answer = _send_whole_body_then_read(url, signed.headers, body)
+        assert status == 400 and b"<Code>MaxMessageLengthExceeded</Code>" in answer, answer[:300]
+
+
+def _send_whole_body_then_read(url: str, headers: dict[str, str], body: bytes) -> tuple[int, bytes]:
+    """As a client on a slower link does: the body in pieces, all of it, then the answer read."""
+    parts = urlsplit(url)
+    head = f"POST {parts.path}?{parts.query} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    head += f"content-length: {len(body)}\r\n\r\n"
+    with socket.create_connection((parts.hostname or "", parts.port or 80), timeout=30) as sock:
+        sock.sendall(head.encode())
+        for start in range(0, len(body), 256 * 1024):
+            sock.sendall(body[start:start + 256 * 1024])
+            time.sleep(0.005)
+        answer = b""
+        while b"\r\n\r\n" not in answer or not answer.rstrip().endswith(b">"):
+            piece = sock.recv(65536)
+            if not piece:
+                break
+            answer += piece
+    return int(answer.split(b" ", 2)[1]), answer

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -232,3 +233,39 @@ def test_a_tier_cannot_hold_the_folder_of_a_sqlite_database_outside_the_data_dir
     r = client.post("/api/tiers", json={"name": "bad", "driver": "posix", "config": {"path": str(tmp_path)}})
     assert r.status_code == 422 and "SQLite database" in r.json()["detail"]
     assert _posix(client, "beside", str(tmp_path / "tier"))["location"] == str(tmp_path / "tier")
+
+
+@pytest.fixture
+def tier_roots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """TIERPILOT_TIER_ROOTS naming one folder of the test's own (and the data dir's tiers)."""
+    root = tmp_path / "allowed"
+    root.mkdir()
+    monkeypatch.setenv("TIERPILOT_TIER_ROOTS", f"{get_settings().tiers_dir}, {root}")
+    get_settings.cache_clear()
+    yield root
+    monkeypatch.undo()
+    get_settings.cache_clear()
+
+
+def test_posix_tier_paths_are_confined_to_the_configured_roots(client: TestClient, tmp_path: Path,
+                                                                tier_roots: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tier_roots / "link").symlink_to(elsewhere)
+    # an existing directory outside the roots (what /etc was) is refused before anything is written into it
+    for path in (str(elsewhere), str(elsewhere / "new"), str(tier_roots / ".." / "elsewhere"),
+                 str(tier_roots / "link"), str(tier_roots / "link" / "deeper")):
+        for method, url, body in (("POST", "/api/tiers/check", {"driver": "posix", "config": {"path": path}}),
+                                  ("POST", "/api/tiers", {"name": "out", "driver": "posix", "config": {"path": path}})):
+            r = client.request(method, url, json=body)
+            assert r.status_code == 422, (path, r.text)
+            assert "config.path" in r.json()["detail"] and "TIERPILOT_TIER_ROOTS" in r.json()["detail"]
+    assert list(elsewhere.iterdir()) == []  # nothing written outside the roots
+    ok = client.post("/api/tiers/check", json={"driver": "posix", "config": {"path": str(tier_roots / "disk")}})
+    assert ok.status_code == 200 and ok.json()["ok"] is True, ok.text
+    assert _posix(client, "inside", str(tier_roots / "disk2"))["location"] == str(tier_roots / "disk2")
+    assert _posix(client, "relative", "rel")["location"] == str(get_settings().tiers_dir / "rel")
+    # a saved tier cannot be moved out either
+    tier = _posix(client, "mover", str(tier_roots / "disk3"))
+    r = client.patch(f"/api/tiers/{tier['id']}", json={"config": {"path": str(elsewhere)}})
+    assert r.status_code == 422 and "config.path" in r.json()["detail"]

@@ -84,8 +84,9 @@ def event_names(session: Session) -> list[str]:
     return sorted(set(EVENTS) | set(repository.event_names(session)))
 
 
-def _cell(value: str) -> str:
-    # a spreadsheet runs a cell that starts like a formula: usernames and targets are user input
+def csv_cell(value: str) -> str:
+    """``value`` as a CSV cell no spreadsheet runs: one that starts like a formula is prefixed with ``'``."""
+    # usernames, targets, keys and bucket names are user input
     return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
 
 
@@ -110,5 +111,5 @@ def _csv_lines(f: Filter) -> Iterator[str]:
     yield line(CSV_COLUMNS)
     with transaction() as session:
         for e in repository.stream(session, f):
-            yield line((e.id, e.at.isoformat(), e.event, _cell(e.actor), "" if e.actor_id is None else e.actor_id,
-                        _cell(e.client), _cell(e.target), _cell(json.dumps(e.detail, sort_keys=True))))
+            yield line((e.id, e.at.isoformat(), e.event, csv_cell(e.actor), "" if e.actor_id is None else e.actor_id,
+                        csv_cell(e.client), csv_cell(e.target), csv_cell(json.dumps(e.detail, sort_keys=True))))

@@ -90,9 +90,21 @@ def revoke_token(session: Session, acting: User, token_id: int, client: str = ""
 # passwords ------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class PasswordChanged:
+    """What a password change ended and what keeps working."""
+
+    sessions_ended: int
+    tokens_revoked: int
+    s3_keys_revoked: int
+    tokens_kept: int
+    s3_keys_kept: int
+
+
 def change_password(session: Session, user: User, current: str, new: str, keep_session: str | None,
-                    client: str = "") -> None:
-    """The user's own change: the current password proves it is them; their other sessions end."""
+                    client: str = "", revoke_tokens: bool = False, revoke_s3_keys: bool = False) -> PasswordChanged:
+    """The user's own change: the current password proves it is them; their other sessions end, and their API
+    tokens and S3 keys too when asked (a password that leaked may have been used to make some)."""
     if not service.password_matches(user, current):
         # 403, not 401: the session is fine, and the dashboard treats any 401 as "signed out"
         raise Forbidden("current password is wrong", field="current_password")
@@ -102,7 +114,14 @@ def change_password(session: Session, user: User, current: str, new: str, keep_s
     service.set_password(user, new)
     ended = repository.delete_tokens(session, user.id, "session",
                                      keep_hash=service.hash_token(keep_session) if keep_session else None)
-    audit.record(session, "auth.password_changed", actor(user, client), _target(user), sessions_ended=ended)
+    tokens = repository.delete_tokens(session, user.id, "api") if revoke_tokens else 0
+    keys = repository.delete_access_keys(session, user.id) if revoke_s3_keys else 0
+    if keys:
+        service.credentials_changed(session, user.id)
+    audit.record(session, "auth.password_changed", actor(user, client), _target(user), sessions_ended=ended,
+                 tokens_revoked=tokens, s3_keys_revoked=keys)
+    return PasswordChanged(ended, tokens, keys, repository.count_tokens(session, user.id, "api"),
+                           repository.count_access_keys(session, user.id))
 
 
 def reset_password(session: Session, admin: User, user_id: int, new: str, client: str = "") -> User:

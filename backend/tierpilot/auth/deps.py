@@ -36,7 +36,7 @@ SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 
 
 def get_current_user(request: Request, session: SessionDep) -> User:
-    """A bearer token (scripts) or the session cookie (dashboard, CSRF double-submit checked)."""
+    """A bearer token (scripts) or the session cookie (dashboard, its session-bound CSRF token checked)."""
     auth = request.headers.get("authorization", "")
     if auth.lower().startswith("bearer "):
         return service.user_for_token(session, auth[7:].strip())
@@ -44,9 +44,9 @@ def get_current_user(request: Request, session: SessionDep) -> User:
     if not token:
         raise Unauthorized("not signed in")
     if request.method not in _SAFE_METHODS:
-        cookie = request.cookies.get(CSRF_COOKIE, "")
+        # the header must carry the session's own token; the cookie only lets the dashboard read it
         header = request.headers.get(CSRF_HEADER, "")
-        if not cookie or not hmac.compare_digest(cookie, header):
+        if not hmac.compare_digest(header.encode(), service.csrf_token(token).encode()):
             raise Forbidden("missing or wrong X-CSRF-Token header")
     return service.user_for_token(session, token)
 

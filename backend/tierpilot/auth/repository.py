@@ -94,6 +94,15 @@ def list_access_keys(session: Session, user_id: int) -> list[AccessKey]:
     )
 
 
+def delete_access_keys(session: Session, user_id: int) -> int:
+    """Delete every S3 key of a user; how many there were."""
+    return int(getattr(session.execute(delete(AccessKey).where(AccessKey.user_id == user_id)), "rowcount", 0) or 0)
+
+
+def count_access_keys(session: Session, user_id: int) -> int:
+    return int(session.scalar(select(func.count()).select_from(AccessKey).where(AccessKey.user_id == user_id)) or 0)
+
+
 # webhook settings (the notifications domain delivers to them) ---------------------------------------
 
 

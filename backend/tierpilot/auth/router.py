@@ -3,7 +3,6 @@ endpoints come from ``audit_router``."""
 
 from __future__ import annotations
 
-import secrets
 from datetime import timedelta
 from typing import Annotated
 
@@ -23,6 +22,7 @@ from tierpilot.auth.schemas import (
     LoginOut,
     NewAccessKeyOut,
     PasswordChange,
+    PasswordChangedOut,
     PasswordReset,
     TokenCreate,
     TokenInfo,
@@ -66,22 +66,28 @@ def login(body: LoginIn, attempt: Annotated[LoginAttempt, Depends(_login_attempt
     after_commit(session, attempt.succeeded)
     settings = get_settings()
     token = service.issue_token(session, user, kind="session", ttl=timedelta(seconds=settings.session_max_age_s))
-    common = {"max_age": settings.session_max_age_s, "secure": settings.cookie_secure, "samesite": "lax",
-              "path": "/"}
-    response.set_cookie(SESSION_COOKIE, token, httponly=True, **common)  # type: ignore[arg-type]
-    response.set_cookie(CSRF_COOKIE, secrets.token_urlsafe(24), httponly=False, **common)  # type: ignore[arg-type]
+    response.set_cookie(SESSION_COOKIE, token, httponly=True, **_cookie_options())  # type: ignore[arg-type]
+    _set_csrf_cookie(response, token)
     return LoginOut(user=UserOut.model_validate(user))
+
+
+def _cookie_options() -> dict[str, object]:
+    settings = get_settings()
+    return {"max_age": settings.session_max_age_s, "secure": settings.cookie_secure, "samesite": "lax", "path": "/"}
+
+
+def _set_csrf_cookie(response: Response, session_token: str) -> None:
+    response.set_cookie(CSRF_COOKIE, service.csrf_token(session_token), httponly=False,
+                        **_cookie_options())  # type: ignore[arg-type]
 
 
 def start_session(session: Session, response: Response, user: User, client: str, via: str) -> None:
     """A dashboard session for a user an identity provider or directory vouched for (``via``)."""
     audit.record(session, "auth.login_ok", accounts.actor(user, client), f"user:{user.username}", via=via)
-    settings = get_settings()
-    token = service.issue_token(session, user, kind="session", ttl=timedelta(seconds=settings.session_max_age_s))
-    common = {"max_age": settings.session_max_age_s, "secure": settings.cookie_secure, "samesite": "lax",
-              "path": "/"}
-    response.set_cookie(SESSION_COOKIE, token, httponly=True, **common)  # type: ignore[arg-type]
-    response.set_cookie(CSRF_COOKIE, secrets.token_urlsafe(24), httponly=False, **common)  # type: ignore[arg-type]
+    token = service.issue_token(session, user, kind="session",
+                                ttl=timedelta(seconds=get_settings().session_max_age_s))
+    response.set_cookie(SESSION_COOKIE, token, httponly=True, **_cookie_options())  # type: ignore[arg-type]
+    _set_csrf_cookie(response, token)
 
 
 @router.post("/auth/logout", status_code=status.HTTP_204_NO_CONTENT)
@@ -95,7 +101,12 @@ def logout(request: Request, response: Response, session: SessionDep, user: Curr
 
 
 @router.get("/auth/me", response_model=UserOut)
-def me(user: CurrentUser) -> UserOut:
+def me(request: Request, response: Response, user: CurrentUser) -> UserOut:
+    """The signed-in user; a dashboard session also gets its CSRF cookie again (one lost or overwritten, or
+    made before tokens were bound to sessions, is replaced by the right one)."""
+    token = request.cookies.get(SESSION_COOKIE)
+    if token and not request.headers.get("authorization", "").lower().startswith("bearer "):
+        _set_csrf_cookie(response, token)
     return UserOut.model_validate(user)
 
 
@@ -118,11 +129,15 @@ def revoke_token(token_id: RowId, request: Request, session: SessionDep, user: C
     accounts.revoke_token(session, user, token_id, client_of(request))
 
 
-@router.post("/auth/password", status_code=status.HTTP_204_NO_CONTENT)
-def change_password(body: PasswordChange, request: Request, session: SessionDep, user: CurrentUser) -> None:
-    """Change your password (the current one is required); your other sessions end."""
-    accounts.change_password(session, user, body.current_password, body.new_password,
-                             request.cookies.get(SESSION_COOKIE), client_of(request))
+@router.post("/auth/password", response_model=PasswordChangedOut)
+def change_password(body: PasswordChange, request: Request, session: SessionDep,
+                    user: CurrentUser) -> PasswordChangedOut:
+    """Change your password (the current one is required); your other sessions end, your API tokens and S3 keys
+    too when asked. The answer says what was revoked and what keeps working."""
+    done = accounts.change_password(session, user, body.current_password, body.new_password,
+                                    request.cookies.get(SESSION_COOKIE), client_of(request),
+                                    revoke_tokens=body.revoke_tokens, revoke_s3_keys=body.revoke_s3_keys)
+    return PasswordChangedOut.model_validate(done, from_attributes=True)
 
 
 @router.get("/keys", response_model=list[AccessKeyOut])

@@ -86,6 +86,18 @@ class TokenOut(TokenInfo):
 class PasswordChange(BaseModel):
     current_password: str = Field(min_length=1, max_length=1024)
     new_password: str = Field(min_length=8, max_length=1024)
+    revoke_tokens: bool = Field(False, description="also revoke every API token of yours")
+    revoke_s3_keys: bool = Field(False, description="also delete every S3 access key of yours")
+
+
+class PasswordChangedOut(BaseModel):
+    """What the change ended, and what keeps working (``*_kept``)."""
+
+    sessions_ended: int = Field(description="your other dashboard sessions, signed out")
+    tokens_revoked: int
+    s3_keys_revoked: int
+    tokens_kept: int
+    s3_keys_kept: int
 
 
 class PasswordReset(BaseModel):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import hmac
 import logging
 import secrets
 import string
@@ -32,6 +33,7 @@ USERNAME_CHARS = set(string.ascii_letters + string.digits + "._-")
 CREDENTIALS_GENERATION = "auth:credentials"
 # last-used times are kept to the minute: a token used all day costs one write a minute, not one per request
 LAST_USED_RESOLUTION = timedelta(minutes=1)
+_undecryptable_keys: set[str] = set()  # access keys already logged as encrypted under another secret key
 # what an external account holds instead of a password hash: argon2 refuses to verify it, so no password matches
 NO_PASSWORD = "!external"
 # a password a directory checks (LDAP): the user it vouches for, or None when it is not configured or does not
@@ -69,6 +71,13 @@ class Credential:
 
 def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+def csrf_token(session_token: str) -> str:
+    """The dashboard's CSRF token of a session: derived from it, so a cookie another origin of the same host
+    plants (cookies ignore ports) matches no session but the one it was made for."""
+    key = hashlib.sha256(("tierpilot-csrf:" + get_settings().secret_key).encode()).digest()
+    return hmac.new(key, session_token.encode(), hashlib.sha256).hexdigest()
 
 
 def password_matches(user: User, password: str) -> bool:
@@ -261,7 +270,17 @@ def credential_for(session: Session, access_key_id: str) -> Credential | None:
     user = repository.get_user(session, key.user_id)
     if user is None:
         return None
-    return Credential(user.id, user.username, user.is_admin, decrypt(key.secret_encrypted), user.disabled,
+    try:
+        secret = decrypt(key.secret_encrypted)
+    except ValueError:
+        # encrypted under another TIERPILOT_SECRET_KEY (a database moved between installations): no request can
+        # prove it holds the secret, so the key is as good as unknown; said once per process, not per request
+        if access_key_id not in _undecryptable_keys:
+            _undecryptable_keys.add(access_key_id)
+            log.error("access key %s of user %s cannot be decrypted with this TIERPILOT_SECRET_KEY: its requests "
+                      "are refused; rotate the key", access_key_id, user.username)
+        return None
+    return Credential(user.id, user.username, user.is_admin, secret, user.disabled,
                       key.expires_at.timestamp() if key.expires_at else None, key.session_token_hash)
 
 

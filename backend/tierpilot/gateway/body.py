@@ -19,6 +19,10 @@ def key_of(req: Request) -> str:
     return req.key
 
 
+def _too_big() -> S3Error:
+    return S3Error("MaxMessageLengthExceeded", "Your request was too big.", 400)
+
+
 async def read_all(receive: Receive, limit: int) -> bytes:
     """A small request body (XML documents) read whole; over ``limit`` bytes is an error."""
     parts: list[bytes] = []
@@ -26,7 +30,7 @@ async def read_all(receive: Receive, limit: int) -> bytes:
     async for body in body_pieces(receive):
         size += len(body)
         if size > limit:
-            raise S3Error("MaxMessageLengthExceeded", "Your request was too big.", 400)
+            raise _too_big()
         parts.append(body)
     return b"".join(parts)
 
@@ -47,6 +51,9 @@ def _check_body_digest(req: Request, body: bytes, checksum_headers: bool = True)
 async def read_xml_body(req: Request, checksum_headers: bool = True) -> bytes:
     """``checksum_headers`` False: x-amz-checksum-* headers are not the body's (CompleteMultipartUpload: the
     object's) and the caller checks them."""
+    declared = (req.header("content-length") or "").strip()
+    if declared.isdigit() and int(declared) > XML_BODY_LIMIT:  # refused before a byte of it is read
+        raise _too_big()
     body = await read_all(req.receive, XML_BODY_LIMIT)
     signed = req.signed
     if signed is not None and signed.payload_hash != UNSIGNED_PAYLOAD and not signed.streaming:

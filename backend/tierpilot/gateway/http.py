@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import MutableMapping
 from dataclasses import dataclass, field
@@ -22,6 +23,8 @@ from tierpilot.kit.streaming import ClientDisconnected, IdleReceive, Receive, Re
 from tierpilot.kit.tracing import Recorder, now_ns
 
 Headers = list[tuple[bytes, bytes]]
+# an error answered before its request's body was read reads and drops at most this much of the rest
+DRAIN_LIMIT = 64 << 20
 
 
 @dataclass(slots=True)
@@ -169,7 +172,34 @@ class Request:
 
     async def respond_error(self, err: S3Error) -> None:
         body = b"" if self.method == "HEAD" else error_document(err, self.resource, self.request_id)
-        await self.respond(err.status, body, err.headers)
+        if not self._drains_after(err):
+            await self.respond(err.status, body, err.headers)
+            return
+        # a client still sending its body reads the answer only once it has sent it all, and a connection closed
+        # on unread bytes is reset by the kernel, the answer lost with it: answer, drop the rest of the body
+        # (bounded), then end the response (and the connection)
+        await self.start(err.status, [*err.headers, (b"content-type", b"application/xml")], content_length=len(body))
+        await self.send({"type": "http.response.body", "body": body, "more_body": True})
+        self.bytes_out += len(body)
+        with contextlib.suppress(S3Error, ClientDisconnected):
+            await self._discard_body(DRAIN_LIMIT)
+        await self.send({"type": "http.response.body", "body": b""})
+
+    def _drains_after(self, err: S3Error) -> bool:
+        if not self._unread_body() or err.status >= 500 or err.code == "RequestTimeout":
+            return False
+        if "100-continue" in self.headers.get("expect", "").lower():  # told not to send it: it will not
+            return False
+        length = self.headers.get("content-length", "").strip()
+        return not length.isdigit() or int(length) <= DRAIN_LIMIT
+
+    async def _discard_body(self, limit: int) -> None:
+        dropped = 0
+        while not self.body_consumed and dropped <= limit:
+            message = await self.receive()
+            if message["type"] != "http.request" or not message.get("more_body", False):
+                return
+            dropped += len(message.get("body", b""))
 
 
 def request_timeout() -> S3Error:

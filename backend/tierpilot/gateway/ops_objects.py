@@ -18,7 +18,7 @@ from tierpilot.drivers import registry
 from tierpilot.drivers.base import RestoreStatus, TierError
 from tierpilot.drivers.posix import PosixDriver
 from tierpilot.drivers.registry import TierSpec
-from tierpilot.gateway import checksums, expiration, xmlio
+from tierpilot.gateway import checksums, expiration, usercontent, xmlio
 from tierpilot.gateway.auth import bucket_of, deletable
 from tierpilot.gateway.body import key_of, read_xml_body
 from tierpilot.gateway.common import (
@@ -308,6 +308,16 @@ def _part_range(obj: ObjectView, part: str) -> tuple[int, int] | None:
     return (start, start + sizes[number - 1] - 1) if obj.part_sizes else None
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def _check_overrides(query: dict[str, str]) -> None:
+    """A ``response-*`` value becomes a header: a control character in it would break the response."""
+    for name in RESPONSE_OVERRIDES:
+        if name in query and _CONTROL.search(query[name]):
+            raise invalid_argument(f"{name} may not contain control characters", name, query[name][:64])
+
+
 @route("GET", "object")
 @route("HEAD", "object")
 async def get_object(req: Request) -> None:
@@ -339,9 +349,11 @@ async def get_object(req: Request) -> None:
         headers.append((b"content-range", f"bytes {read.start}-{read.end}/{obj.size}".encode()))
     if req.method == "GET":
         overrides = {RESPONSE_OVERRIDES[q]: v for q, v in req.query.items() if q in RESPONSE_OVERRIDES}
+        _check_overrides(req.query)
         if overrides:
             headers = [h for h in headers if h[0] not in overrides]
             headers += [(k, v.encode("latin-1", "replace")) for k, v in overrides.items()]
+    headers = usercontent.guard(headers)
     if req.method == "HEAD":
         await req.start(read.status, headers, content_length=length)
         await req.send({"type": "http.response.body", "body": b""})

@@ -205,6 +205,10 @@ def check_time(req: SignedRequest, now: float) -> None:
         if now > req.expires:
             raise S3Error("AccessDenied", "Request has expired", 403, Expires=_iso(req.expires),
                           ServerTime=_iso(now))
+        # V2 carries no signing time, only the end: a week from now (as SigV4's longest), give or take the skew
+        # allowed between clocks, is the latest end a URL may name
+        if req.expires > now + MAX_PRESIGNED_EXPIRES + MAX_SKEW_S:
+            raise access_denied("Expires must be less than a week (in seconds) that is 604800 from now")
         return
     when = parse_amz_date(req.amz_date)
     if req.version == 2:

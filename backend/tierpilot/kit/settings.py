@@ -26,6 +26,8 @@ class Settings(BaseSettings):
         "local", description="local | production; production refuses default secrets, seeds no demo data and "
         "marks session cookies Secure unless told otherwise")
     data_dir: Path = Field(Path("data"), description="embedded data: SQLite file, tier directories, redis")
+    tier_roots: str = Field("", description="absolute folders (comma-separated) posix tiers may live in, at or "
+                            "below them; empty = the data directory's tiers/")
     database_url: str = Field("", description="SQLAlchemy URL; empty = SQLite under data_dir")
     redis_url: str = Field("", description="Redis URL for Celery and gateway token buckets; empty = embedded")
     secret_key: str = Field(_DEV_SECRET,
@@ -228,6 +230,14 @@ class Settings(BaseSettings):
     bench_max_concurrency: int = Field(64, ge=1, le=1024, description="most concurrent requests of a benchmark point")
     bench_max_object_bytes: int = Field(64 << 20, ge=1, description="largest object size of a benchmark run")
 
+    @field_validator("tier_roots")
+    @classmethod
+    def _absolute_tier_roots(cls, value: str) -> str:
+        relative = [p.strip() for p in value.split(",") if p.strip() and not Path(p.strip()).is_absolute()]
+        if relative:
+            raise ValueError(f"tier roots must be absolute paths: {', '.join(relative)}")
+        return value
+
     @field_validator("trusted_proxies")
     @classmethod
     def _parse_trusted_proxies(cls, value: str) -> str:
@@ -272,6 +282,12 @@ class Settings(BaseSettings):
     @property
     def tiers_dir(self) -> Path:
         return (self.data_dir / "tiers").resolve()
+
+    @property
+    def tier_root_paths(self) -> list[Path]:
+        """The folders posix tiers may live in, symlinks resolved."""
+        named = [Path(p.strip()) for p in self.tier_roots.split(",") if p.strip()]
+        return [p.resolve() for p in named] or [self.tiers_dir]
 
     @property
     def gateway_url(self) -> str:

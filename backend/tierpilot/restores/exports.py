@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 from sqlalchemy.orm import Session
 
+from tierpilot.audit.service import csv_cell
 from tierpilot.auth.models import User
 from tierpilot.kit.db import transaction
 from tierpilot.kit.errors import Invalid
@@ -27,7 +28,7 @@ def _csv_rows(batch_id: int) -> Iterator[str]:
     writer.writerow(["bucket", "key", "size", "state", "expires_at"])
     with transaction() as session:
         for bucket, key, size, state, expires in repository.iter_items(session, batch_id):
-            writer.writerow([bucket, key, size, state, expires.isoformat() if expires else ""])
+            writer.writerow([csv_cell(bucket), csv_cell(key), size, state, expires.isoformat() if expires else ""])
             if buf.tell() > 64 * 1024:
                 yield _drain(buf)
     yield _drain(buf)

@@ -160,6 +160,16 @@ def _check_outside_own_files(path: Path) -> None:
         raise Invalid(f"config.path: inside the data directory a tier lives in a folder of {tiers_root}")
 
 
+def _check_inside_roots(path: Path) -> None:
+    """``path`` (symlinks and ``..`` resolved) lies in one of TIERPILOT_TIER_ROOTS: a tier's check and creation
+    make folders in its directory and its fsck deletes what it does not know, so an admin's typo or a stolen
+    admin session must not point one at /etc or /home."""
+    roots = get_settings().tier_root_paths
+    if not any(path.is_relative_to(root) for root in roots):
+        raise Invalid(f"config.path: {path} is outside the folders tiers may use (TIERPILOT_TIER_ROOTS: "
+                      f"{', '.join(str(r) for r in roots)})")
+
+
 def _posix_path(session: Session, raw: str, tier_id: int | None) -> str:
     """Absolute path, or relative to the data dir's tiers/; not the service's own files, no overlap with
     another tier's directory."""
@@ -168,6 +178,7 @@ def _posix_path(session: Session, raw: str, tier_id: int | None) -> str:
     path = (given if given.is_absolute() else settings.tiers_dir / given).resolve()
     if not given.is_absolute() and not path.is_relative_to(settings.data_dir.resolve()):
         raise Invalid("config.path: a relative path must stay inside the data directory")
+    _check_inside_roots(path)
     _check_outside_own_files(path)
     for other in repository.list_tiers(session):
         if other.id == tier_id or other.driver != "posix" or "path" not in (other.config or {}):

@@ -100,7 +100,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Me */
+        /**
+         * Me
+         * @description The signed-in user; a dashboard session also gets its CSRF cookie again (one lost or overwritten, or
+         *     made before tokens were bound to sessions, is replaced by the right one).
+         */
         get: operations["me_api_auth_me_get"];
         put?: never;
         post?: never;
@@ -121,7 +125,8 @@ export interface paths {
         put?: never;
         /**
          * Change Password
-         * @description Change your password (the current one is required); your other sessions end.
+         * @description Change your password (the current one is required); your other sessions end, your API tokens and S3 keys
+         *     too when asked. The answer says what was revoked and what keeps working.
          */
         post: operations["change_password_api_auth_password_post"];
         delete?: never;
@@ -3926,6 +3931,37 @@ export interface components {
             current_password: string;
             /** New Password */
             new_password: string;
+            /**
+             * Revoke S3 Keys
+             * @description also delete every S3 access key of yours
+             * @default false
+             */
+            revoke_s3_keys: boolean;
+            /**
+             * Revoke Tokens
+             * @description also revoke every API token of yours
+             * @default false
+             */
+            revoke_tokens: boolean;
+        };
+        /**
+         * PasswordChangedOut
+         * @description What the change ended, and what keeps working (``*_kept``).
+         */
+        PasswordChangedOut: {
+            /** S3 Keys Kept */
+            s3_keys_kept: number;
+            /** S3 Keys Revoked */
+            s3_keys_revoked: number;
+            /**
+             * Sessions Ended
+             * @description your other dashboard sessions, signed out
+             */
+            sessions_ended: number;
+            /** Tokens Kept */
+            tokens_kept: number;
+            /** Tokens Revoked */
+            tokens_revoked: number;
         };
         /** PasswordReset */
         PasswordReset: {
@@ -6397,11 +6433,13 @@ export interface operations {
         };
         responses: {
             /** @description Successful Response */
-            204: {
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PasswordChangedOut"];
+                };
             };
             /** @description Validation Error */
             422: {

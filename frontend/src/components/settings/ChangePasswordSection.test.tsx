@@ -18,6 +18,16 @@ function renderSection() {
   );
 }
 
+function changed(revoked: number, kept: number) {
+  return {
+    sessions_ended: 1,
+    tokens_revoked: revoked,
+    s3_keys_revoked: revoked ? 1 : 0,
+    tokens_kept: kept,
+    s3_keys_kept: kept ? 1 : 0,
+  };
+}
+
 async function fill(current: string, next: string, repeat: string) {
   await userEvent.type(screen.getByLabelText("Current password"), current);
   await userEvent.type(screen.getByLabelText("New password"), next);
@@ -51,13 +61,39 @@ describe("ChangePasswordSection", () => {
   });
 
   it("changes the password and clears the form", async () => {
-    const { requests } = installFakeApi({ "POST /api/auth/password": () => ({ status: 204 }) });
+    const { requests } = installFakeApi({
+      "POST /api/auth/password": () => ({ status: 200, body: changed(0, 2) }),
+    });
     renderSection();
     await fill("old-password", "new-password-1", "new-password-1");
     expect(await screen.findByRole("status")).toHaveTextContent("Password changed");
+    expect(screen.getByRole("status")).toHaveTextContent("2 API token(s) and 1 S3 key(s) keep working");
     expect(requests.map((r) => r.body)).toEqual([
-      { current_password: "old-password", new_password: "new-password-1" },
+      {
+        current_password: "old-password",
+        new_password: "new-password-1",
+        revoke_tokens: false,
+        revoke_s3_keys: false,
+      },
     ]);
     expect(screen.getByLabelText("Current password")).toHaveValue("");
+  });
+
+  it("revokes tokens and S3 keys in the same step when asked", async () => {
+    const { requests } = installFakeApi({
+      "POST /api/auth/password": () => ({ status: 200, body: changed(2, 0) }),
+    });
+    renderSection();
+    await userEvent.click(screen.getByLabelText("Also revoke my API tokens and S3 keys"));
+    await fill("old-password", "new-password-1", "new-password-1");
+    expect(await screen.findByRole("status")).toHaveTextContent("Revoked 2 API token(s) and 1 S3 key(s)");
+    expect(requests.map((r) => r.body)).toEqual([
+      {
+        current_password: "old-password",
+        new_password: "new-password-1",
+        revoke_tokens: true,
+        revoke_s3_keys: true,
+      },
+    ]);
   });
 });
