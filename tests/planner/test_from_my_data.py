@@ -61,3 +61,23 @@ def test_from_my_data_sees_only_your_buckets(session: Session, tmp_path: Path) -
     assert hidden.value.extra == {"BucketName": "belle2"}
     empty = service.from_my_data(session, other, None, "aws-us-east-1", now=NOW)
     assert empty["scenario"]["volume_gib"] == 0 and empty["basis"]["buckets"] == []
+
+
+def test_from_my_data_keeps_the_installations_priceable_tiers_and_rounds_measured_rates(
+        session: Session, tmp_path: Path) -> None:
+    user, _ = auth.create_user(session, "physicist", "physicist-pw")
+    _bucket_with_objects(session, tmp_path / "disk", user.id)
+    tiers.create(session, TierCreate(name="tape", driver="posix", config={"path": str(tmp_path / "tape")},
+                                     price_ref={"catalog": "onprem-example-2026", "storage_class": "TAPE"}))
+    out = service.from_my_data(session, user, ["belle2"], "aws-us-east-1", now=NOW)
+    s = out["scenario"]
+    labels = [t["label"] for t in s["tiers"]]
+    # "disk" has no price_ref and cannot be priced; "tape" leads, then the catalog's classes
+    assert labels[0] == "tape" and s["tiers"][0]["tier"] == "tape" and "disk" not in labels
+    assert "STANDARD" in labels[1:]
+    # measured rates carry three significant digits, not the float noise of a ratio of byte counts
+    for value in (s["reads_per_month"], s["lifecycle"]["decay"]["initial_reads_per_month"],
+                  s["lifecycle"]["decay"]["half_life_months"]):
+        assert float(f"{value:.3g}") == value
+    report = service.evaluate(session, parse_scenario(s))
+    assert report["tiers"][0]["installation_tier"] == "tape"

@@ -191,8 +191,8 @@ def plan_month(session: Session, scenario: Scenario, catalogs: Mapping[str, Cata
 
 def from_my_data(session: Session, actor: User, bucket_names: Sequence[str] | None, catalog_id: str,
                  now: datetime | None = None) -> dict[str, Any]:
-    """A scenario prefilled from the object catalog: volume and sizes of the buckets, and how much of
-    the data was read in the last month, by age."""
+    """A scenario prefilled from the object catalog: the installation's priceable tiers beside the catalog's
+    classes, volume and sizes of the buckets, and how much of the data was read in the last month, by age."""
     catalog = pricing.get_catalog(session, catalog_id)
     buckets = catalog_repository.buckets_named(session, bucket_names, None if actor.is_admin else actor.id)
     if bucket_names:
@@ -200,4 +200,7 @@ def from_my_data(session: Session, actor: User, bucket_names: Sequence[str] | No
             # 404 as for a missing bucket, or 403 for one shared with the caller: it prices its owner's data
             catalog_service.owned_bucket(session, name, actor, "pricing its data")
     stats = catalog_repository.iter_object_stats(session, [b.id for b in buckets])
-    return pricing.scenario_from_usage(catalog, [b.name for b in buckets], stats, now or datetime.now(UTC))
+    # the installation's own tiers stay candidates: the question is what they cost at this access, against the
+    # catalog's classes
+    own = [t.ref for t in installation_tiers(session) if t.priceable]
+    return pricing.scenario_from_usage(catalog, [b.name for b in buckets], stats, now or datetime.now(UTC), own)

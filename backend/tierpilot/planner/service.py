@@ -26,7 +26,7 @@ from tierpilot.pricing.catalogs import resolve_catalog_id, shipped_catalogs, val
 from tierpilot.pricing.engine import DAYS_PER_MONTH, GIB
 from tierpilot.pricing.importers import import_aws_price_list, import_azure_retail_prices
 from tierpilot.pricing.lifecycle import fit_decay
-from tierpilot.pricing.report import build_report, freq
+from tierpilot.pricing.report import build_report
 from tierpilot.pricing.schemas import Catalog, CatalogSummary, ImportFormat, Scenario
 
 # ---------------------------------------------------------------------------- catalogs
@@ -191,10 +191,17 @@ def get_shared(session: Session, token: str) -> ScenarioRow:
 # ---------------------------------------------------------------------------- scenarios from usage
 
 
+def _measured(x: Decimal | float) -> float:
+    """A measured rate to three significant digits: the access log's precision, and what a person can read."""
+    return float(f"{x:.3g}")
+
+
 def scenario_from_usage(catalog: Catalog, buckets: Sequence[str],
-                        objects: Iterable[tuple[int, datetime, datetime | None]], now: datetime) -> dict[str, Any]:
+                        objects: Iterable[tuple[int, datetime, datetime | None]], now: datetime,
+                        own_tiers: Sequence[str] = ()) -> dict[str, Any]:
     """A scenario prefilled from stored objects, given as (size, created_at, last_access_at): volume and sizes,
-    and how much of the data was read in the last month, by age (the access-decay curve is fitted to that)."""
+    and how much of the data was read in the last month, by age (the access-decay curve is fitted to that).
+    `own_tiers` (`tier:NAME` references) come first, then every class of the catalog to compare them with."""
     recent = now - timedelta(days=30)
     month = timedelta(days=float(DAYS_PER_MONTH))
     bins: dict[int, list[int]] = {}
@@ -210,18 +217,22 @@ def scenario_from_usage(catalog: Catalog, buckets: Sequence[str],
     total_bytes = sum(b for _, b in bins.values())
     count = sum(c for c, _ in bins.values())
     read_bytes = sum(r for _, r in by_age.values())
-    body: dict[str, Any] = {"catalog": catalog.id, "tiers": [c.id for c in catalog.classes]}
+    body: dict[str, Any] = {"catalog": catalog.id, "tiers": [*own_tiers, *(c.id for c in catalog.classes)]}
     if count == 0:
         body.update(volume_gib=0, objects=0)
     else:
         # each power-of-two size class is represented by its mean object size
         body["size_histogram"] = [{"size_bytes": max(1, b // c), "count": c} for _, (c, b) in sorted(bins.items())]
     reads = Decimal(read_bytes) / Decimal(total_bytes) if total_bytes else Decimal(0)
-    body["reads_per_month"] = freq(reads)
+    body["reads_per_month"] = _measured(reads)
     samples = [(Decimal(age), Decimal(r) / Decimal(b)) for age, (b, r) in sorted(by_age.items()) if b > 0]
     if any(rate > 0 for _, rate in samples):
+        decay = fit_decay(samples)
+        decay = decay.model_copy(update={
+            "initial_reads_per_month": Decimal(str(_measured(decay.initial_reads_per_month))),
+            "half_life_months": Decimal(str(_measured(decay.half_life_months)))})
         body["lifecycle"] = {"initial_gib": float(Decimal(total_bytes) / GIB),
-                             "decay": fit_decay(samples).model_dump(mode="json", exclude={"table"})}
+                             "decay": decay.model_dump(mode="json", exclude={"table"})}
     scenario = parse_scenario(body)
     return {
         "scenario": scenario.model_dump(mode="json", exclude_none=True),
