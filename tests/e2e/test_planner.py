@@ -41,8 +41,9 @@ def test_fill_form_move_break_even_save_share_and_download_csv(page: Page, produ
     expect(page.get_by_role("heading", level=1, name="Cost planner")).to_be_visible()
 
     form = page.get_by_role("form", name="What-if scenario")
-    # a new planner opens on this installation's tiers and the current catalog of their region
-    expect(form.get_by_label("Price catalog")).to_have_value("aws-us-east-1-2026")
+    # a new planner opens on this installation's tiers and the catalog that prices them: the demo's tiers are
+    # directories on this machine, priced as site costs (disk, tape) rather than as a cloud's classes
+    expect(form.get_by_label("Price catalog")).to_have_value("onprem-example-2026")
     mine = page.get_by_role("list", name="Your tiers")
     for tier in ("hot-disk", "infrequent", "archive"):
         expect(mine.get_by_label(f"tier:{tier}", exact=True)).to_be_checked()

@@ -15,7 +15,7 @@ from tests.e2e.helpers import shoot, sign_in
 
 pytestmark = pytest.mark.e2e
 
-BUCKET = "telescope-archive"  # the demo's GLACIER bucket on the offline tier (expedited: 5 s)
+BUCKET = "telescope-archive"  # the demo's GLACIER bucket on the offline tape tier (standard: 30 s)
 PICKED = ["field-0003.root", "field-0007.root"]
 
 
@@ -41,19 +41,23 @@ def test_select_archived_objects_restore_with_cost_preview_and_download(
 
     dialog = page.get_by_role("dialog", name="Restore archived objects")
     expect(dialog.get_by_test_id("restore-preview-summary")).to_contain_text("2 archived objects")
-    # the demo archive is priced as AWS Glacier: expedited costs $10 per 1,000 requests, bulk nothing for them
-    expect(dialog.get_by_test_id("restore-cost-expedited")).to_contain_text("$0.02")
-    expect(dialog.get_by_test_id("restore-cost-bulk")).to_contain_text(re.compile(r"\$0\.0+\d*"))
-    expect(dialog.get_by_text("ready in ~5 s")).to_be_visible()
-    dialog.get_by_role("radio", name=re.compile("expedited")).check()
+    # the demo archive is priced as on-premises tape (onprem-example-2026): the library recalls at one speed,
+    # standard, for nothing per request or GiB; only the restored copy kept on disk costs a fraction of a cent
+    for speed in ("expedited", "bulk"):
+        expect(dialog.get_by_role("radio", name=re.compile(f"^{speed}"))).to_be_disabled()
+        expect(dialog.get_by_text(f"archive offers no {speed} restores")).to_be_visible()
+    expect(dialog.get_by_role("radio", name=re.compile("^standard"))).to_be_checked()
+    expect(dialog.get_by_test_id("restore-cost-standard")).to_have_text(re.compile(r"^\$0\.0\d*$"))
+    expect(dialog.get_by_text("requests and retrieval $0.00,")).to_have_count(3)
+    expect(dialog.get_by_text("ready in ~30 s")).to_be_visible()
     dialog.get_by_label("Keep readable for (days)").fill("2")
     shoot(page, artifacts, "restores-preview")
     dialog.get_by_role("button", name="Restore 2 objects").click()
 
     progress = page.get_by_role("progressbar").first
     expect(progress).to_have_attribute("aria-valuemax", "2")
-    expect(page.get_by_text("ready", exact=True).first).to_be_visible(timeout=60_000)
-    expect(progress).to_have_attribute("aria-valuenow", "2", timeout=60_000)
+    expect(page.get_by_text("ready", exact=True).first).to_be_visible(timeout=90_000)
+    expect(progress).to_have_attribute("aria-valuenow", "2", timeout=90_000)
     expect(page.get_by_text("100 %")).to_be_visible()
     shoot(page, artifacts, "restores-batch-ready")
 

@@ -115,8 +115,9 @@ describe("SaveAsPlanDialog", () => {
     await userEvent.selectOptions(within(form).getByLabelText("Priced as"), "GLACIER@bulk");
     await userEvent.click(screen.getByRole("button", { name: "Save plan" }));
     await screen.findByRole("status");
-    const [put] = requests.filter((r) => r.method === "PUT");
-    expect((put?.body as { scenario: unknown }).scenario).toEqual({
+    const puts = requests.filter((r) => r.method === "PUT");
+    expect(puts).toHaveLength(1);
+    expect((puts[0]?.body as { scenario: unknown } | undefined)?.scenario).toEqual({
       ...scenario,
       tiers: ["GLACIER@bulk"],
       lifecycle: null,
