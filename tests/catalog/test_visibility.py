@@ -85,6 +85,9 @@ CALLS = [
     Call("POST", "/api/restores/preview", 403, body={"bucket": "{b}", "prefixes": [""]}),
     Call("POST", "/api/restores/batches", 403, body={"bucket": "{b}", "prefixes": [""], "speed": "bulk"}),
     Call("GET", "/api/pricing/from-my-data", 403, {"bucket": "{b}"}),
+    # integrity: the fixity log is the owner's
+    Call("GET", "/api/integrity/buckets/{name}", 403),
+    Call("GET", "/api/integrity/buckets/{name}/fixity.csv", 403),
     # a booking names its bucket in the body: a missing one is a 422 naming the field, a hidden one the same
     Call("POST", "/api/reservations", 403, body={"bucket": "{b}", "direction": "read", "rate_mbps": 1,
                                                  "start": _soon(5), "end": _soon(65)}, hidden=422),
@@ -94,6 +97,8 @@ CALLS = [
 # or for admins alone (403 before any lookup; an adoption names the cloud's bucket)
 FILTERS = {("GET", "/api/reservations"), ("GET", "/api/requests"), ("POST", "/api/lifecycle/sweep"),
            ("POST", "/api/tiers/{tier_id}/adopt")}
+# walked by a test of their own below
+OWN_TESTS = {("POST", "/api/projects/{project_name}/buckets")}
 
 
 @dataclass(frozen=True)
@@ -149,10 +154,22 @@ def test_a_read_only_grantee_reads_and_is_told_what_else_it_lacks(world: World, 
     assert member_client.get(f"/api/buckets/{BUCKET}/sharing").json()["users"][0]["access"] == "read"
 
 
+def test_moving_a_hidden_bucket_into_ones_project_is_answered_as_for_a_missing_one(world: World,
+                                                                                   client: TestClient) -> None:
+    assert client.post("/api/projects", json={"name": "lab"}).status_code == 201
+    for user in ("stranger", "reader"):
+        r = client.post("/api/projects/lab/members", json={"username": user, "role": "manager"})
+        assert r.status_code == 201, r.text
+    hidden, missing = (world.stranger.post("/api/projects/lab/buckets", json={"bucket": b}) for b in (BUCKET, MISSING))
+    assert hidden.status_code == missing.status_code == 404
+    assert hidden.text.replace(BUCKET, MISSING) == missing.text
+    assert world.reader.post("/api/projects/lab/buckets", json={"bucket": BUCKET}).status_code == 403
+
+
 def test_every_endpoint_naming_a_bucket_is_walked(client: TestClient) -> None:
     spec = client.app.openapi()
     schemas = spec["components"]["schemas"]
-    walked = {(c.method, c.path) for c in CALLS} | FILTERS
+    walked = {(c.method, c.path) for c in CALLS} | FILTERS | OWN_TESTS
     for path, operations in spec["paths"].items():
         for method, op in operations.items():
             named = {p["name"] for p in op.get("parameters", ()) if p["in"] in ("path", "query")}

@@ -44,48 +44,49 @@ def create_project(body: ProjectCreate, session: SessionDep, user: AdminUser) ->
     return _one(session, service.create_project(session, body.name, body.quota_bytes, body.quota_objects))
 
 
-@router.get("/{name}", response_model=ProjectOut)
-def get_project(name: str, session: SessionDep, user: CurrentUser) -> ProjectOut:
-    return _one(session, service.project_for(session, name, user))
+@router.get("/{project_name}", response_model=ProjectOut)
+def get_project(project_name: str, session: SessionDep, user: CurrentUser) -> ProjectOut:
+    return _one(session, service.project_for(session, project_name, user))
 
 
-@router.post("/{name}/members", response_model=ProjectOut, status_code=status.HTTP_201_CREATED)
-def add_member(name: str, body: MemberAdd, session: SessionDep, user: CurrentUser) -> ProjectOut:
-    project = service.project_for(session, name, user)
+@router.post("/{project_name}/members", response_model=ProjectOut, status_code=status.HTTP_201_CREATED)
+def add_member(project_name: str, body: MemberAdd, session: SessionDep, user: CurrentUser) -> ProjectOut:
+    project = service.project_for(session, project_name, user)
     service.require_manager(session, project, user, "adding members")
     service.add_member(session, project, body.username, body.role, body.default)
     return _one(session, project)
 
 
-@router.patch("/{name}/members/{username}", response_model=ProjectOut)
-def change_member(name: str, username: str, body: MemberChange, session: SessionDep, user: CurrentUser) -> ProjectOut:
+@router.patch("/{project_name}/members/{username}", response_model=ProjectOut)
+def change_member(project_name: str, username: str, body: MemberChange, session: SessionDep,
+                  user: CurrentUser) -> ProjectOut:
     """A member's role (managers and admins) or whether it is the member's default project (themselves too)."""
-    project = service.project_for(session, name, user)
+    project = service.project_for(session, project_name, user)
     if body.role is not None or username != user.username:
         service.require_manager(session, project, user, "changing a member's role")
     service.set_role(session, project, username, body.role, body.default)
     return _one(session, project)
 
 
-@router.delete("/{name}/members/{username}", response_model=ProjectOut)
-def remove_member(name: str, username: str, session: SessionDep, user: CurrentUser) -> ProjectOut:
-    project = service.project_for(session, name, user)
+@router.delete("/{project_name}/members/{username}", response_model=ProjectOut)
+def remove_member(project_name: str, username: str, session: SessionDep, user: CurrentUser) -> ProjectOut:
+    project = service.project_for(session, project_name, user)
     service.require_manager(session, project, user, "removing members")
     service.remove_member(session, project, username)
     return _one(session, project)
 
 
-@router.put("/{name}/quota", response_model=ProjectOut)
-def set_quota(name: str, body: QuotaSet, session: SessionDep, user: CurrentUser) -> ProjectOut:
+@router.put("/{project_name}/quota", response_model=ProjectOut)
+def set_quota(project_name: str, body: QuotaSet, session: SessionDep, user: CurrentUser) -> ProjectOut:
     """Set or lift (null) the hard quotas."""
-    project = service.project_for(session, name, user)
+    project = service.project_for(session, project_name, user)
     service.require_manager(session, project, user, "setting the quota")
     return _one(session, service.set_quota(session, project, body.quota_bytes, body.quota_objects))
 
 
-@router.post("/{name}/buckets", response_model=ProjectOut)
-def move_bucket(name: str, body: BucketMove, session: SessionDep, user: CurrentUser) -> ProjectOut:
+@router.post("/{project_name}/buckets", response_model=ProjectOut)
+def move_bucket(project_name: str, body: BucketMove, session: SessionDep, user: CurrentUser) -> ProjectOut:
     """Move a bucket the caller owns into the project (refused when its use would pass the project's quota)."""
-    project = service.project_for(session, name, user)
+    project = service.project_for(session, project_name, user)
     service.move_bucket(session, project, body.bucket, user)
     return _one(session, project)
