@@ -22,6 +22,7 @@ TASK_MODULES = [
     "tierpilot.benchmarks.tasks",
     "tierpilot.spend.tasks",
     "tierpilot.integrity.tasks",
+    "tierpilot.catalog.tasks",
 ]
 
 BEAT_SCHEDULE: dict[str, dict[str, object]] = {
@@ -49,6 +50,8 @@ BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     # closes finished UTC days of stored bytes (a run finding nothing to close returns at once); hourly, so a day
     # is closed within an hour of its end even after a missed run
     "spend.roll_up": {"task": "spend.roll_up", "schedule": timedelta(hours=1), "options": {"expires": 3600}},
+    # the usage deltas each write appends, folded before the Overview has many to sum
+    "catalog.fold_usage": {"task": "catalog.fold_usage", "schedule": timedelta(minutes=1), "options": {"expires": 120}},
     # each tier's objects due a fixity check since the last sweep (a sweep finding a tier leased leaves it)
     "integrity.audit_due": {"task": "integrity.audit_due", "schedule": timedelta(seconds=get_settings().fixity_sweep_s),
                             "options": {"expires": get_settings().fixity_sweep_s}},

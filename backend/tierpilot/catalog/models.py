@@ -46,7 +46,8 @@ class Object(Base):
     __table_args__ = (
         UniqueConstraint("bucket_id", "key", name="uq_objects_bucket_key"),
         Index("ix_objects_tier_id", "tier_id"),
-        Index("ix_objects_bucket_tier_created", "bucket_id", "tier_id", "created_at"),  # lifecycle due scans
+        # lifecycle due scans; with size, spend's sums of a bucket read the index alone
+        Index("ix_objects_bucket_tier_created_size", "bucket_id", "tier_id", "created_at", "size"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -178,3 +179,19 @@ class UploadPart(Base):
     # driver data needed to join the part later (e.g. the remote part ETag of an s3 tier)
     extra: Mapped[dict[str, Any]] = mapped_column(default=dict)
     last_modified: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class ObjectUsage(Base):
+    """Signed deltas of the current objects' count and bytes per bucket and tier, appended by triggers on
+    ``objects`` (migration 0021) and folded by ``repository.fold_usage``: their sums are the usage the Overview
+    shows, read without scanning the objects."""
+
+    __tablename__ = "object_usage"
+    __table_args__ = (Index("ix_object_usage_bucket_id_tier_id", "bucket_id", "tier_id"),
+                      {"sqlite_autoincrement": True})
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer(), "sqlite"), primary_key=True)
+    bucket_id: Mapped[int] = mapped_column(Integer)
+    tier_id: Mapped[int] = mapped_column(Integer)
+    objects: Mapped[int] = mapped_column(BigInteger)
+    bytes: Mapped[int] = mapped_column(BigInteger)

@@ -28,6 +28,7 @@ from sqlalchemy import (
     literal,
     literal_column,
     select,
+    text,
     true,
     type_coerce,
     union_all,
@@ -37,7 +38,7 @@ from sqlalchemy.orm import Session, aliased
 
 from tierpilot.auth import repository as auth_repository
 from tierpilot.catalog import projects
-from tierpilot.catalog.models import Bucket, MultipartUpload, Object, ObjectVersion, UploadPart
+from tierpilot.catalog.models import Bucket, MultipartUpload, Object, ObjectUsage, ObjectVersion, UploadPart
 from tierpilot.kit.db import UTCDateTime, utcnow
 
 OBJECTS = cast(Table, Object.__table__)
@@ -282,10 +283,11 @@ def bucket_counts_by_tier(session: Session) -> dict[int, int]:
 
 
 def bucket_usage(session: Session, owner_id: int | None) -> list[tuple[str, int, int, int, int]]:
-    """(name, owner id, tier id, objects, bytes) of every bucket (or one owner's), summed from its objects, by name."""
+    """(name, owner id, tier id, objects, bytes) of every bucket (or one owner's), its current objects summed from
+    the usage deltas (``ObjectUsage``), by name."""
     usage = (
-        select(Object.bucket_id, func.sum(Object.size).label("b"), func.count(Object.id).label("n"))
-        .group_by(Object.bucket_id)
+        select(ObjectUsage.bucket_id, func.sum(ObjectUsage.bytes).label("b"), func.sum(ObjectUsage.objects).label("n"))
+        .group_by(ObjectUsage.bucket_id)
         .subquery()
     )
     q = (
@@ -557,11 +559,39 @@ def restore_candidates_by_prefix(session: Session, bucket_id: int, prefix: str, 
 
 
 def usage_by_tier(session: Session, bucket_id: int | None = None) -> dict[int, tuple[int, int]]:
-    """Tier id -> (bytes, objects), of one bucket or all: one grouped scan (indexed by tier_id)."""
-    q = select(Object.tier_id, func.coalesce(func.sum(Object.size), 0), func.count(Object.id)).group_by(Object.tier_id)
+    """Tier id -> (bytes, objects) of the current objects, of one bucket or all: sums of the usage deltas, a few
+    rows per bucket and tier once folded, however many objects there are."""
+    n = func.sum(ObjectUsage.objects)
+    q = select(ObjectUsage.tier_id, func.sum(ObjectUsage.bytes), n).group_by(ObjectUsage.tier_id).having(n > 0)
     if bucket_id is not None:
-        q = q.where(Object.bucket_id == bucket_id)
-    return {int(t): (int(b), int(n)) for t, b, n in session.execute(q)}
+        q = q.where(ObjectUsage.bucket_id == bucket_id)
+    return {int(t): (int(b), int(count)) for t, b, count in session.execute(q)}
+
+
+def fold_usage(session: Session) -> int:
+    """Replace the usage deltas by one row per bucket and tier (their sums); returns how many rows it folded.
+
+    On PostgreSQL one statement deletes the rows its snapshot sees and inserts their sums, so deltas that writers
+    append meanwhile stay for the next fold; under SQLite's single writer two statements are as safe.
+    """
+    if session.get_bind().dialect.name == "postgresql":
+        return int(session.scalar(text(_FOLD_POSTGRESQL)) or 0)
+    t = cast(Table, ObjectUsage.__table__)
+    last = session.scalar(select(func.max(t.c.id)))
+    if last is None:
+        return 0
+    session.execute(t.insert().from_select(
+        ["bucket_id", "tier_id", "objects", "bytes"],
+        select(t.c.bucket_id, t.c.tier_id, func.sum(t.c.objects), func.sum(t.c.bytes)).where(t.c.id <= last)
+        .group_by(t.c.bucket_id, t.c.tier_id).having((func.sum(t.c.objects) != 0) | (func.sum(t.c.bytes) != 0))))
+    return int(session.execute(delete(t).where(t.c.id <= last)).rowcount or 0)  # type: ignore[attr-defined]
+
+
+_FOLD_POSTGRESQL = """WITH gone AS (DELETE FROM object_usage RETURNING bucket_id, tier_id, objects, bytes),
+sums AS (INSERT INTO object_usage (bucket_id, tier_id, objects, bytes)
+         SELECT bucket_id, tier_id, sum(objects), sum(bytes) FROM gone GROUP BY bucket_id, tier_id
+         HAVING sum(objects) <> 0 OR sum(bytes) <> 0 RETURNING 1)
+SELECT count(*) FROM gone"""
 
 
 def tier_totals(session: Session, tier_id: int, min_billable_bytes: int,

@@ -137,15 +137,16 @@ class Line:
 
 
 def _storage(session: Session, bucket_ids: Sequence[int], months: Sequence[Month], now: datetime,
-             rolled_up: bool) -> dict[tuple[int, int, int], Stored]:
+             rolled_up: bool, held: Held, exact: int) -> dict[tuple[int, int, int], Stored]:
     """(month index, bucket, tier) -> stored bytes: the finished days the roll-up closed from its rows, the rest
-    (today, days not closed yet, or every day when ``rolled_up`` is off) from the catalog and its history."""
+    (today, days not closed yet, or every day when ``rolled_up`` is off) from the catalog and its history; ``held``
+    filled on the way (``stored.by_month``)."""
     until = repository.rollup_until(session) if rolled_up else None
     if until is None:
-        return stored.by_month(session, bucket_ids, months, months[0].start, now)
+        return stored.by_month(session, bucket_ids, months, months[0].start, now, held, exact)
     index = {m.first.isoformat()[:7]: i for i, m in enumerate(months)}
     live_from = max(months[0].start, datetime.fromisoformat(until).replace(tzinfo=UTC))
-    out = stored.by_month(session, bucket_ids, months, live_from, now)
+    out = stored.by_month(session, bucket_ids, months, live_from, now, held, exact)
     for month, bucket_id, tier_id, n, billable, short, objects in repository.month_totals(
             session, bucket_ids, months[0].first.isoformat(), until):
         i = index.get(month)
@@ -267,17 +268,20 @@ def _shares(buckets: Sequence[Bucket], held: Held) -> dict[int, dict[int, Decima
     return out
 
 
-def _compute(session: Session, buckets: Sequence[Bucket], held: Held, first_month: date, last_month: date,
-             group_by: GroupBy, now: datetime, rolled_up: bool) -> list[MonthSpend]:
+def _compute(session: Session, buckets: Sequence[Bucket], held: Held, exact: int, first_month: date,
+             last_month: date, group_by: GroupBy, now: datetime, rolled_up: bool) -> list[MonthSpend]:
+    """The months' spend; fills ``held`` (what the buckets store now, sizes below ``exact`` apart) from the same
+    read of the catalog as the months' storage."""
     bucket_ids = [b.id for b in buckets]
     owners = auth_repository.usernames(session, {b.owner_id for b in buckets})
-    shares = _shares(buckets, held)
     all_tiers = tiers_repository.tiers_by_id(session, None)
-    tier_ids = {t for s in shares.values() for t in s} | set(all_tiers)
+    # every tier that holds bytes is a row of tiers (objects reference them), and an empty bucket's share is its tier's
+    tier_ids = set(all_tiers) | {b.tier_id for b in buckets}
     destinations = {t.id: egress_destination(t.price_ref) for t in all_tiers.values()}
     months = _months(session, tier_ids, first_month, last_month)
     _, tier_names = tier_prices(session, tier_ids, month_end(last_month))
-    storage = _storage(session, bucket_ids, months, now, rolled_up)
+    storage = _storage(session, bucket_ids, months, now, rolled_up, held, exact)
+    shares = _shares(buckets, held)
     restored = _restores(session, {b.name: b.id for b in buckets}, months, now)
     meters = repository.usage_between(session, first_month.isoformat(), month_end(last_month).isoformat(),
                                       bucket_ids)
@@ -553,9 +557,9 @@ def spend(session: Session, user: User, month_text: str, group_by: str, divergen
     if month > now.date().replace(day=1):
         raise Invalid("month is in the future", field="month")
     buckets = catalog_repository.buckets_named(session, None, None if user.is_admin else user.id)
-    held = stored.held_now(session, [b.id for b in buckets], now, pricing.all_catalogs(session).values())
-    months = _compute(session, buckets, held, shift(month, -(HISTORY_MONTHS - 1)), month, cast(GroupBy, group_by),
-                      now, rolled_up)
+    held: Held = {b.id: {} for b in buckets}
+    months = _compute(session, buckets, held, stored.exact_below(pricing.all_catalogs(session).values()),
+                      shift(month, -(HISTORY_MONTHS - 1)), month, cast(GroupBy, group_by), now, rolled_up)
     current = months[-1]
     total = sum((line.total for line in current.lines.values()), ZERO)
     full = Decimal(current.days_in_month)

@@ -134,14 +134,22 @@ def _aware(moment: datetime) -> datetime:
 
 
 def pieces(session: Session, bucket_ids: Sequence[int], since: datetime, now: datetime,
-           exact_below: int) -> Iterator[Piece]:
+           exact_below: int, held: Held | None = None) -> Iterator[Piece]:
     """What the buckets stored from ``since`` to ``now`` (starts before ``since`` are summed as ``since`` in the
-    database, except the history's spans, whose true start the minimum duration needs)."""
+    database, except the history's spans, whose true start the minimum duration needs). ``held``: also filled with
+    what they store now (``Held``), from the same rows: one grouped read of the buckets' objects, not two."""
     until = int(now.timestamp())
     floor = int(since.timestamp())
+    now_held: dict[tuple[int, int, int | None], list[int]] = {}
     for bucket_id, tier_id, at, n, nbytes, size in catalog_repository.stored_totals(session, bucket_ids, since,
                                                                                      exact_below):
+        if held is not None:
+            acc = now_held.setdefault((bucket_id, tier_id, size), [0, 0])
+            acc[0] += n
+            acc[1] += nbytes
         yield Piece(bucket_id, tier_id, nbytes, n, size, int(_aware(at).timestamp()), until, False)
+    if held is not None:
+        _hold(held, now_held)
     # a lifecycle move keeps a version's creation time: its current tier holds it only since the move
     for noncurrent, moved in enumerate(repository.last_moves(session, bucket_ids, since)):
         ids = sorted(moved)
@@ -162,18 +170,23 @@ def exact_below(catalogs: Iterable[Catalog]) -> int:
 
 
 def by_month(session: Session, bucket_ids: Sequence[int], months: Sequence[Month], since: datetime,
-             now: datetime) -> dict[tuple[int, int, int], Stored]:
+             now: datetime, held: Held | None = None, exact: int = 0) -> dict[tuple[int, int, int], Stored]:
     """(month index, bucket, tier) -> stored bytes from ``since`` (at the earliest the first month's start) to
-    ``now``, with what leaving before the class's minimum duration still owes, in the month the bytes left."""
+    ``now``, with what leaving before the class's minimum duration still owes, in the month the bytes left.
+
+    ``held`` is filled with what the buckets store now, sizes below ``exact`` summed apart (a bound above the
+    months' own only splits their groups finer, which bills the same)."""
     out: dict[tuple[int, int, int], Stored] = {}
     floor = int(since.timestamp())
     bounds = [(max(int(m.start.timestamp()), floor), int(m.stop.timestamp())) for m in months]
     if not months or bounds[-1][0] >= bounds[-1][1]:
+        if held is not None:
+            _hold(held, _held_groups(session, bucket_ids, now, exact))
         return out
     rules: list[dict[int, tuple[int, int]]] = [{} for _ in months]
     catalogs = [p.catalog for m in months for p in m.prices.values()]
     for bucket_id, tier_id, nbytes, count, size, start, end, ended in pieces(
-            session, bucket_ids, max(since, months[0].start), now, exact_below(catalogs)):
+            session, bucket_ids, max(since, months[0].start), now, max(exact, exact_below(catalogs)), held):
         for i, (lo, hi) in enumerate(bounds):
             seconds = (end if end < hi else hi) - (start if start > lo else lo)
             if seconds > 0:
@@ -201,14 +214,21 @@ Held = dict[int, dict[int, list[tuple[int, int, int | None]]]]
 MONTH_S = DAYS_PER_MONTH * 86400
 
 
-def held_now(session: Session, bucket_ids: Sequence[int], now: datetime, catalogs: Iterable[Catalog]) -> Held:
-    """Every version the buckets store now, current and noncurrent (delete markers hold no bytes), per tier, small
-    ones by size: what a month of storage ahead bills (two grouped scans, not one per bucket)."""
-    out: Held = {b: {} for b in bucket_ids}
-    for bucket_id, tier_id, _, n, nbytes, size in catalog_repository.stored_totals(session, bucket_ids, now,
-                                                                                    exact_below(catalogs)):
-        out[bucket_id].setdefault(tier_id, []).append((n, nbytes, size))
+def _held_groups(session: Session, bucket_ids: Sequence[int], now: datetime, exact: int
+                 ) -> dict[tuple[int, int, int | None], list[int]]:
+    """Every version the buckets store now, current and noncurrent (delete markers hold no bytes), by bucket, tier
+    and (below ``exact`` bytes) size: (versions, bytes)."""
+    out: dict[tuple[int, int, int | None], list[int]] = {}
+    for bucket_id, tier_id, _, n, nbytes, size in catalog_repository.stored_totals(session, bucket_ids, now, exact):
+        acc = out.setdefault((bucket_id, tier_id, size), [0, 0])
+        acc[0] += n
+        acc[1] += nbytes
     return out
+
+
+def _hold(held: Held, groups: Mapping[tuple[int, int, int | None], Sequence[int]]) -> None:
+    for (bucket_id, tier_id, size), (n, nbytes) in groups.items():
+        held.setdefault(bucket_id, {}).setdefault(tier_id, []).append((n, nbytes, size))
 
 
 def month_held(groups: Iterable[tuple[int, int, int | None]], rule: tuple[int, int]) -> Stored:
