@@ -24,6 +24,7 @@ from tierpilot.auth.router import router as auth_router
 from tierpilot.benchmarks.reference import router as reference_router
 from tierpilot.benchmarks.router import router as benchmarks_router
 from tierpilot.catalog.router import router as catalog_router
+from tierpilot.events.router import router as events_router
 from tierpilot.identity.router import router as identity_router
 from tierpilot.integrity.router import router as integrity_router
 from tierpilot.kit import metrics
@@ -107,7 +108,7 @@ def health(request: Request) -> JSONResponse:
 ROUTERS = (health_router, auth_router, overview_router, reference_router, benchmarks_router, tiers_router,
            adoption_router, catalog_router, planner_router, reservations_router, restores_router, notifications_router,
            lifecycle_router, requests_router, spend_router, sharing_router, integrity_router, identity_router,
-           projects_router)
+           projects_router, events_router)
 
 
 def metrics_endpoint(request: Request) -> Response:

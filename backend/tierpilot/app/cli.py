@@ -10,6 +10,7 @@ import typer
 
 from tierpilot.adoption.cli import tiers_app
 from tierpilot.benchmarks.cli import bench_app
+from tierpilot.events.cli import events_app
 from tierpilot.gateway.cli import gateway_app
 from tierpilot.integrity.cli import fixity_app
 from tierpilot.kit.settings import get_settings
@@ -32,6 +33,7 @@ app.add_typer(tiers_app, name="tiers")
 app.add_typer(bench_app, name="bench")
 app.add_typer(projects_app, name="projects")
 app.add_typer(fixity_app, name="fixity")
+app.add_typer(events_app, name="events")
 app.command("fsck")(fsck)
 app.command("plan")(plan)
 app.command("mount")(mount)

@@ -5,6 +5,7 @@ from tierpilot.audit.models import AuditEvent
 from tierpilot.auth.models import AccessKey, ApiToken, User
 from tierpilot.benchmarks.models import BenchmarkRun
 from tierpilot.catalog.models import Bucket, MultipartUpload, Object, ObjectVersion, UploadPart
+from tierpilot.events.models import DeadLetter, EventConfiguration, EventDelivery, EventTarget, OutboxEvent  # noqa: F401
 from tierpilot.integrity.models import FixityCheck, FixityCursor
 from tierpilot.kit.counters import SharedCounter
 from tierpilot.kit.db import Base

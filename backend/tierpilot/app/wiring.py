@@ -15,6 +15,8 @@ only by the edges (API, gateway, worker, CLI), fills it:
   (``tiers.service.install_catalogs``).
 - ``install()`` also lets the catalog place new buckets in their owner's default project and move a project's
   quota counter with every change of a bucket's totals (``catalog.projects.install``).
+- ``install()`` also lets the catalog record bucket events in the transaction of each change
+  (``catalog.events.install``: the events domain's outbox listener, which knows the buckets with configurations).
 - ``install()`` also lets auth check passwords of names without a local one against the LDAP directory
   (``auth.service.install_password_backend``: the identity domain maps the directory's groups to projects).
 - ``GATEWAY_EXTENSIONS``: the domains' gateway modules. Importing one registers its S3 operations
@@ -29,10 +31,13 @@ from types import ModuleType
 
 from tierpilot.auth import accounts
 from tierpilot.auth import service as auth_service
+from tierpilot.catalog import events as catalog_events
 from tierpilot.catalog import projects as catalog_projects
 from tierpilot.catalog import repository as catalog_repository
 from tierpilot.catalog import service as catalog_service
 from tierpilot.drivers import registry
+from tierpilot.events import outbox as events_outbox
+from tierpilot.events import s3api as events_s3api
 from tierpilot.identity import ldap as identity_ldap
 from tierpilot.identity import sts as identity_sts
 from tierpilot.lifecycle import s3api as lifecycle_s3api
@@ -50,7 +55,7 @@ from tierpilot.tiers import service as tiers_service
 # spend after reservations: it meters the flows of the policy reservations installs; projects' quota check
 # wraps them all, so a refused write opens no reservation flow
 GATEWAY_EXTENSIONS: tuple[ModuleType, ...] = (lifecycle_s3api, restores_s3api, reservations_gateway, spend_gateway,
-                                              sharing_s3api, projects_gateway, identity_sts)
+                                              sharing_s3api, projects_gateway, events_s3api, identity_sts)
 
 
 def install() -> None:
@@ -61,3 +66,4 @@ def install() -> None:
     tiers_service.install_catalogs(planner_service.get_catalog)
     catalog_service.install_shared_access(sharing_visibility.allows, sharing_visibility.names)
     catalog_projects.install(projects_service.Directory())
+    catalog_events.install(events_outbox.directory)

@@ -21,6 +21,7 @@ from typing import Any, Generic, Protocol, TypeVar, cast
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from tierpilot.catalog import events as object_events
 from tierpilot.catalog import hotread, projects, repository, versions
 from tierpilot.catalog.errors import (
     AccessDenied,
@@ -396,6 +397,7 @@ class ObjectWrite:
     legal_hold: bool = False
     part_sizes: list[int] | None = None
     part_checksums: list[str] | None = None
+    event: str = "ObjectCreated:Put"  # the S3 event it makes (Post, Copy, CompleteMultipartUpload)
 
 
 # a write's row and the blob it replaced (to delete once committed)
@@ -512,12 +514,21 @@ def record_objects(session: Session, writes: Sequence[ObjectWrite],
         if len(writes) > 1:  # detached: a later write of the key loads a row of its own, not this answer's
             session.expunge(obj)
         out[i] = obj, replaced
+    _emit_created(session, writes, out)
     # the buckets' totals last: every write locks the objects' rows before them, rounds too (in bucket id order)
     for bucket_id in sorted(usage):
         moved = usage[bucket_id]
         _check_space(repository.add_usage_row(session, bucket_id, moved.objects, moved.nbytes), moved.grew,
                      moved.nbytes, now)
     return cast(list[Recorded | CatalogError], out)
+
+
+def _emit_created(session: Session, writes: Sequence[ObjectWrite], out: list[Recorded | CatalogError | None]) -> None:
+    """The round's object events, in its transaction (nothing is built for a bucket nobody watches)."""
+    changes = [object_events.Change(w.bucket_id, w.key, w.event, w.size, w.etag, o[0].version_id)
+               for w, o in zip(writes, out, strict=True) if isinstance(o, tuple) and object_events.watched(w.bucket_id)]
+    if changes:
+        object_events.emit(session, changes)
 
 
 def _values(write: ObjectWrite, settings: repository.BucketVersioning, version_id: str,

@@ -91,6 +91,7 @@ class NewObject:
     lock_mode: str | None = None
     lock_until: datetime | None = None
     legal_hold: bool = False
+    event: str = "ObjectCreated:Put"  # the S3 event of a whole-object write (a POST form's is ObjectCreated:Post)
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,7 @@ class _Row:
     if_none_match: str | None = None
     part_sizes: list[int] | None = None
     part_checksums: list[str] | None = None
+    event: str | None = None  # a copy's or a completion's, else the spec's
 
     def write(self) -> service.ObjectWrite:
         spec = self.spec
@@ -120,6 +122,7 @@ class _Row:
             checksum_value=self.checksum_value, parts_count=self.parts_count, tags=spec.tags, if_match=self.if_match,
             if_none_match=self.if_none_match, lock_mode=spec.lock_mode, lock_until=spec.lock_until,
             legal_hold=spec.legal_hold, part_sizes=self.part_sizes, part_checksums=self.part_checksums,
+            event=self.event or spec.event,
         )
 
 
@@ -413,7 +416,7 @@ def copy_object(src: Object, bucket: Bucket, key: str, spec: NewObject, *, if_ma
         return _record(_Row(bucket, key, spec, locator, size=result.size, etag=result.md5_hex or src.etag,
                             checksum_value=src.checksum_value, checksum_algorithm=src.checksum_algorithm,
                             parts_count=src.parts_count if not result.md5_hex else None,
-                            if_match=if_match, if_none_match=if_none_match))
+                            if_match=if_match, if_none_match=if_none_match, event="ObjectCreated:Copy"))
     except CommitUnresolved:
         raise
     except BaseException:
@@ -481,7 +484,8 @@ def complete_upload(bucket: Bucket, upload: MultipartUpload, requested: Sequence
         obj = _record(_Row(bucket, upload.key, spec, locator, size=size, etag=etag, checksum_value=value,
                            checksum_algorithm=alg, parts_count=len(parts), if_match=if_match,
                            if_none_match=if_none_match, part_sizes=[p.size for p in parts],
-                           part_checksums=[p.checksum_value or "" for p in parts] if value else None),
+                           part_checksums=[p.checksum_value or "" for p in parts] if value else None,
+                           event="ObjectCreated:CompleteMultipartUpload"),
                       end_upload=upload.upload_id)
     except CommitUnresolved:
         raise

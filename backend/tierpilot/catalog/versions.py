@@ -17,6 +17,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from sqlalchemy.orm import Session
 
+from tierpilot.catalog import events as object_events
 from tierpilot.catalog import repository
 from tierpilot.catalog.errors import InvalidBucketState, InvalidInput, NoSuchBucket, NoSuchVersion, ObjectLocked
 from tierpilot.catalog.models import VERSION_FIELDS, Object, ObjectVersion
@@ -141,9 +142,20 @@ def promote_newest(session: Session, bucket_id: int, key: str) -> None:
 
 
 def delete_key(session: Session, bucket_id: int, key: str, version_id: str | None, *,
-               bypass_governance: bool = False, now: datetime | None = None) -> Deleted:
-    """S3's DeleteObject on a bucket of any versioning state; totals follow."""
-    now = now or utcnow()
+               bypass_governance: bool = False, now: datetime | None = None,
+               event_family: str = "ObjectRemoved") -> Deleted:
+    """S3's DeleteObject on a bucket of any versioning state; totals follow, and its event when something went
+    (``event_family``: LifecycleExpiration for an expiration)."""
+    out = _delete_key(session, bucket_id, key, version_id, bypass_governance, now or utcnow())
+    if (out.blobs or out.delete_marker) and object_events.watched(bucket_id):
+        kind = "DeleteMarkerCreated" if out.marker_version_id is not None else "Delete"
+        object_events.emit(session, [object_events.Change(bucket_id, key, f"{event_family}:{kind}",
+                                                          version_id=out.version_id)])
+    return out
+
+
+def _delete_key(session: Session, bucket_id: int, key: str, version_id: str | None, bypass_governance: bool,
+                now: datetime) -> Deleted:
     settings = repository.bucket_versioning(session, bucket_id)
     if settings is None:
         raise NoSuchBucket("The specified bucket does not exist")

@@ -135,7 +135,6 @@ _ABSENT = {
 }
 _EMPTY = {
     "logging": ("BucketLoggingStatus", []),
-    "notification": ("NotificationConfiguration", []),
     "requestPayment": ("RequestPaymentConfiguration", ["<Payer>BucketOwner</Payer>"]),
     "accelerate": ("AccelerateConfiguration", []),
 }

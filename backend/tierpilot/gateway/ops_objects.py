@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from tierpilot.catalog import events as object_events
 from tierpilot.catalog import hotread, repository, store, versions
 from tierpilot.catalog import service as catalog
 from tierpilot.catalog.errors import CatalogError
@@ -544,13 +545,14 @@ async def copy_object(req: Request) -> None:
 # tagging ---------------------------------------------------------------------------------------------
 
 
-def _set_tags(bucket_id: int, key: str, tags: dict[str, Any]) -> None:
+def _set_tags(bucket_id: int, key: str, tags: dict[str, Any], event: str) -> None:
     with transaction(write=True) as session:
         obj = repository.get_object(session, bucket_id, key, for_update=True)
         if obj is None:
             catalog.require_bucket(session, bucket_id)
             raise no_such_key(key)
         obj.tags = tags
+        object_events.emit(session, [object_events.Change(bucket_id, key, event, obj.size, obj.etag, obj.version_id)])
 
 
 @route("GET", "object", "tagging")
@@ -571,12 +573,12 @@ async def put_object_tagging(req: Request) -> None:
     pairs = [(xmlio.required_text(tag, "Key"), xmlio.child_text(tag, "Value") or "")
              for tag_set in xmlio.children(doc, "TagSet") for tag in xmlio.children(tag_set, "Tag")]
     tags = validate_tags(pairs)
-    await run(_set_tags, bucket.id, key, tags)
+    await run(_set_tags, bucket.id, key, tags, "ObjectTagging:Put")
     await req.respond(200, content_type=None)
 
 
 @route("DELETE", "object", "tagging")
 async def delete_object_tagging(req: Request) -> None:
     bucket = await bucket_of(req)
-    await run(_set_tags, bucket.id, key_of(req), {})
+    await run(_set_tags, bucket.id, key_of(req), {}, "ObjectTagging:Delete")
     await req.respond(204, content_type=None)

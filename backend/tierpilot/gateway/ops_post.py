@@ -437,7 +437,8 @@ async def post_object(req: Request) -> None:
         spec = store.NewObject(tier=tier, storage_class=storage_class, content_type=fields.get("content-type"),
                                user_metadata=meta, headers=headers, tags=tags,
                                checksum_algorithm=algorithm or checksums.INGEST,  # type: ignore[arg-type]
-                               lock_mode=lock_mode, lock_until=lock_until, legal_hold=legal_hold)
+                               lock_mode=lock_mode, lock_until=lock_until, legal_hold=legal_hold,
+                               event="ObjectCreated:Post")
         obj = await run(store.put_object, bucket, key, _chunks(form.spool), spec, verify=verify)
     finally:
         if form.spool is not None:

@@ -187,6 +187,11 @@ class Settings(BaseSettings):
     fixity_sweep_s: float = Field(3600.0, gt=0, description="period of beat's integrity.audit_due, which checks "
                                   "each tier's share of objects due since the last sweep")
 
+    # bucket events (S3 notifications)
+    events_outbox_max: int = Field(100_000, ge=1, description="events waiting in the outbox at most; once full, new "
+                                   "events are dropped (counted) and admins get an in-app alert")
+    events_max_attempts: int = Field(10, ge=1, description="deliveries of one event before it becomes a dead letter")
+    events_drain_s: float = Field(1.0, gt=0, description="period of beat's events.deliver, which drains the outbox")
     # webhooks
     webhook_timeout_s: float = Field(5.0, gt=0, description="time-out of one webhook delivery, seconds")
     webhook_max_attempts: int = Field(8, ge=1, description="webhook deliveries before giving up")

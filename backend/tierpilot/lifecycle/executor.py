@@ -32,6 +32,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy.orm import Session
 
+from tierpilot.catalog import events as object_events
 from tierpilot.catalog import repository as catalog_repository
 from tierpilot.catalog import service as catalog_service
 from tierpilot.catalog import versions as catalog_versions
@@ -454,6 +455,7 @@ def _switch(copies: list[_Copied], others: list[_Claimed], owner: str, out: dict
                     out[move.id] = Outcome(move.id, "lost")
                 elif switch(session, obj.id, obj.locator, obj.etag, tier_id=cp.dst.id, storage_class=dst_class,
                             locator=obj.locator):
+                    _transitioned(session, obj, dst_class)
                     meter.add("transition", cp.src.id, cp.dst.id, objects=1, transition_requests=1)
                     out[move.id] = Outcome(move.id, "done")
                 else:
@@ -469,6 +471,7 @@ def _switch(copies: list[_Copied], others: list[_Claimed], owner: str, out: dict
                 unused.append((cp.dst, move.dst_locator))
             elif switch(session, obj.id, obj.locator, obj.etag, tier_id=cp.dst.id, storage_class=dst_class,
                         locator=move.dst_locator):
+                _transitioned(session, obj, dst_class)
                 meter.add("transition", cp.src.id, cp.dst.id, objects=1, nbytes=cp.result.size,
                           transition_requests=1, early_deletion_nanousd=early_nano, early_deletions=int(early))
                 move.state, move.switched_at = "switched", now
@@ -494,6 +497,12 @@ def _switch(copies: list[_Copied], others: list[_Claimed], owner: str, out: dict
     return switched
 
 
+def _transitioned(session: Session, obj: Object, storage_class: str) -> None:
+    object_events.emit(session, [object_events.Change(
+        obj.bucket_id, obj.key, "LifecycleTransition", obj.size, obj.etag, obj.version_id,
+        {"lifecycleEventData": {"transitionEventData": {"destinationStorageClass": storage_class}}})])
+
+
 def _expire(session: Session, claimed: _Claimed, owner: str, now: datetime, prices: _Prices, meter: _Meter,
             switched: list[LifecycleMove], out: dict[int, Outcome]) -> None:
     move, obj = claimed.move, claimed.obj
@@ -505,6 +514,8 @@ def _expire(session: Session, claimed: _Claimed, owner: str, now: datetime, pric
     elif (catalog_repository.delete_unlocked_version(session, obj.id, obj.locator) if move.action == "nc_expiration"
           else catalog_repository.delete_object(session, obj.id, obj.locator)):
         catalog_repository.add_usage(session, move.bucket_id, -1, -obj.size)
+        object_events.emit(session, [object_events.Change(move.bucket_id, obj.key, "LifecycleExpiration:Delete",
+                                                          version_id=obj.version_id)])
         meter.add("expiration", move.src_tier_id, 0, objects=1, nbytes=obj.size, early_deletion_nanousd=early_nano,
                   early_deletions=int(early))
         move.state, move.switched_at = "switched", now
@@ -543,7 +554,8 @@ def _expire_versioned(session: Session, claimed: _Claimed, owner: str, now: date
         return
     try:
         with session.begin_nested():
-            deleted = catalog_versions.delete_key(session, move.bucket_id, move.key, None, now=now)
+            deleted = catalog_versions.delete_key(session, move.bucket_id, move.key, None, now=now,
+                                                  event_family="LifecycleExpiration")
     except ObjectLocked:
         _close(session, move, owner, now, out, False, "object lock protects the version")
         return
@@ -561,6 +573,8 @@ def _expire_marker(session: Session, move: LifecycleMove, owner: str, now: datet
     """ExpiredObjectDeleteMarker: a delete marker that is all that is left of its key goes."""
     assert move.object_id is not None
     gone = catalog_repository.delete_lone_marker(session, move.bucket_id, move.object_id)
+    if gone:
+        object_events.emit(session, [object_events.Change(move.bucket_id, move.key, "LifecycleExpiration:Delete")])
     _close(session, move, owner, now, out, gone, "the key has versions again")
 
 

@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy.orm import Session
 
+from tierpilot.catalog import events as object_events
 from tierpilot.catalog import repository as catalog_repository
 from tierpilot.catalog.errors import CatalogError, InvalidObjectState, NoSuchKey
 from tierpilot.catalog.models import Bucket, Object
@@ -22,7 +23,7 @@ from tierpilot.restores import repository
 from tierpilot.restores.models import SPEED_RANK, RestoreItem
 from tierpilot.restores.schedule import next_poll_at, tier_schedules
 from tierpilot.restores.service import is_archived
-from tierpilot.restores.sweep import call_with_backoff
+from tierpilot.restores.sweep import call_with_backoff, restore_event_data
 
 
 class RestoreAlreadyInProgress(CatalogError, Conflict):
@@ -73,6 +74,7 @@ def record(session: Session, obj: Object, tier: TierSpec, user_id: int, days: in
     catalog_repository.set_restore_state(session, [{"_object_id": obj.id, "_locator": obj.locator,
                                                     "restore_state": "ongoing", "restore_speed": speed,
                                                     "restore_expiry": None}])
+    _restore_event(session, obj, "ObjectRestore:Post", None)
     item = repository.active_item_for_object(session, obj.id, obj.locator)
     if item is None:
         first = now + timedelta(seconds=schedule.first_offset_at_or_after(
@@ -90,12 +92,18 @@ def record(session: Session, obj: Object, tier: TierSpec, user_id: int, days: in
     session.flush()
 
 
+def _restore_event(session: Session, obj: Object, name: str, expiry: datetime | None) -> None:
+    object_events.emit(session, [object_events.Change(obj.bucket_id, obj.key, name, obj.size, obj.etag,
+                                                      obj.version_id, restore_event_data(expiry))])
+
+
 def _extend(session: Session, obj: Object, user_id: int, days: int, speed: str, expiry: datetime | None,
             now: datetime) -> None:
     catalog_repository.set_restore_state(session, [{"_object_id": obj.id, "_locator": obj.locator,
                                                     "restore_state": "restored",
                                                     "restore_speed": obj.restore_speed or speed,
                                                     "restore_expiry": expiry}])
+    _restore_event(session, obj, "ObjectRestore:Completed", expiry)
     ready = repository.ready_items_for_object(session, obj.id, obj.locator)
     for item in ready:
         item.expires_at = expiry

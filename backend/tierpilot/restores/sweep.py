@@ -25,6 +25,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from tierpilot.catalog import events as object_events
 from tierpilot.catalog import repository as catalog_repository
 from tierpilot.drivers.base import (
     BlobNotFound,
@@ -247,6 +248,7 @@ class _Writes:
     catalog: list[dict[str, Any]] = field(default_factory=list)
     counters: dict[tuple[int, int], dict[str, int]] = field(default_factory=dict)
     batches: set[int] = field(default_factory=set)
+    events: list[tuple[Any, str, datetime | None]] = field(default_factory=list)  # (item, event name, expiry)
 
     def move(self, row: Any, to_state: str) -> None:
         if row.batch_id is None or to_state == row.state:
@@ -263,6 +265,38 @@ class _Writes:
         if row.object_id is not None:
             self.catalog.append({"_object_id": row.object_id, "_locator": row.locator, "restore_state": state,
                                  "restore_speed": row.speed if state else None, "restore_expiry": expiry})
+            name = _RESTORE_EVENTS.get(state)
+            if name is not None:
+                self.events.append((row, name, expiry))
+
+
+# the S3 event of a restore state the catalog takes (None: the restored copy expired)
+_RESTORE_EVENTS = {"ongoing": "ObjectRestore:Post", "restored": "ObjectRestore:Completed",
+                   None: "ObjectRestore:Delete"}
+
+
+def restore_event_data(expiry: datetime | None) -> dict[str, Any]:
+    """What S3 adds to a restore's event: when the restored copy expires."""
+    if expiry is None:
+        return {}
+    return {"glacierEventData": {"restoreEventData": {
+        "lifecycleRestorationExpiryTime": expiry.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+        "lifecycleRestoreStorageClass": "STANDARD"}}}
+
+
+def restore_events(session: Session, items: Sequence[tuple[Any, str, datetime | None]]) -> None:
+    """The S3 events of restore items' changes, in the transaction that makes them."""
+    if not items:
+        return
+    objects = catalog_repository.objects_by_id(session, [item.object_id for item, _name, _expiry in items])
+    changes = []
+    for item, name, expiry in items:
+        obj = objects.get(item.object_id)
+        if obj is None or not object_events.watched(obj.bucket_id):
+            continue
+        changes.append(object_events.Change(obj.bucket_id, obj.key, name, obj.size, obj.etag, obj.version_id,
+                                            restore_event_data(expiry)))
+    object_events.emit(session, changes)
 
 
 def _first_poll(requested_at: datetime, schedule: PollSchedule, hint: datetime | None) -> datetime:
@@ -343,6 +377,7 @@ def _apply(session: Session, token: str, outcomes: Sequence[Outcome], contexts: 
         writes.items.append(values)
     repository.write_items(session, writes.items)
     catalog_repository.set_restore_state(session, writes.catalog)
+    restore_events(session, writes.events)
     repository.add_counters(session, writes.counters)
     settle_batches(session, writes.batches, now, stats)
 
