@@ -48,7 +48,8 @@ def test_fill_form_move_break_even_save_share_and_download_csv(page: Page, produ
     for tier in ("hot-disk", "infrequent", "archive"):
         expect(mine.get_by_label(f"tier:{tier}", exact=True)).to_be_checked()
     form.get_by_label("Price catalog").select_option("aws-ap-northeast-1-2018")
-    form.get_by_label("Stored volume (GiB)").fill("633")
+    form.get_by_label("Stored volume", exact=True).fill("633")
+    form.get_by_label("Unit").select_option("GiB")
     form.get_by_label("Objects").fill("1000")
     form.get_by_label("Full reads per month").fill("0.5")
     form.get_by_label("Downloads go to").select_option("same-region")

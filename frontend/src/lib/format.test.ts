@@ -7,9 +7,11 @@ import {
   formatCountOf,
   formatDateTime,
   formatDuration,
+  formatGib,
   formatMoney,
   formatPercent,
   formatRate,
+  formatSize,
   usedShare,
 } from "./format";
 
@@ -101,7 +103,9 @@ describe("one way for counts, rates, money and zoned dates", () => {
   it("keeps sub-cent amounts visible", () => {
     expect(formatMoney(1234.5)).toBe("$1,234.50");
     expect(formatMoney(0.0042)).toBe("$0.0042");
-    expect(formatMoney(0.000123)).toBe("$0.00012");
+    expect(formatMoney(0.000123)).toBe("$0.000123");
+    expect(formatMoney(1124.19)).toBe("$1,124.19");
+    expect(formatMoney(-0.0042)).toBe("-$0.0042");
     expect(formatMoney(0)).toBe("$0.00");
     expect(formatMoney(Number.NaN)).toBe("—");
   });
@@ -111,5 +115,45 @@ describe("one way for counts, rates, money and zoned dates", () => {
     const zoned = formatDateTime("2026-11-22T10:00:00Z", true);
     expect(zoned).not.toBe(plain);
     expect(zoned).toMatch(/UTC|GMT|[A-Z]{2,5}/);
+  });
+});
+
+describe("formatMoney with a unit", () => {
+  it("prints unit prices below a dollar with three significant digits and their unit", () => {
+    expect(formatMoney(0.01123046875, "GiB-month")).toBe("$0.0112/GiB-month");
+    expect(formatMoney(0.023, "GiB-month")).toBe("$0.023/GiB-month");
+    expect(formatMoney(0.00099, "GiB-month")).toBe("$0.00099/GiB-month");
+    expect(formatMoney(10, "1k requests")).toBe("$10.00/1k requests");
+    expect(formatMoney(0, "GiB")).toBe("$0.00/GiB");
+  });
+
+  it("prints zero and whole amounts as cents, with the currency sign first", () => {
+    expect(formatMoney(0)).toBe("$0.00");
+    expect(formatMoney(912.6)).toBe("$912.60");
+    expect(formatMoney(0.00004)).toBe("$0.00004");
+  });
+});
+
+describe("formatSize", () => {
+  it("prints binary units with thousands separators and one decimal at most", () => {
+    expect(formatGib(204800)).toBe("200 TiB");
+    expect(formatGib(10240, "GiB")).toBe("10,240 GiB");
+    expect(formatGib(10240)).toBe("10 TiB");
+    expect(formatGib(633)).toBe("633 GiB");
+    expect(formatGib(1536)).toBe("1.5 TiB");
+    expect(formatSize(1536)).toBe("1.5 KiB");
+    expect(formatSize(1023)).toBe("1,023 B");
+    expect(formatGib(0)).toBe("0 B");
+    expect(formatGib(1.2 * 1024 ** 3)).toBe("1.2 EiB");
+  });
+
+  it("keeps a small size from rounding to zero in a large unit", () => {
+    expect(formatGib(0.01, "GiB")).toBe("0.01 GiB");
+  });
+
+  it("shows a dash for unknown sizes", () => {
+    expect(formatSize(null)).toBe("—");
+    expect(formatGib(undefined)).toBe("—");
+    expect(formatSize(Number.NaN)).toBe("—");
   });
 });

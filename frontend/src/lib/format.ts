@@ -50,19 +50,50 @@ export function formatRate(mbps: number | null | undefined): string {
 }
 
 const usdFormat = new Intl.NumberFormat("en-US", { style: "currency", currency: "USD" });
+const usdUnitFormat = new Intl.NumberFormat("en-US", {
+  style: "currency",
+  currency: "USD",
+  maximumSignificantDigits: 3,
+});
 
 /**
- * US dollars; amounts under a cent keep two significant digits instead of reading "$0.00":
- * 1234.5 → "$1,234.50", 0.0042 → "$0.0042".
+ * US dollars, the one way money prints: cents from a cent up (1124.19 → "$1,124.19"); below a cent three
+ * significant digits instead of "$0.00" (0.0042 → "$0.0042"). With a unit, a unit price: below a dollar it
+ * keeps three significant digits, as price lists do (0.01123046875, "GiB-month" → "$0.0112/GiB-month").
  */
-export function formatMoney(usd: number | null | undefined): string {
+export function formatMoney(usd: number | null | undefined, unit?: string): string {
   if (usd == null || !Number.isFinite(usd)) return "—";
   const abs = Math.abs(usd);
-  if (abs > 0 && abs < 0.01) {
-    const digits = Math.min(8, 1 - Math.floor(Math.log10(abs)));
-    return `${usd < 0 ? "-" : ""}$${abs.toFixed(digits)}`;
+  const small = unit ? abs < 1 : abs < 0.01;
+  const text = abs > 0 && small ? usdUnitFormat.format(usd) : usdFormat.format(usd);
+  return unit ? `${text}/${unit}` : text;
+}
+
+const GIB = 1024 ** 3;
+const sizeFormat = new Intl.NumberFormat("en-US", { maximumFractionDigits: 1 });
+
+export type SizeUnit = (typeof BINARY_UNITS)[number];
+
+/**
+ * A size in binary units with thousands separators and one decimal at most, in the largest unit that keeps
+ * the number at least 1 (204800 GiB → "200 TiB"), or in the unit asked for (10 TiB in "GiB" → "10,240 GiB").
+ */
+export function formatSize(bytes: number | null | undefined, unit?: SizeUnit): string {
+  if (bytes == null || !Number.isFinite(bytes)) return "—";
+  let index = unit ? BINARY_UNITS.indexOf(unit) : 0;
+  if (!unit) {
+    while (Math.abs(bytes) >= 1024 ** (index + 1) && index < BINARY_UNITS.length - 1) index += 1;
   }
-  return usdFormat.format(usd);
+  const value = bytes / 1024 ** index;
+  // a non-zero size never rounds to "0": it shows its first significant digits instead
+  const text =
+    value !== 0 && Math.abs(value) < 0.05 ? String(Number(value.toPrecision(2))) : sizeFormat.format(value);
+  return `${text} ${BINARY_UNITS[index]}`;
+}
+
+/** GiB (the planner's and the bills' unit) as a size: formatGib(204800) → "200 TiB". */
+export function formatGib(gib: number | null | undefined, unit?: SizeUnit): string {
+  return gib == null ? "—" : formatSize(gib * GIB, unit);
 }
 
 /** The used share of a capacity, or null when the capacity is unknown or zero. */

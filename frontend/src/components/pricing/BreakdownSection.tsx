@@ -1,12 +1,12 @@
 import { Bar, BarChart, CartesianGrid, Legend, Tooltip, XAxis, YAxis } from "recharts";
 import type { Report } from "@/api/pricing";
 import { AXIS, ChartFrame, type Column, GRID_STROKE, Table } from "@/components/ui";
+import { formatMoney } from "@/lib/format";
 import {
   breakdownRows,
   COMPONENT_COLORS,
   COMPONENT_LABELS,
   formatFrequency,
-  formatUsd,
   usedComponents,
 } from "./chart-data";
 
@@ -38,20 +38,20 @@ export function BreakdownSection({ report }: { report: Report }) {
         id: c,
         header: COMPONENT_LABELS[c],
         align: "end",
-        cell: (r) => formatUsd(r[c]),
+        cell: (r) => formatMoney(r[c]),
       }),
     ),
     {
       id: "total",
       header: "Total per month",
       align: "end",
-      cell: (r) => <strong>{formatUsd(r.total)}</strong>,
+      cell: (r) => <strong>{formatMoney(r.total)}</strong>,
     },
     {
       id: "overall",
       header: `Total over ${report.months} months`,
       align: "end",
-      cell: (r) => formatUsd(r.overall),
+      cell: (r) => formatMoney(r.overall),
     },
   ];
   return (
@@ -62,9 +62,9 @@ export function BreakdownSection({ report }: { report: Report }) {
       >
         <BarChart data={rows} layout="vertical" margin={{ top: 4, right: 16, bottom: 16, left: 8 }}>
           <CartesianGrid horizontal={false} stroke={GRID_STROKE} />
-          <XAxis {...AXIS} type="number" tickFormatter={(v: number) => formatUsd(v)} />
+          <XAxis {...AXIS} type="number" tickFormatter={(v: number) => formatMoney(v)} />
           <YAxis {...AXIS} type="category" dataKey="tier" width={170} interval={0} />
-          <Tooltip formatter={(v) => formatUsd(Number(v))} />
+          <Tooltip formatter={(v) => formatMoney(Number(v))} />
           <Legend wrapperStyle={AXIS} />
           {used.map((c) => (
             <Bar

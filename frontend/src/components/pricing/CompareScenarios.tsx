@@ -1,7 +1,8 @@
 import { useQueries } from "@tanstack/react-query";
 import { type SavedScenario, savedReportQueryOptions } from "@/api/pricing";
 import { Card, QueryState } from "@/components/ui";
-import { formatFrequency, formatUsd } from "./chart-data";
+import { formatMoney } from "@/lib/format";
+import { formatFrequency } from "./chart-data";
 
 /** Saved scenarios side by side: each tier's monthly total, the cheapest tier and the break-evens. */
 export function CompareScenarios({ scenarios }: { scenarios: SavedScenario[] }) {
@@ -55,7 +56,7 @@ export function CompareScenarios({ scenarios }: { scenarios: SavedScenario[] }) 
                   const t = r.tiers.find((x) => x.tier === tier);
                   return (
                     <td key={scenarios[i]?.id} className="num">
-                      {t ? formatUsd(t.monthly.total) : "—"}
+                      {t ? formatMoney(t.monthly.total) : "—"}
                     </td>
                   );
                 })}
@@ -67,7 +68,7 @@ export function CompareScenarios({ scenarios }: { scenarios: SavedScenario[] }) 
                 const best = [...r.tiers].sort((a, b) => a.monthly.total - b.monthly.total)[0];
                 return (
                   <td key={scenarios[i]?.id} className="num">
-                    {best ? `${best.tier} (${formatUsd(best.monthly.total)})` : "—"}
+                    {best ? `${best.tier} (${formatMoney(best.monthly.total)})` : "—"}
                   </td>
                 );
               })}

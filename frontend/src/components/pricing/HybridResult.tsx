@@ -1,7 +1,7 @@
 import { Bar, BarChart, CartesianGrid, Cell, Tooltip, XAxis, YAxis } from "recharts";
 import type { CatalogSummary, Report } from "@/api/pricing";
 import { AXIS, ChartFrame, GRID_STROKE } from "@/components/ui";
-import { formatUsd } from "./chart-data";
+import { formatMoney } from "@/lib/format";
 import { tierRefLabel } from "./scenario-form";
 
 /** Annual totals of each hybrid plan next to keeping all data in one tier; parts name their catalog as the
@@ -27,9 +27,9 @@ export function HybridResult({
       >
         <BarChart data={rows} layout="vertical" margin={{ top: 4, right: 16, bottom: 16, left: 8 }}>
           <CartesianGrid horizontal={false} stroke={GRID_STROKE} />
-          <XAxis {...AXIS} type="number" tickFormatter={(v: number) => formatUsd(v)} />
+          <XAxis {...AXIS} type="number" tickFormatter={(v: number) => formatMoney(v)} />
           <YAxis {...AXIS} type="category" dataKey="name" width={200} interval={0} />
-          <Tooltip formatter={(v) => [formatUsd(Number(v)), "per year"]} />
+          <Tooltip formatter={(v) => [formatMoney(Number(v)), "per year"]} />
           <Bar dataKey="annual" name="USD per year" isAnimationActive={false}>
             {rows.map((r) => (
               <Cell key={r.name} fill={r.hybrid ? "#111827" : (colors.get(r.name.slice(7)) ?? "#94a3b8")} />
@@ -61,14 +61,14 @@ export function HybridResult({
                   <th scope="row">{tierRefLabel(p.tier, catalogs)}</th>
                   <td className="num">{Math.round(p.data_share * 100)} %</td>
                   <td className="num">{Math.round(p.read_share * 100)} %</td>
-                  <td className="num">{formatUsd(p.monthly.total)}</td>
+                  <td className="num">{formatMoney(p.monthly.total)}</td>
                 </tr>
               ))}
               <tr className="planner-table__total">
                 <th scope="row">Per year</th>
                 <td />
                 <td />
-                <td className="num">{formatUsd(h.annual_total)}</td>
+                <td className="num">{formatMoney(h.annual_total)}</td>
               </tr>
             </tbody>
           </table>

@@ -1,7 +1,7 @@
 import { CartesianGrid, Legend, Line, LineChart, Tooltip, XAxis, YAxis } from "recharts";
 import type { Report } from "@/api/pricing";
 import { AXIS, axisLabel, ChartFrame, GRID_STROKE, Stat } from "@/components/ui";
-import { formatUsd } from "./chart-data";
+import { formatMoney } from "@/lib/format";
 
 type Lifecycle = NonNullable<Report["lifecycle"]>;
 
@@ -23,22 +23,22 @@ export function LifecycleResult({ lifecycle }: { lifecycle: Lifecycle }) {
   return (
     <>
       <div className="stat-row">
-        <Stat label="Policy total" value={formatUsd(policy.total)} detail={rulesText(policy.rules)} />
+        <Stat label="Policy total" value={formatMoney(policy.total)} detail={rulesText(policy.rules)} />
         <Stat
           label="Keep everything hot"
-          value={formatUsd(hot.total)}
-          detail={`saves ${formatUsd(lifecycle.savings)}`}
+          value={formatMoney(hot.total)}
+          detail={`saves ${formatMoney(lifecycle.savings)}`}
         />
         {best ? (
-          <Stat label="Best transition days" value={formatUsd(best.total)} detail={rulesText(best.rules)} />
+          <Stat label="Best transition days" value={formatMoney(best.total)} detail={rulesText(best.rules)} />
         ) : null}
       </div>
       <ChartFrame label="Lifecycle simulation: USD per month" height={280}>
         <LineChart data={rows} margin={{ top: 8, right: 24, bottom: 24, left: 8 }}>
           <CartesianGrid stroke={GRID_STROKE} />
           <XAxis {...AXIS} dataKey="month" label={axisLabel("month", "bottom", -12)} />
-          <YAxis {...AXIS} tickFormatter={(v: number) => formatUsd(v)} width={84} />
-          <Tooltip formatter={(v) => formatUsd(Number(v))} labelFormatter={(m) => `month ${m}`} />
+          <YAxis {...AXIS} tickFormatter={(v: number) => formatMoney(v)} width={84} />
+          <Tooltip formatter={(v) => formatMoney(Number(v))} labelFormatter={(m) => `month ${m}`} />
           <Legend verticalAlign="top" height={28} wrapperStyle={AXIS} />
           <Line
             dataKey="policy"

@@ -128,7 +128,7 @@ describe("PlannerPage", () => {
       catalog: "aws-ap-northeast-1-2018",
     });
 
-    const volume = screen.getByLabelText("Stored volume (GiB)");
+    const volume = screen.getByLabelText("Stored volume");
     await userEvent.clear(volume);
     await userEvent.type(volume, "2048");
     await vi.waitFor(() => expect(evaluations().at(-1)?.body).toMatchObject({ volume_gib: 2048 }), {
@@ -136,6 +136,13 @@ describe("PlannerPage", () => {
     });
     // typing "2048" is one pause, not four evaluations
     expect(evaluations().length).toBeLessThanOrEqual(3);
+    // a volume is typed in the unit chosen beside it, and sent in GiB
+    await userEvent.clear(volume);
+    await userEvent.type(volume, "200");
+    await userEvent.selectOptions(screen.getByLabelText("Unit"), "TiB");
+    await vi.waitFor(() => expect(evaluations().at(-1)?.body).toMatchObject({ volume_gib: 204800 }), {
+      timeout: 3000,
+    });
   }, 20_000);
 
   it("marks a field to fix and sends nothing until it is fixed", async () => {

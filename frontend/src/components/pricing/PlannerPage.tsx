@@ -20,7 +20,14 @@ import { PrintSummary } from "./PrintSummary";
 import { SaveAsPlanDialog } from "./SaveAsPlanDialog";
 import { ScenarioForm } from "./ScenarioForm";
 import { ScenarioLibrary } from "./ScenarioLibrary";
-import { DEFAULT_FORM, type FormState, fromScenario, installationStart, toScenario } from "./scenario-form";
+import {
+  DEFAULT_FORM,
+  type FormState,
+  fromScenario,
+  installationStart,
+  prefilledForm,
+  toScenario,
+} from "./scenario-form";
 import "./pricing.css";
 import { useSettled } from "@/lib/useSettled";
 import { PlannerReport } from "./PlannerReport";
@@ -88,11 +95,7 @@ export function PlannerPage({ scenarioId, sharedToken, isAdmin = false }: Planne
     setActionError(null);
     try {
       const out = await fetchFromMyData(form.catalog);
-      setForm({
-        ...fromScenario(out.scenario as Partial<ScenarioBody>),
-        lifecycleOn: false,
-        hybridOn: false,
-      });
+      setForm((current) => prefilledForm(current, out.scenario as Partial<ScenarioBody>));
       setLoaded({ id: null, name: null });
     } catch (error) {
       setActionError(error);
@@ -120,7 +123,7 @@ export function PlannerPage({ scenarioId, sharedToken, isAdmin = false }: Planne
     <>
       <PageHeader
         title="Cost planner"
-        description="What each tier costs at the access frequency you expect, and where the lines cross. Money in USD; volume in GiB (2^30 bytes)."
+        description="What each tier costs at the access frequency you expect, and where the lines cross. Money in USD; volumes in binary units (1 GiB = 2^30 bytes), as cloud bills count them."
         actions={
           <>
             <Button onClick={prefill} loading={prefilling}>

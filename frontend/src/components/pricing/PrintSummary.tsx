@@ -1,4 +1,5 @@
 import type { Report } from "@/api/pricing";
+import { formatCount, formatGib } from "@/lib/format";
 import { formatFrequency } from "./chart-data";
 
 /** Printed reports start with their inputs and the price catalogs (versions, dates, sources) used. */
@@ -11,7 +12,8 @@ export function PrintSummary({ report, name }: { report: Report; name: string | 
       <dl>
         <dt>Data</dt>
         <dd>
-          {String(s.volume_gib ?? "—")} GiB{s.objects != null ? ` in ${String(s.objects)} objects` : ""}
+          {s.volume_gib == null ? "—" : formatGib(Number(s.volume_gib))}
+          {s.objects != null ? ` in ${formatCount(Number(s.objects))} objects` : ""}
         </dd>
         <dt>Access</dt>
         <dd>

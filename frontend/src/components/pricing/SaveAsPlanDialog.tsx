@@ -10,6 +10,7 @@ import {
 } from "@/api/pricing";
 import { type SpendPlan, type SpendPlanUsage, useSavePlan } from "@/api/spend";
 import { Button, Dialog, ErrorBanner, LoadingState, Select } from "@/components/ui";
+import { formatCount, formatGib } from "@/lib/format";
 import { PlanUsageFields } from "../spend/PlanUsageFields";
 import {
   type PlanField,
@@ -24,12 +25,10 @@ import {
 /** A plan's usage in one line: "150 GiB read, 1,304 GET, 130 PUT, 100 GiB restored (expedited)". */
 export function usageWords(plan: SpendPlanUsage | PlanUsage): string {
   const parts = [
-    plan.reads_gib ? `${plan.reads_gib.toLocaleString("en-US")} GiB read` : "",
-    plan.read_requests ? `${plan.read_requests.toLocaleString("en-US")} GET` : "",
-    plan.write_requests ? `${plan.write_requests.toLocaleString("en-US")} PUT` : "",
-    plan.restores_gib
-      ? `${plan.restores_gib.toLocaleString("en-US")} GiB restored (${plan.restore_speed})`
-      : "",
+    plan.reads_gib ? `${formatGib(plan.reads_gib)} read` : "",
+    plan.read_requests ? `${formatCount(plan.read_requests)} GET` : "",
+    plan.write_requests ? `${formatCount(plan.write_requests)} PUT` : "",
+    plan.restores_gib ? `${formatGib(plan.restores_gib)} restored (${plan.restore_speed})` : "",
   ].filter(Boolean);
   return parts.length ? `${parts.join(", ")} a month` : "no reads, requests or restores";
 }

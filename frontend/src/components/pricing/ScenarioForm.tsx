@@ -9,6 +9,7 @@ import {
   hybridPartFields,
   LIFECYCLE_ON_FIELDS,
   lifecycleFields,
+  OBJECT_FIELDS,
   ONE_OFF_FIELDS,
   PERIOD_FIELDS,
   PLAN_END_FIELDS,
@@ -64,7 +65,8 @@ export function ScenarioForm({
           }))}
           hint="* some figures are estimates"
         />
-        <FieldList fields={VOLUME_FIELDS} {...fields} />
+        <FieldList fields={VOLUME_FIELDS} {...fields} rowClassName="form-row form-row--unit" />
+        <FieldList fields={OBJECT_FIELDS} {...fields} />
       </fieldset>
 
       <TierPicker

@@ -7,6 +7,7 @@ import {
   installationTiersQueryOptions,
 } from "@/api/pricing";
 import { Button } from "@/components/ui";
+import { formatMoney } from "@/lib/format";
 import { SPEEDS } from "./scenario-form";
 
 export interface TierOption {
@@ -20,7 +21,7 @@ export function tierOptions(catalog: Catalog, primary: boolean): TierOption[] {
   const prefix = primary ? "" : `${catalog.id}:`;
   return catalog.classes.flatMap((cls) => {
     const price = cls.storage?.[0]?.price;
-    const perMonth = price != null ? `${price} $/GiB-month` : "";
+    const perMonth = price != null ? formatMoney(price, "GiB-month") : "";
     const speeds = SPEEDS.filter((s) => cls.restore?.[s]);
     if (!speeds.length) return [{ ref: `${prefix}${cls.id}`, label: cls.name, hint: perMonth }];
     return speeds.map((s) => {

@@ -1,12 +1,14 @@
 import { describe, expect, it } from "vitest";
 import type { Report } from "@/api/pricing";
 import {
+  adjacentPairs,
   breakdownRows,
   curveRows,
   formatFrequency,
-  formatUsd,
+  isRankedMarker,
   logTicks,
   markersInRange,
+  ranking,
   usedComponents,
 } from "./chart-data";
 
@@ -69,10 +71,50 @@ describe("chart data", () => {
     expect(usedComponents(rows)).toEqual(["storage", "retrieval"]);
   });
 
-  it("formats dollars and frequencies", () => {
-    expect(formatUsd(15.825)).toBe("$15.83");
-    expect(formatUsd(0.00037)).toBe("$0.00037");
+  it("formats frequencies", () => {
     expect(formatFrequency(0.59994)).toBe("0.6");
     expect(formatFrequency(6.6679)).toBe("6.67");
+  });
+});
+
+const option = (tier: string, storage: number, restore = 0, hours: number | null = null) => ({
+  tier,
+  monthly: { ...zero, storage, restore, total: storage + restore },
+  total: zero,
+  restore_hours: hours === null ? null : { typical: hours, max: hours * 2 },
+});
+
+// four options at 1 read a month: D < A < C < B; A and D cross, B and C cross, A never beats C's neighbour B
+const many = {
+  reads_per_month: 1,
+  tiers: [option("A", 10), option("B", 20, 5, 4), option("C", 12, 1), option("D", 2, 6, 12)],
+  break_even: [
+    { cheaper_below: "D", cheaper_above: "A", reads_per_month: 1.5 },
+    { cheaper_below: "C", cheaper_above: "B", reads_per_month: 0.2 },
+    { cheaper_below: "D", cheaper_above: "B", reads_per_month: 3 },
+    { cheaper_below: "D", cheaper_above: "C", reads_per_month: 2 },
+  ],
+  dominance: [{ cheaper: "A", costlier: "C", equal: false }],
+} as unknown as Report;
+
+describe("ranked answer", () => {
+  it("ranks the options at the scenario's frequency with what each costs more and what dominates", () => {
+    expect(ranking(many)).toEqual([
+      { tier: "D", monthly: 8, more: 0, dominant: "restore", restoreHours: 12 },
+      { tier: "A", monthly: 10, more: 2, dominant: "storage", restoreHours: null },
+      { tier: "C", monthly: 13, more: 5, dominant: "storage", restoreHours: null },
+      { tier: "B", monthly: 25, more: 17, dominant: "storage", restoreHours: 4 },
+    ]);
+  });
+
+  it("keeps only the break-even points between neighbours in the ranking", () => {
+    const pairs = adjacentPairs(many, ranking(many));
+    expect(pairs.map((p) => [p.cheaper, p.costlier, p.crossings.map((m) => m.readsPerMonth)])).toEqual([
+      ["D", "A", [1.5]],
+      ["A", "C", []],
+      ["C", "B", [0.2]],
+    ]);
+    const labelled = markersInRange(many, 0.01, 100).filter((m) => isRankedMarker(m, pairs));
+    expect(labelled.map((m) => m.readsPerMonth)).toEqual([0.2, 1.5]);
   });
 });

@@ -1,5 +1,6 @@
 // Shapes the planner's report for the charts and tables.
 import type { Breakdown, Report } from "@/api/pricing";
+import { formatCount } from "@/lib/format";
 
 export const COMPONENTS = [
   "storage",
@@ -62,24 +63,11 @@ export function tierColors(labels: string[]): Map<string, string> {
   return new Map(labels.map((label, i) => [label, PALETTE[i % PALETTE.length] ?? "#4b5563"]));
 }
 
-const usd = new Intl.NumberFormat("en-US", { style: "currency", currency: "USD", maximumFractionDigits: 2 });
-const usdSmall = new Intl.NumberFormat("en-US", {
-  style: "currency",
-  currency: "USD",
-  maximumSignificantDigits: 3,
-});
-
-/** Dollars for display: cents for amounts from a dollar, three significant digits below. */
-export function formatUsd(value: number): string {
-  if (!Number.isFinite(value)) return "—";
-  return Math.abs(value) >= 1 || value === 0 ? usd.format(value) : usdSmall.format(value);
-}
-
 /** A read frequency (full reads per month) with three significant digits. */
 export function formatFrequency(value: number): string {
   if (!Number.isFinite(value)) return "—";
   if (value === 0) return "0";
-  if (value >= 1000) return Math.round(value).toLocaleString("en-US");
+  if (value >= 1000) return formatCount(Math.round(value));
   return String(Number(value.toPrecision(3)));
 }
 
@@ -111,6 +99,70 @@ export function markersInRange(report: Report, min: number, max: number): Marker
       cheaperAbove: b.cheaper_above,
     }))
     .sort((a, b) => a.readsPerMonth - b.readsPerMonth);
+}
+
+export interface Rank {
+  tier: string;
+  /** Monthly total at the scenario's frequency (USD). */
+  monthly: number;
+  /** What it costs more than the cheapest, per month (USD). */
+  more: number;
+  /** The component that costs the most, or null when the tier costs nothing. */
+  dominant: Component | null;
+  /** Typical hours until a restored object can be read; null without a restore step. */
+  restoreHours: number | null;
+}
+
+/** The options at the scenario's own frequency, cheapest first (ties by name, so the order is stable). */
+export function ranking(report: Report): Rank[] {
+  const sorted = [...report.tiers].sort(
+    (a, b) => a.monthly.total - b.monthly.total || a.tier.localeCompare(b.tier),
+  );
+  const cheapest = sorted[0]?.monthly.total ?? 0;
+  return sorted.map((t) => {
+    const top = COMPONENTS.reduce<Component | null>(
+      (best, c) => (t.monthly[c] > 0 && (best === null || t.monthly[c] > t.monthly[best]) ? c : best),
+      null,
+    );
+    return {
+      tier: t.tier,
+      monthly: t.monthly.total,
+      more: t.monthly.total - cheapest,
+      dominant: top,
+      restoreHours: t.restore_hours?.typical ?? null,
+    };
+  });
+}
+
+export interface RankedPair {
+  cheaper: string;
+  costlier: string;
+  /** Where the two cost the same, lowest first; empty when one is cheaper at every frequency. */
+  crossings: Marker[];
+  /** Without a crossing: whether the two always cost the same. */
+  equal: boolean;
+}
+
+const samePair = (x: string, y: string, a: string, b: string) => (x === a && y === b) || (x === b && y === a);
+
+/** Each option against the next one down the ranking: where they cross, or that one is never dearer. With many
+ * options this is the part of the break-even table that answers "why this order, and when would it change". */
+export function adjacentPairs(report: Report, ranks: Rank[]): RankedPair[] {
+  return ranks.slice(1).map((rank, i) => {
+    const cheaper = ranks[i]?.tier ?? "";
+    const crossings = markersInRange(report, 0, Number.POSITIVE_INFINITY).filter((m) =>
+      samePair(m.cheaperBelow, m.cheaperAbove, cheaper, rank.tier),
+    );
+    const equal = report.dominance.some(
+      (d) => d.equal && samePair(d.cheaper, d.costlier, cheaper, rank.tier),
+    );
+    return { cheaper, costlier: rank.tier, crossings, equal };
+  });
+}
+
+/** Whether a break-even point lies between two neighbours of the ranking (the ones the chart labels). */
+export function isRankedMarker(marker: Marker, pairs: RankedPair[]): boolean {
+  return pairs.some((p) => samePair(marker.cheaperBelow, marker.cheaperAbove, p.cheaper, p.costlier));
 }
 
 /** Decade ticks (0.01, 0.1, 1, 10 …) covering [min, max] for a log axis. */

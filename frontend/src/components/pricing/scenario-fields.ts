@@ -32,9 +32,21 @@ const PER_OPTIONS = [
   { value: "month", label: "per month" },
 ];
 
-export const VOLUME_FIELDS: Fields<FormState> = [
-  [decimal("volumeGib", "Stored volume (GiB)"), whole("objects", "Objects")],
+const VOLUME_UNIT_OPTIONS = [
+  { value: "GiB", label: "GiB" },
+  { value: "TiB", label: "TiB" },
+  { value: "PiB", label: "PiB" },
 ];
+
+/** The volume beside its unit (binary units, as cloud bills count them). */
+export const VOLUME_FIELDS: Fields<FormState> = [
+  [
+    decimal("volume", "Stored volume"),
+    { name: "volumeUnit", label: "Unit", kind: "select", options: VOLUME_UNIT_OPTIONS },
+  ],
+];
+
+export const OBJECT_FIELDS: Fields<FormState> = [whole("objects", "Objects")];
 
 export const ACCESS_FIELDS: Fields<FormState> = [
   [

@@ -4,10 +4,12 @@ import {
   DEFAULT_FORM,
   fromScenario,
   installationStart,
+  prefilledForm,
   tierRef,
   tierRefLabel,
   tierText,
   toScenario,
+  volumeIn,
 } from "./scenario-form";
 
 describe("scenario form", () => {
@@ -61,17 +63,57 @@ describe("scenario form", () => {
   it("names the fields to fix and sends nothing meanwhile", () => {
     const { body, errors } = toScenario({
       ...DEFAULT_FORM,
-      volumeGib: "lots",
+      volume: "lots",
       freqMin: "10",
       freqMax: "1",
       tiers: [],
     });
     expect(body).toBeNull();
     expect(errors).toMatchObject({
-      volumeGib: "Enter a number",
+      volume: "Enter a number",
       freqMax: "Must be above the lower end",
       tiers: "Pick at least one tier",
     });
+  });
+
+  it("takes the volume in the unit chosen beside it and sends GiB", () => {
+    expect(toScenario({ ...DEFAULT_FORM, volume: "200", volumeUnit: "TiB" }).body?.volume_gib).toBe(204800);
+    expect(toScenario({ ...DEFAULT_FORM, volume: "1.5", volumeUnit: "PiB" }).body?.volume_gib).toBe(1572864);
+    expect(toScenario({ ...DEFAULT_FORM, volume: "633", volumeUnit: "GiB" }).body?.volume_gib).toBe(633);
+  });
+
+  it("shows a saved volume in the largest unit that keeps it short and exact", () => {
+    expect(volumeIn(204800)).toEqual({ volume: "200", unit: "TiB" });
+    expect(volumeIn(633)).toEqual({ volume: "633", unit: "GiB" });
+    expect(volumeIn(1536)).toEqual({ volume: "1.5", unit: "TiB" });
+    expect(volumeIn(1024 ** 2 * 3)).toEqual({ volume: "3", unit: "PiB" });
+    expect(volumeIn(1234.5678)).toEqual({ volume: "1234.5678", unit: "GiB" });
+    expect(volumeIn(0)).toEqual({ volume: "0", unit: "GiB" });
+    const form = fromScenario({ volume_gib: 204800 });
+    expect([form.volume, form.volumeUnit]).toEqual(["200", "TiB"]);
+    expect(toScenario(form).body?.volume_gib).toBe(204800);
+  });
+
+  it("keeps the installation's ticked tiers when the form is filled from measured data", () => {
+    const current = {
+      ...DEFAULT_FORM,
+      tiers: ["tier:hot-disk", "tier:archive@bulk", "STANDARD"],
+      hybridOn: true,
+    };
+    const next = prefilledForm(current, {
+      catalog: "aws-us-east-1-2026",
+      tiers: [
+        { tier: "hot-disk", label: "hot-disk" },
+        { storage_class: "STANDARD", label: "STANDARD" },
+        { storage_class: "GLACIER", label: "GLACIER" },
+      ],
+      reads_per_month: 0.164,
+      volume_gib: 204800,
+    });
+    expect(next.tiers).toEqual(["tier:archive@bulk", "tier:hot-disk", "STANDARD", "GLACIER"]);
+    expect(next.readsPerMonth).toBe("0.164");
+    expect([next.volume, next.volumeUnit]).toEqual(["200", "TiB"]);
+    expect(next.hybridOn).toBe(false);
   });
 
   it("checks that hybrid shares add up", () => {

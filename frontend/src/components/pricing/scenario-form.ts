@@ -4,6 +4,9 @@ import type { CatalogSummary, InstallationTier, ScenarioBody } from "@/api/prici
 export type Speed = "expedited" | "standard" | "bulk";
 export type Destination = "internet" | "research-network" | "same-region" | "inter-region" | "other-cloud";
 export type RequestsPer = "month" | "day" | "hour";
+export type VolumeUnit = "GiB" | "TiB" | "PiB";
+/** GiB in one of each unit a volume can be typed in; the scenario keeps GiB. */
+export const VOLUME_UNITS: Record<VolumeUnit, number> = { GiB: 1, TiB: 1024, PiB: 1024 ** 2 };
 export const SPEEDS: Speed[] = ["expedited", "standard", "bulk"];
 
 export interface FixedCostRow {
@@ -26,7 +29,9 @@ export interface FormState {
   catalog: string;
   /** Tier references: `CLASS`, `catalog-id:CLASS`, `tier:NAME` (one of ours), with `@speed` for archives. */
   tiers: string[];
-  volumeGib: string;
+  /** The stored volume as typed, in `volumeUnit`. */
+  volume: string;
+  volumeUnit: VolumeUnit;
   objects: string;
   readsPerMonth: string;
   readPercent: string;
@@ -79,7 +84,8 @@ export interface FormState {
 export const DEFAULT_FORM: FormState = {
   catalog: "aws-ap-northeast-1-2018",
   tiers: ["STANDARD", "STANDARD_IA", "GLACIER@standard", "GLACIER@bulk"],
-  volumeGib: "633",
+  volume: "633",
+  volumeUnit: "GiB",
   objects: "1000",
   readsPerMonth: "1",
   readPercent: "100",
@@ -202,10 +208,9 @@ export function toScenario(form: FormState): {
   errors: FormErrors;
 } {
   const errors: FormErrors = {};
-  const volume = num(errors, "volumeGib", form.volumeGib, { min: 0 });
+  const volume = num(errors, "volume", form.volume, { min: 0 }) * VOLUME_UNITS[form.volumeUnit];
   const objects = num(errors, "objects", form.objects, { min: 0 });
-  if (!errors.objects && !errors.volumeGib && volume > 0 && objects <= 0)
-    errors.objects = "Must be more than 0";
+  if (!errors.objects && !errors.volume && volume > 0 && objects <= 0) errors.objects = "Must be more than 0";
   const reads = num(errors, "readsPerMonth", form.readsPerMonth, {
     min: 0,
     max: 1_000_000,
@@ -362,6 +367,19 @@ export function toScenario(form: FormState): {
   return { body, errors };
 }
 
+/** A volume in GiB as the form shows it: in the largest unit that keeps it at least 1 and its digits short
+ * (204800 → 200 TiB); a volume with more digits than that stays in GiB, exactly as the scenario holds it. */
+export function volumeIn(gib: number): { volume: string; unit: VolumeUnit } {
+  const units = Object.keys(VOLUME_UNITS) as VolumeUnit[];
+  for (const unit of units.reverse()) {
+    // powers of two divide exactly: the text times the unit gives back the very same GiB
+    const value = gib / VOLUME_UNITS[unit];
+    const text = String(value);
+    if (value >= 1 && !/e|\.\d{4,}/.test(text)) return { volume: text, unit };
+  }
+  return { volume: String(gib), unit: "GiB" };
+}
+
 const str = (v: unknown, fallback = ""): string => (v === null || v === undefined ? fallback : String(v));
 const pct = (v: unknown, fallback: string): string =>
   v === null || v === undefined ? fallback : String(Math.round(Number(v) * 100 * 1e6) / 1e6);
@@ -408,10 +426,12 @@ export function fromScenario(body: Partial<ScenarioBody>): FormState {
   }
   const d = DEFAULT_FORM;
   const plan = hybrid?.[0];
+  const typed = volume == null ? null : volumeIn(Number(volume));
   return {
     catalog: catalog ?? d.catalog,
     tiers: tiers ? tiers.map((t) => (typeof t === "string" ? t : tierText(t))) : d.tiers,
-    volumeGib: str(volume, d.volumeGib),
+    volume: typed ? typed.volume : d.volume,
+    volumeUnit: typed ? typed.unit : d.volumeUnit,
     objects: str(objectCount, d.objects),
     readsPerMonth: str(reads_per_month, d.readsPerMonth),
     readPercent: pct(read_fraction, d.readPercent),
@@ -474,6 +494,14 @@ export function fromScenario(body: Partial<ScenarioBody>): FormState {
       : d.hybrid,
     extra,
   };
+}
+
+/** The form "From my data" fills: the measured scenario, with the installation's tiers the user had ticked still
+ * ticked (a `tier:NAME@speed` choice too) and no lifecycle or hybrid what-ifs switched on. */
+export function prefilledForm(current: FormState, measured: Partial<ScenarioBody>): FormState {
+  const next = fromScenario(measured);
+  const own = current.tiers.filter((t) => t.startsWith("tier:") && !next.tiers.includes(t));
+  return { ...next, tiers: [...own, ...next.tiers], lifecycleOn: false, hybridOn: false };
 }
 
 /** A catalog as the catalog dropdown names it: provider, region and the date its prices were valid. */

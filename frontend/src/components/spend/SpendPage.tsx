@@ -13,9 +13,10 @@ import {
   Stat,
   Table,
 } from "@/components/ui";
+import { formatMoney } from "@/lib/format";
 import { PlanFormDialog } from "./PlanFormDialog";
 import { planColumnsFor, spendColumns } from "./spend-columns";
-import { formatUsd, monthProgress, SPEND_COLORS, SPEND_LABELS, usedSpendComponents } from "./spend-data";
+import { monthProgress, SPEND_COLORS, SPEND_LABELS, usedSpendComponents } from "./spend-data";
 import "./spend.css";
 
 const GROUPS: Array<{ value: GroupBy; label: string }> = [
@@ -81,12 +82,12 @@ export function SpendPage() {
             <div className="spend-stats">
               <Stat
                 label={`${data.month} so far`}
-                value={formatUsd(data.so_far)}
+                value={formatMoney(data.so_far)}
                 detail={monthProgress(data)}
               />
               <Stat
                 label="Forecast to month end"
-                value={formatUsd(data.forecast)}
+                value={formatMoney(data.forecast)}
                 detail="what is stored now for the days left; other costs at this month's rate"
               />
             </div>
@@ -109,8 +110,8 @@ export function SpendPage() {
                 <BarChart data={data.history}>
                   <CartesianGrid strokeDasharray="3 3" />
                   <XAxis dataKey="month" />
-                  <YAxis tickFormatter={(v: number) => formatUsd(v)} width={80} />
-                  <Tooltip formatter={(v) => formatUsd(Number(v))} />
+                  <YAxis tickFormatter={(v: number) => formatMoney(v)} width={80} />
+                  <Tooltip formatter={(v) => formatMoney(Number(v))} />
                   <Legend />
                   {used.map((c) => (
                     // drawn at once: printing lays the chart out again at the page's width, and an

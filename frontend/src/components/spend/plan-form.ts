@@ -1,5 +1,6 @@
 import { ApiError } from "@/api/client";
 import type { RestoreSpeed, SpendPlanBody, SpendPlanUsage } from "@/api/spend";
+import { formatCount, formatGib, formatMoney } from "@/lib/format";
 
 /** The Edit plan form's fields as typed (strings until sent). */
 export interface PlanFormValues {
@@ -68,13 +69,13 @@ export function serverPlanErrors(error: unknown): PlanFormErrors {
 
 /** One line on what a plan holds besides storage: "+ 50 GiB read, 2,000,000 GET, 1,000 PUT, 40 GiB restored (bulk)". */
 export function planSummary(plan: SpendPlanUsage | null | undefined, storageUsd: number): string {
-  const storage = `storage ${storageUsd.toLocaleString("en-US", { style: "currency", currency: "USD", maximumFractionDigits: 4 })}`;
+  const storage = `storage ${formatMoney(storageUsd)}`;
   if (!plan) return `${storage}; no usage planned: storage only`;
   const parts = [
-    plan.reads_gib ? `${plan.reads_gib} GiB read` : "",
-    plan.read_requests ? `${plan.read_requests.toLocaleString("en-US")} GET` : "",
-    plan.write_requests ? `${plan.write_requests.toLocaleString("en-US")} PUT` : "",
-    plan.restores_gib ? `${plan.restores_gib} GiB restored (${plan.restore_speed})` : "",
+    plan.reads_gib ? `${formatGib(plan.reads_gib)} read` : "",
+    plan.read_requests ? `${formatCount(plan.read_requests)} GET` : "",
+    plan.write_requests ? `${formatCount(plan.write_requests)} PUT` : "",
+    plan.restores_gib ? `${formatGib(plan.restores_gib)} restored (${plan.restore_speed})` : "",
   ].filter(Boolean);
   return `${storage} + ${parts.length ? parts.join(", ") : "no reads, requests or restores"}`;
 }

@@ -1,7 +1,8 @@
 import type { Planned, SpendLine } from "@/api/spend";
 import { Badge, Button, type Column } from "@/components/ui";
+import { formatGib, formatMoney } from "@/lib/format";
 import { planSummary } from "./plan-form";
-import { formatUsd, SPEND_LABELS, tableSpendComponents, usageLines } from "./spend-data";
+import { SPEND_LABELS, tableSpendComponents, usageLines } from "./spend-data";
 
 /** One row per tier, bucket or user: each cost component it has, the total, the usage priced. */
 export function spendColumns(groupLabel: string, groups: SpendLine[]): Array<Column<SpendLine>> {
@@ -12,14 +13,14 @@ export function spendColumns(groupLabel: string, groups: SpendLine[]): Array<Col
         id: c,
         header: SPEND_LABELS[c],
         align: "end",
-        cell: (r) => formatUsd(r[c]),
+        cell: (r) => formatMoney(r[c]),
       }),
     ),
     {
       id: "total",
       header: "Total",
       align: "end",
-      cell: (r) => <strong>{formatUsd(r.total)}</strong>,
+      cell: (r) => <strong>{formatMoney(r.total)}</strong>,
     },
     {
       id: "usage",
@@ -27,7 +28,7 @@ export function spendColumns(groupLabel: string, groups: SpendLine[]): Array<Col
       hideOnNarrow: true,
       cell: (r) => (
         <div className="cell-stack">
-          <span>{r.gib_days.toFixed(2)} GiB-days</span>
+          <span>{formatGib(r.gib_days)}-days</span>
           {usageLines(r).map((text) => (
             <span key={text} className="spend-note">
               {text}
@@ -66,7 +67,7 @@ export function planColumnsFor(onEdit: (row: Planned) => void): Array<Column<Pla
       align: "end",
       cell: (r) => (
         <div className="cell-stack">
-          <span>{formatUsd(r.planned)}</span>
+          <span>{formatMoney(r.planned)}</span>
           <span className="spend-note spend-note--narrow">{planSummary(r.plan, r.planned_storage)}</span>
         </div>
       ),
@@ -75,13 +76,13 @@ export function planColumnsFor(onEdit: (row: Planned) => void): Array<Column<Pla
       id: "so_far",
       header: "Actual so far",
       align: "end",
-      cell: (r) => formatUsd(r.actual_so_far),
+      cell: (r) => formatMoney(r.actual_so_far),
     },
     {
       id: "projected",
       header: "Projected",
       align: "end",
-      cell: (r) => formatUsd(r.projected),
+      cell: (r) => formatMoney(r.projected),
     },
     {
       id: "why",

@@ -1,6 +1,7 @@
 // Shapes the spend answer for the chart and the tables.
 import type { Spend, SpendLine } from "@/api/spend";
-import { COMPONENT_COLORS, COMPONENT_LABELS, formatUsd } from "@/components/pricing/chart-data";
+import { COMPONENT_COLORS, COMPONENT_LABELS } from "@/components/pricing/chart-data";
+import { formatCount, formatSize } from "@/lib/format";
 
 export const SPEND_COMPONENTS = [
   "storage",
@@ -36,20 +37,6 @@ export const SPEND_COLORS: Record<SpendComponent, string> = {
   early_deletion: COMPONENT_COLORS.early_deletion,
 };
 
-export { formatUsd };
-
-/** Bytes as a short decimal figure with its unit (MB = 10^6 bytes, as the dashboard's rates). */
-export function formatBytes(bytes: number): string {
-  const units = ["B", "kB", "MB", "GB", "TB", "PB"];
-  let value = bytes;
-  let i = 0;
-  while (value >= 1000 && i < units.length - 1) {
-    value /= 1000;
-    i += 1;
-  }
-  return `${i === 0 ? value : value.toFixed(value >= 100 ? 0 : 1)} ${units[i]}`;
-}
-
 /** Share of the month gone, for the forecast's label. */
 export function monthProgress(spend: Spend): string {
   const share = spend.days_in_month ? spend.days_elapsed / spend.days_in_month : 0;
@@ -69,17 +56,18 @@ export function tableSpendComponents(lines: SpendLine[]): SpendComponent[] {
 /** A line's metered requests, restores and transitions in words, one short line per kind of activity. */
 export function usageLines(l: SpendLine): string[] {
   const lines = [
-    `${l.read_requests} GET (${formatBytes(l.read_bytes)}) · ${l.write_requests} PUT (${formatBytes(l.write_bytes)})`,
+    `${formatCount(l.read_requests)} GET (${formatSize(l.read_bytes)}) · ${formatCount(l.write_requests)} PUT (${formatSize(l.write_bytes)})`,
   ];
   // where the reads were billed as egress: each tier's destination (Settings › Tiers)
   if (l.egress_explained) lines.push(l.egress_explained);
   const other = [
-    l.head_requests ? `${l.head_requests} HEAD` : "",
-    l.list_requests ? `${l.list_requests} LIST` : "",
-    l.other_requests ? `${l.other_requests} other` : "",
+    l.head_requests ? `${formatCount(l.head_requests)} HEAD` : "",
+    l.list_requests ? `${formatCount(l.list_requests)} LIST` : "",
+    l.other_requests ? `${formatCount(l.other_requests)} other` : "",
   ].filter(Boolean);
   if (other.length) lines.push(other.join(" · "));
-  if (l.restore_requests) lines.push(`${l.restore_requests} restored (${formatBytes(l.restored_bytes)})`);
-  if (l.transitions) lines.push(`${l.transitions} transitioned`);
+  if (l.restore_requests)
+    lines.push(`${formatCount(l.restore_requests)} restored (${formatSize(l.restored_bytes)})`);
+  if (l.transitions) lines.push(`${formatCount(l.transitions)} transitioned`);
   return lines;
 }
