@@ -1,24 +1,19 @@
-"""A real gateway process for the events tests, brokers found on this machine, and a drain the test runs.
+"""Helpers of the events tests: targets, rules, brokers found on this machine, and a drain the test runs.
 
-The machine's RabbitMQ (5672), Mosquitto (1883) and NATS JetStream (4222) are used when they answer; a test
-needing one that does not answer is skipped, naming it. Deliveries run in the test process
+The gateway tests (``gateway/``) share one gateway process; they sit apart from the tests that empty the database
+after each test. The machine's RabbitMQ (5672), Mosquitto (1883) and NATS JetStream (4222) are used when they
+answer; a test needing one that does not answer is skipped, naming it. Deliveries run in the test process
 (``events.delivery.drain``, what beat's ``events.deliver`` calls), so a test decides when the outbox is drained.
 """
 
 from __future__ import annotations
 
 import socket
-import uuid
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from botocore.client import BaseClient
 
-from tests.conftest import _truncate_all
-from tests.gateway.conftest import Gateway, _setup_data
-from tests.servers import start_gateway, stop
 from tests.waiting import wait_until
 
 BROKERS = {"amqp": 5672, "mqtt": 1883, "nats": 4222}
@@ -38,29 +33,6 @@ def need_broker(kind: str) -> int:
         pytest.skip(f"no {kind} broker answers on 127.0.0.1:{port} (this machine kind runs RabbitMQ, Mosquitto and "
                     "NATS JetStream from boot; start one to run this test)")
     return port
-
-
-@pytest.fixture(scope="package")
-def gateway(db_url: str, data_dir: Path) -> Iterator[Gateway]:
-    tag = uuid.uuid4().hex[:8]
-    users, dirs = _setup_data(tag)
-    log = data_dir / f"gateway-events-{tag}.log"
-    url, proc = start_gateway(db_url, log)
-    yield Gateway(url=url, proc=proc, log=log, users=users, tier_dirs=dirs)
-    stop(proc)
-    _truncate_all()
-
-
-@pytest.fixture(scope="package")
-def s3(gateway: Gateway) -> BaseClient:
-    return gateway.client("alice")
-
-
-@pytest.fixture
-def bucket(s3: BaseClient) -> str:
-    name = f"ev-{uuid.uuid4().hex[:12]}"
-    s3.create_bucket(Bucket=name)
-    return name
 
 
 def add_target(name: str, type_: str, url: str, topic: str = "", **options: str) -> tuple[str, str | None]:

@@ -1,13 +1,11 @@
-"""A lifecycle transition, an expiration, a restore request and its completion each produce their S3 event."""
+"""A lifecycle transition and an expiration each produce their S3 event."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from botocore.client import BaseClient
 
 from tests.events.conftest import add_target, drain_until
 from tests.lifecycle.conftest import World, age, put, set_rules, world  # noqa: F401,F811  (the lifecycle fixture)
@@ -52,24 +50,3 @@ def test_lifecycle_transition_and_expiration_are_events(world: World,  # noqa: F
                                                                              "STANDARD_IA"}}
     assert by_key["tmp/b"]["eventName"] == "LifecycleExpiration:Delete"
     assert len(receiver.received) == 2
-
-
-def test_restore_request_and_completion_are_events(s3: BaseClient, bucket: str, receiver: Receiver) -> None:
-    from tierpilot.restores import sweep
-
-    arn, _ = add_target(f"restore-{uuid.uuid4().hex[:6]}", "webhook", receiver.url)
-    s3.put_bucket_notification_configuration(Bucket=bucket, NotificationConfiguration={
-        "QueueConfigurations": [{"Id": "rs", "QueueArn": arn, "Events": ["s3:ObjectRestore:*"]}]})
-    s3.put_object(Bucket=bucket, Key="cold/run.root", Body=b"r" * 5000, StorageClass="GLACIER")
-    s3.restore_object(Bucket=bucket, Key="cold/run.root",
-                      RestoreRequest={"Days": 1, "GlacierJobParameters": {"Tier": "Expedited"}})
-
-    def completed() -> bool:
-        sweep.poll_due(budget_s=2)  # what beat's restores.poll_due does
-        return any(r["eventName"] == "ObjectRestore:Completed" for r in _records(receiver))
-
-    drain_until(completed)
-    names = [r["eventName"] for r in _records(receiver)]
-    assert names == ["ObjectRestore:Post", "ObjectRestore:Completed"]
-    done = _records(receiver)[1]
-    assert "lifecycleRestorationExpiryTime" in done["glacierEventData"]["restoreEventData"]
