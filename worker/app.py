@@ -23,6 +23,7 @@ TASK_MODULES = [
     "tierpilot.spend.tasks",
     "tierpilot.integrity.tasks",
     "tierpilot.catalog.tasks",
+    "tierpilot.events.tasks",
 ]
 
 BEAT_SCHEDULE: dict[str, dict[str, object]] = {
@@ -55,6 +56,10 @@ BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     # each tier's objects due a fixity check since the last sweep (a sweep finding a tier leased leaves it)
     "integrity.audit_due": {"task": "integrity.audit_due", "schedule": timedelta(seconds=get_settings().fixity_sweep_s),
                             "options": {"expires": get_settings().fixity_sweep_s}},
+    # the outbox of bucket events: a drain sends what is due (several may run: rows are leased)
+    "events.deliver": {"task": "events.deliver", "schedule": timedelta(seconds=get_settings().events_drain_s),
+                       "options": {"expires": 10 * get_settings().events_drain_s}},
+    "events.housekeep": {"task": "events.housekeep", "schedule": timedelta(minutes=1), "options": {"expires": 120}},
 }
 
 
