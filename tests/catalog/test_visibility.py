@@ -88,6 +88,9 @@ CALLS = [
     # integrity: the fixity log is the owner's
     Call("GET", "/api/integrity/buckets/{name}", 403),
     Call("GET", "/api/integrity/buckets/{name}/fixity.csv", 403),
+    # bucket events: the rules and their deliveries are the owner's
+    Call("GET", "/api/events/buckets/{bucket}/configuration", 403),
+    Call("GET", "/api/events/buckets/{bucket}/deliveries", 403),
     # a booking names its bucket in the body: a missing one is a 422 naming the field, a hidden one the same
     Call("POST", "/api/reservations", 403, body={"bucket": "{b}", "direction": "read", "rate_mbps": 1,
                                                  "start": _soon(5), "end": _soon(65)}, hidden=422),

@@ -42,16 +42,16 @@ def add_target(body: TargetIn, session: SessionDep, admin: AdminUser) -> TargetC
     return TargetCreated(target=_out(new.target), arn=new.arn, secret=new.secret)
 
 
-@router.delete("/targets/{name}", status_code=204)
-def delete_target(name: str, session: SessionDep, admin: AdminUser) -> None:
-    service.delete_target(session, name)
+@router.delete("/targets/{target_name}", status_code=204)
+def delete_target(target_name: str, session: SessionDep, admin: AdminUser) -> None:
+    service.delete_target(session, target_name)
     directory.forget()
 
 
-@router.post("/targets/{name}/test", response_model=TestOut)
-def test_target(name: str, session: SessionDep, admin: AdminUser) -> TestOut:
+@router.post("/targets/{target_name}/test", response_model=TestOut)
+def test_target(target_name: str, session: SessionDep, admin: AdminUser) -> TestOut:
     """Send S3's s3:TestEvent to the target now and say whether it took it."""
-    target = service.get_target(session, name)
+    target = service.get_target(session, target_name)
     session.expunge(target)
     error = delivery.send_test(target)
     return TestOut(ok=error is None, error=error)
