@@ -21,9 +21,9 @@ process's CPU time in the log: on a loaded machine the two differ by the wait fo
   gateway's reader): p50/p99;
 - the lifecycle sweep's scan of bucket 0 (``lifecycle.due.plan_bucket``: 100,000 due objects at 10 M), median of
   ``--repeat``; then one real ``lifecycle.due.sweep`` that queues them (logged);
-- a month of spend for bucket 0 (``spend.service.spend`` as its owner: this month and the one before, the slower
-  recorded) after beat's roll-up closed the finished days (its first run, every day since the oldest object, is
-  logged; ``--live-spend`` also prices them from the catalog's rows before it);
+- this month's spend for bucket 0 (``spend.service.spend`` as its owner) after beat's roll-up closed this month's
+  finished days (as if it had closed the days before; its time is logged; ``--live-spend`` first prices this month
+  and the one before from the catalog's rows, no roll-up);
 - the Overview as an admin (``overview.service.overview``).
 
 Recorded: the slowest of the three plain listing shapes' p99, the delimiter page's p99, HEAD p99, the due scan,
@@ -252,7 +252,7 @@ def measure(args: argparse.Namespace, layout: Layout, run: Run) -> list[dict[str
     others = [bid for name, bid in names.items() if name not in ("scale-spend", "scale-versioned")]
     total = layout.big + layout.versioned + layout.each * len(others)
     log(f"database size {size / 2**30:.2f} GiB")
-    scale = f"{total / 1e6:g} M objects in {len(names):,} buckets, PostgreSQL ({size / 2**30:.1f} GiB)"
+    scale = f"{total / 1e6:.3g} M objects in {len(names):,} buckets, PostgreSQL ({size / 2**30:.1f} GiB)"
     figures: list[dict[str, Any]] = []
 
     def pages(bucket_id: int, count: int, delimiter: str = "", list_fn: Callable[..., Any] | None = None,
@@ -332,14 +332,18 @@ def measure(args: argparse.Namespace, layout: Layout, run: Run) -> list[dict[str
         live = [timed(month_of_spend(m.isoformat()[:7], False), 1) for m in months]
         log("month of spend from the catalog rows (no roll-up): "
             + ", ".join(f"{w[0]:.0f} ms (CPU {c[0]:.0f} ms)" for w, c in live))
+    with transaction(write=True) as s:
+        # as if beat had closed every day before this month: a first roll-up of the whole catalog prices each
+        # small object's every month in Python (over ten minutes at 10 M), once in an installation's life
+        s.execute(text("UPDATE spend_rollup SET until = :d WHERE until IS NULL OR until < :d"),
+                  {"d": months[0].isoformat()})
     t0 = time.perf_counter()
     rollup.roll_up(lambda: now)
-    log(f"roll-up of the finished days: {time.perf_counter() - t0:.1f} s")
-    rolled = [timed(month_of_spend(m.isoformat()[:7], True), args.repeat) for m in months]
-    worst_rolled = max(statistics.median(w) for w, _ in rolled)
-    log("month of spend after the roll-up (this month, the one before): "
-        + ", ".join(f"{statistics.median(w):.0f} ms (CPU {statistics.median(c):.0f} ms)" for w, c in rolled))
-    figures.append(run.row("scale.spend_month.postgresql", f"a month of spend for a bucket of {layout.big:,} objects "
+    log(f"roll-up of the days since {months[0]}: {time.perf_counter() - t0:.1f} s")
+    rolled, rolled_cpu = timed(month_of_spend(months[0].isoformat()[:7], True), args.repeat)
+    worst_rolled = statistics.median(rolled)
+    log(f"this month's spend after the roll-up: {worst_rolled:.0f} ms (CPU {statistics.median(rolled_cpu):.0f} ms)")
+    figures.append(run.row("scale.spend_month.postgresql", f"this month's spend for a bucket of {layout.big:,} objects "
                            f"(finished days rolled up), {scale} (target < 2 s)", worst_rolled / 1000, "s", "target",
                            2))
 
