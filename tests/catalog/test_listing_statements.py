@@ -183,8 +183,10 @@ def test_delimiter_listings_seek_past_each_folder(session: Session, bucket: Buck
         with statements(session) as seen:
             page = page_of()
         assert page.prefixes == [f"run{f:03d}/" for f in range(folders)], name
-        # one small read per folder (and one finding the end), never the folder's 300 keys
-        assert len(seen) == folders + 1, (name, len(seen))
+        # one small read per folder (and one finding the end), never the folder's 300 keys; PostgreSQL walks the
+        # ListObjectsV2 page's folders after the first in one statement
+        walked = name == "v2" and session.get_bind().dialect.name == "postgresql"
+        assert len(seen) == (2 if walked else folders + 1), (name, len(seen))
         assert sum(read) <= folders * repository.FOLDER_BATCH, (name, sum(read))
 
 

@@ -742,7 +742,8 @@ def _listing(scan: Callable[[Session, int, str | None, bool, str | None, int], l
     not greater than ``marker`` are not repeated, so a listing resumes from a prefix it returned.
     Each read is one statement returning the listed columns (``ListedObject`` or ``ListedForS3``, plain
     tuples, never ORM objects): without a delimiter every row read is shown, so a page is one statement; with
-    one, reads start small and grow while keys are shown, and shrink again after a common prefix.
+    one, reads start small and grow while keys are shown, and shrink again after a common prefix. On PostgreSQL
+    the rest of a page after its first common prefix is one statement (``repository.scan_folders``).
     """
     out: Listing[Shown] = Listing()
     if max_keys <= 0:
@@ -796,11 +797,37 @@ def _listing(scan: Callable[[Session, int, str | None, bool, str | None, int], l
             batch = min(repository.FOLDER_BATCH, full, room)
             if lower is None:
                 break
+            # past the first folder, PostgreSQL walks the rest of the page in one statement (one index descent per
+            # folder or key in the server, not a round trip per folder); elsewhere the seeks go on
+            walked = repository.scan_folders(session, bucket_id, lower, True, upper, room, prefix, delimiter,
+                                             s3=scan is repository.scan_listed_s3)
+            if walked is not None:
+                return _walked(walked, session, bucket_id, prefix, delimiter, max_keys, out)
             continue
         if len(listed) < batch:
             break
         lower, inclusive = listed[-1][0], False
         batch = min(full, batch * 2, room)
+    if not out.objects and not out.prefixes:
+        require_bucket(session, bucket_id)
+    return out
+
+
+def _walked(rows: Sequence[Shown], session: Session, bucket_id: int, prefix: str, delimiter: str, max_keys: int,
+            out: Listing[Shown]) -> Listing[Shown]:
+    """A delimiter page from ``repository.scan_folders``' rows: a folder's one row is its common prefix."""
+    for row in rows:
+        if len(out.objects) + len(out.prefixes) >= max_keys:
+            out.truncated = True
+            return out
+        key = row[0]
+        cut = key.find(delimiter, len(prefix))
+        if cut >= 0:
+            out.next_marker = key[: cut + len(delimiter)]
+            out.prefixes.append(out.next_marker)
+        else:
+            out.objects.append(row)
+            out.next_marker = key
     if not out.objects and not out.prefixes:
         require_bucket(session, bucket_id)
     return out
