@@ -114,6 +114,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/oidc/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Oidc Callback
+         * @description Where the provider sends the browser back: state, PKCE and nonce checked, the ID token validated, the user
+         *     made or found, their projects synced from their groups and a dashboard session started.
+         */
+        get: operations["oidc_callback_api_auth_oidc_callback_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/oidc/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Oidc Login
+         * @description Start a sign-in at the identity provider (authorization code with PKCE).
+         */
+        get: operations["oidc_login_api_auth_oidc_login_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/password": {
         parameters: {
             query?: never;
@@ -129,6 +170,26 @@ export interface paths {
          *     too when asked. The answer says what was revoked and what keeps working.
          */
         post: operations["change_password_api_auth_password_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Providers
+         * @description What the login page offers (no secrets: anyone may ask).
+         */
+        get: operations["providers_api_auth_providers_get"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -622,6 +683,146 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/events/buckets/{bucket}/configuration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Bucket Configuration */
+        get: operations["bucket_configuration_api_events_buckets__bucket__configuration_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/events/buckets/{bucket}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Bucket Deliveries */
+        get: operations["bucket_deliveries_api_events_buckets__bucket__deliveries_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/events/deadletters": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Dead Letters */
+        get: operations["dead_letters_api_events_deadletters_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/events/deadletters/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Replay */
+        post: operations["replay_api_events_deadletters_replay_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/events/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Outbox Metrics */
+        get: operations["outbox_metrics_api_events_metrics_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/events/targets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Targets */
+        get: operations["list_targets_api_events_targets_get"];
+        put?: never;
+        /** Add Target */
+        post: operations["add_target_api_events_targets_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/events/targets/{target_name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete Target */
+        delete: operations["delete_target_api_events_targets__target_name__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/events/targets/{target_name}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test Target
+         * @description Send S3's s3:TestEvent to the target now and say whether it took it.
+         */
+        post: operations["test_target_api_events_targets__target_name__test_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/health": {
         parameters: {
             query?: never;
@@ -639,6 +840,46 @@ export interface paths {
         get: operations["health_api_health_get"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/identity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Identity Status
+         * @description The identity provider's state (asked now), the directory, the mapping and the latest sign-ins.
+         */
+        get: operations["identity_status_api_identity_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/identity/dry-run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Dry Run
+         * @description What a sign-in with these groups would give, changing nothing.
+         */
+        post: operations["dry_run_api_identity_dry_run_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -732,7 +973,10 @@ export interface paths {
         /** List Keys */
         get: operations["list_keys_api_keys_get"];
         put?: never;
-        /** Create Key */
+        /**
+         * Create Key
+         * @description A new S3 key; with ``expires_in`` a temporary one the gateway refuses (ExpiredToken) after that.
+         */
         post: operations["create_key_api_keys_post"];
         delete?: never;
         options?: never;
@@ -1428,7 +1672,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/projects/{name}": {
+    "/api/projects/{project_name}": {
         parameters: {
             query?: never;
             header?: never;
@@ -1436,7 +1680,7 @@ export interface paths {
             cookie?: never;
         };
         /** Get Project */
-        get: operations["get_project_api_projects__name__get"];
+        get: operations["get_project_api_projects__project_name__get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1445,7 +1689,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/projects/{name}/buckets": {
+    "/api/projects/{project_name}/buckets": {
         parameters: {
             query?: never;
             header?: never;
@@ -1458,14 +1702,14 @@ export interface paths {
          * Move Bucket
          * @description Move a bucket the caller owns into the project (refused when its use would pass the project's quota).
          */
-        post: operations["move_bucket_api_projects__name__buckets_post"];
+        post: operations["move_bucket_api_projects__project_name__buckets_post"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/api/projects/{name}/members": {
+    "/api/projects/{project_name}/members": {
         parameters: {
             query?: never;
             header?: never;
@@ -1475,14 +1719,14 @@ export interface paths {
         get?: never;
         put?: never;
         /** Add Member */
-        post: operations["add_member_api_projects__name__members_post"];
+        post: operations["add_member_api_projects__project_name__members_post"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/api/projects/{name}/members/{username}": {
+    "/api/projects/{project_name}/members/{username}": {
         parameters: {
             query?: never;
             header?: never;
@@ -1493,17 +1737,17 @@ export interface paths {
         put?: never;
         post?: never;
         /** Remove Member */
-        delete: operations["remove_member_api_projects__name__members__username__delete"];
+        delete: operations["remove_member_api_projects__project_name__members__username__delete"];
         options?: never;
         head?: never;
         /**
          * Change Member
          * @description A member's role (managers and admins) or whether it is the member's default project (themselves too).
          */
-        patch: operations["change_member_api_projects__name__members__username__patch"];
+        patch: operations["change_member_api_projects__project_name__members__username__patch"];
         trace?: never;
     };
-    "/api/projects/{name}/quota": {
+    "/api/projects/{project_name}/quota": {
         parameters: {
             query?: never;
             header?: never;
@@ -1515,7 +1759,7 @@ export interface paths {
          * Set Quota
          * @description Set or lift (null) the hard quotas.
          */
-        put: operations["set_quota_api_projects__name__quota_put"];
+        put: operations["set_quota_api_projects__project_name__quota_put"];
         post?: never;
         delete?: never;
         options?: never;
@@ -2155,6 +2399,11 @@ export interface components {
              * Format: date-time
              */
             created_at: string;
+            /**
+             * Expires At
+             * @description temporary keys: refused (ExpiredToken) after this
+             */
+            expires_at?: string | null;
         };
         /**
          * AccessTier
@@ -2895,6 +3144,13 @@ export interface components {
             /** To */
             to: number | null;
         };
+        /** ConfigurationOut */
+        ConfigurationOut: {
+            /** Entries */
+            entries: {
+                [key: string]: unknown;
+            }[];
+        };
         /**
          * CorsRuleIn
          * @description One CORS rule, as S3's CORSRule (origins and allowed headers may hold one ``*``).
@@ -2933,6 +3189,33 @@ export interface components {
             /** Rules */
             rules: components["schemas"]["CorsRuleIn"][];
         };
+        /** DeadLetterOut */
+        DeadLetterOut: {
+            /** Attempts */
+            attempts: number;
+            /** Bucket Id */
+            bucket_id: number;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Failed At
+             * Format: date-time
+             */
+            failed_at: string;
+            /** Id */
+            id: number;
+            /** Key */
+            key: string;
+            /** Last Error */
+            last_error: string | null;
+            /** Name */
+            name: string;
+            /** Target Id */
+            target_id: number;
+        };
         /**
          * Decay
          * @description Full reads per month of data of a given age: exponential with a floor, or a table by age month.
@@ -2965,6 +3248,28 @@ export interface components {
              */
             table?: (number | string)[];
         };
+        /** DeliveryOut */
+        DeliveryOut: {
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /** Attempts */
+            attempts: number;
+            /** Error */
+            error: string | null;
+            /** Id */
+            id: number;
+            /** Key */
+            key: string;
+            /** Name */
+            name: string;
+            /** Status */
+            status: string;
+            /** Target Id */
+            target_id: number;
+        };
         /** DirectionLoadOut */
         DirectionLoadOut: {
             /** Bookable Mbps */
@@ -2990,6 +3295,11 @@ export interface components {
             costlier: string;
             /** Equal */
             equal: boolean;
+        };
+        /** DryRunIn */
+        DryRunIn: {
+            /** Groups */
+            groups: string[];
         };
         /**
          * EarlyDeletion
@@ -3213,6 +3523,30 @@ export interface components {
              */
             retention_days?: number | null;
         };
+        /** IdentityStatus */
+        IdentityStatus: {
+            /** Break Glass Admins */
+            break_glass_admins: string[];
+            /** Last Sign Ins */
+            last_sign_ins: components["schemas"]["SignIn"][];
+            /** Ldap Configured */
+            ldap_configured: boolean;
+            /** Ldap Url */
+            ldap_url: string;
+            /** Local Passwords */
+            local_passwords: boolean;
+            /** Mapping */
+            mapping: components["schemas"]["MappingRow"][];
+            /** Oidc Configured */
+            oidc_configured: boolean;
+            /**
+             * Oidc Error
+             * @description why the provider's discovery document could not be read
+             */
+            oidc_error?: string | null;
+            /** Oidc Issuer */
+            oidc_issuer?: string | null;
+        };
         /**
          * InstallationTierOut
          * @description One of the installation's tiers as a planner candidate: the class it is priced at, or why it is not.
@@ -3253,6 +3587,14 @@ export interface components {
              * @description what to know about its price: an on-premises tier priced as a cloud class
              */
             warning?: string | null;
+        };
+        /** KeyCreate */
+        KeyCreate: {
+            /**
+             * Expires In
+             * @description seconds the key works (a temporary key); absent: until deleted
+             */
+            expires_in?: number | null;
         };
         /**
          * Lifecycle
@@ -3483,6 +3825,20 @@ export interface components {
         LoginOut: {
             user: components["schemas"]["UserOut"];
         };
+        /** MappingRow */
+        MappingRow: {
+            /** Group */
+            group: string;
+            /** Project */
+            project: string | null;
+            /** Role */
+            role: string | null;
+            /**
+             * Status
+             * @description mapped | unmapped (no entry for the group) | no-project (the entry names a project that does not exist: ignored)
+             */
+            status: string;
+        };
         /** MarkReadIn */
         MarkReadIn: {
             /**
@@ -3564,6 +3920,17 @@ export interface components {
             /** Username */
             username: string;
         };
+        /** MetricsOut */
+        MetricsOut: {
+            /** Dead Letters */
+            dead_letters: number;
+            /** Oldest Age S */
+            oldest_age_s: number | null;
+            /** Queued */
+            queued: number;
+            /** Retrying */
+            retrying: number;
+        };
         /** MoveAmount */
         MoveAmount: {
             /** Bytes */
@@ -3637,6 +4004,8 @@ export interface components {
         NewAccessKeyOut: {
             /** Access Key Id */
             access_key_id: string;
+            /** Expires At */
+            expires_at?: string | null;
             /** Gateway Url */
             gateway_url: string;
             /**
@@ -4224,6 +4593,26 @@ export interface components {
              */
             used_objects: number;
         };
+        /** ProvidersOut */
+        ProvidersOut: {
+            /**
+             * Ldap
+             * @description the password form also takes the directory's accounts
+             */
+            ldap: boolean;
+            /**
+             * Local Passwords
+             * @description off: only break-glass admins sign in with a local password
+             */
+            local_passwords: boolean;
+            /**
+             * Oidc
+             * @description a 'Sign in with …' button leads to /api/auth/oidc/login
+             */
+            oidc: boolean;
+            /** Oidc Name */
+            oidc_name: string;
+        };
         /** PublicBlockOut */
         PublicBlockOut: {
             /** Block Public Acls */
@@ -4297,6 +4686,16 @@ export interface components {
              * @default 0
              */
             put: number | string;
+        };
+        /** ReplayIn */
+        ReplayIn: {
+            /** Ids */
+            ids?: number[] | null;
+        };
+        /** ReplayOut */
+        ReplayOut: {
+            /** Replayed */
+            replayed: number;
         };
         /**
          * ReportOut
@@ -5176,6 +5575,15 @@ export interface components {
             /** Users */
             users: components["schemas"]["UserGrantOut"][];
         };
+        /** SignIn */
+        SignIn: {
+            /** At */
+            at: string;
+            /** Username */
+            username: string;
+            /** Via */
+            via: string;
+        };
         /** SimulationMonthOut */
         SimulationMonthOut: {
             cost: components["schemas"]["BreakdownOut"];
@@ -5661,6 +6069,62 @@ export interface components {
              * @description the beat starts a sweep this often (TIERPILOT_LIFECYCLE_SWEEP_S)
              */
             period_s: number;
+        };
+        /** TargetCreated */
+        TargetCreated: {
+            /** Arn */
+            arn: string;
+            /** Secret */
+            secret?: string | null;
+            target: components["schemas"]["TargetOut"];
+        };
+        /** TargetIn */
+        TargetIn: {
+            /** Name */
+            name: string;
+            /** Options */
+            options?: {
+                [key: string]: string;
+            };
+            /**
+             * Topic
+             * @default
+             */
+            topic: string;
+            /** Type */
+            type: string;
+            /** Url */
+            url: string;
+        };
+        /** TargetOut */
+        TargetOut: {
+            /**
+             * Arn
+             * @default
+             */
+            arn: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Id */
+            id: number;
+            /** Name */
+            name: string;
+            /** Shown Url */
+            shown_url: string;
+            /** Topic */
+            topic: string;
+            /** Type */
+            type: string;
+        };
+        /** TestOut */
+        TestOut: {
+            /** Error */
+            error?: string | null;
+            /** Ok */
+            ok: boolean;
         };
         /** ThroughputOut */
         ThroughputOut: {
@@ -6419,6 +6883,71 @@ export interface operations {
             };
         };
     };
+    oidc_callback_api_auth_oidc_callback_get: {
+        parameters: {
+            query?: {
+                code?: string | null;
+                error?: string | null;
+                error_description?: string | null;
+                state?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    oidc_login_api_auth_oidc_login_get: {
+        parameters: {
+            query?: {
+                next?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description to the identity provider */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     change_password_api_auth_password_post: {
         parameters: {
             query?: never;
@@ -6448,6 +6977,26 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    providers_api_auth_providers_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProvidersOut"];
                 };
             };
         };
@@ -7573,6 +8122,267 @@ export interface operations {
             };
         };
     };
+    bucket_configuration_api_events_buckets__bucket__configuration_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                bucket: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigurationOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    bucket_deliveries_api_events_buckets__bucket__deliveries_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                bucket: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryOut"][];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    dead_letters_api_events_deadletters_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeadLetterOut"][];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    replay_api_events_deadletters_replay_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReplayIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplayOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    outbox_metrics_api_events_metrics_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MetricsOut"];
+                };
+            };
+        };
+    };
+    list_targets_api_events_targets_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TargetOut"][];
+                };
+            };
+        };
+    };
+    add_target_api_events_targets_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TargetIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TargetCreated"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    delete_target_api_events_targets__target_name__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                target_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    test_target_api_events_targets__target_name__test_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                target_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     health_api_health_get: {
         parameters: {
             query?: never;
@@ -7589,6 +8399,59 @@ export interface operations {
                 };
                 content: {
                     "application/json": unknown;
+                };
+            };
+        };
+    };
+    identity_status_api_identity_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdentityStatus"];
+                };
+            };
+        };
+    };
+    dry_run_api_identity_dry_run_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DryRunIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MappingRow"][];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
         };
@@ -7733,7 +8596,11 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["KeyCreate"] | null;
+            };
+        };
         responses: {
             /** @description Successful Response */
             201: {
@@ -7742,6 +8609,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["NewAccessKeyOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
         };
@@ -9185,12 +10061,12 @@ export interface operations {
             };
         };
     };
-    get_project_api_projects__name__get: {
+    get_project_api_projects__project_name__get: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                name: string;
+                project_name: string;
             };
             cookie?: never;
         };
@@ -9216,12 +10092,12 @@ export interface operations {
             };
         };
     };
-    move_bucket_api_projects__name__buckets_post: {
+    move_bucket_api_projects__project_name__buckets_post: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                name: string;
+                project_name: string;
             };
             cookie?: never;
         };
@@ -9251,12 +10127,12 @@ export interface operations {
             };
         };
     };
-    add_member_api_projects__name__members_post: {
+    add_member_api_projects__project_name__members_post: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                name: string;
+                project_name: string;
             };
             cookie?: never;
         };
@@ -9286,12 +10162,12 @@ export interface operations {
             };
         };
     };
-    remove_member_api_projects__name__members__username__delete: {
+    remove_member_api_projects__project_name__members__username__delete: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                name: string;
+                project_name: string;
                 username: string;
             };
             cookie?: never;
@@ -9318,12 +10194,12 @@ export interface operations {
             };
         };
     };
-    change_member_api_projects__name__members__username__patch: {
+    change_member_api_projects__project_name__members__username__patch: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                name: string;
+                project_name: string;
                 username: string;
             };
             cookie?: never;
@@ -9354,12 +10230,12 @@ export interface operations {
             };
         };
     };
-    set_quota_api_projects__name__quota_put: {
+    set_quota_api_projects__project_name__quota_put: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                name: string;
+                project_name: string;
             };
             cookie?: never;
         };
