@@ -25,6 +25,7 @@ import { Route as AppSharingRouteImport } from './routes/_app/sharing'
 import { Route as AppSpendRouteImport } from './routes/_app/spend'
 import { Route as AppReservationsReservationIdRouteImport } from './routes/_app/reservations_.$reservationId'
 import { Route as AppSettingsAuditRouteImport } from './routes/_app/settings_.audit'
+import { Route as AppSettingsIdentityRouteImport } from './routes/_app/settings_.identity'
 
 const AppRoute = AppRouteImport.update({
   id: '/_app',
@@ -106,6 +107,11 @@ const AppSettingsAuditRoute = AppSettingsAuditRouteImport.update({
   path: '/settings/audit',
   getParentRoute: () => AppRoute,
 } as any)
+const AppSettingsIdentityRoute = AppSettingsIdentityRouteImport.update({
+  id: '/settings_/identity',
+  path: '/settings/identity',
+  getParentRoute: () => AppRoute,
+} as any)
 
 export interface FileRoutesByFullPath {
   '/': typeof AppIndexRoute
@@ -123,6 +129,7 @@ export interface FileRoutesByFullPath {
   '/spend': typeof AppSpendRoute
   '/reservations/$reservationId': typeof AppReservationsReservationIdRoute
   '/settings/audit': typeof AppSettingsAuditRoute
+  '/settings/identity': typeof AppSettingsIdentityRoute
 }
 export interface FileRoutesByTo {
   '/login': typeof LoginRoute
@@ -140,6 +147,7 @@ export interface FileRoutesByTo {
   '/': typeof AppIndexRoute
   '/reservations/$reservationId': typeof AppReservationsReservationIdRoute
   '/settings/audit': typeof AppSettingsAuditRoute
+  '/settings/identity': typeof AppSettingsIdentityRoute
 }
 export interface FileRoutesById {
   __root__: typeof rootRouteImport
@@ -159,6 +167,7 @@ export interface FileRoutesById {
   '/_app/': typeof AppIndexRoute
   '/_app/reservations_/$reservationId': typeof AppReservationsReservationIdRoute
   '/_app/settings_/audit': typeof AppSettingsAuditRoute
+  '/_app/settings_/identity': typeof AppSettingsIdentityRoute
 }
 export interface FileRouteTypes {
   fileRoutesByFullPath: FileRoutesByFullPath
@@ -178,6 +187,7 @@ export interface FileRouteTypes {
     | '/spend'
     | '/reservations/$reservationId'
     | '/settings/audit'
+    | '/settings/identity'
   fileRoutesByTo: FileRoutesByTo
   to:
     | '/login'
@@ -195,6 +205,7 @@ export interface FileRouteTypes {
     | '/'
     | '/reservations/$reservationId'
     | '/settings/audit'
+    | '/settings/identity'
   id:
     | '__root__'
     | '/_app'
@@ -213,6 +224,7 @@ export interface FileRouteTypes {
     | '/_app/'
     | '/_app/reservations_/$reservationId'
     | '/_app/settings_/audit'
+    | '/_app/settings_/identity'
   fileRoutesById: FileRoutesById
 }
 export interface RootRouteChildren {
@@ -334,6 +346,13 @@ declare module '@tanstack/react-router' {
       preLoaderRoute: typeof AppSettingsAuditRouteImport
       parentRoute: typeof AppRoute
     }
+    '/_app/settings_/identity': {
+      id: '/_app/settings_/identity'
+      path: '/settings/identity'
+      fullPath: '/settings/identity'
+      preLoaderRoute: typeof AppSettingsIdentityRouteImport
+      parentRoute: typeof AppRoute
+    }
   }
 }
 
@@ -352,6 +371,7 @@ interface AppRouteChildren {
   AppIndexRoute: typeof AppIndexRoute
   AppReservationsReservationIdRoute: typeof AppReservationsReservationIdRoute
   AppSettingsAuditRoute: typeof AppSettingsAuditRoute
+  AppSettingsIdentityRoute: typeof AppSettingsIdentityRoute
 }
 
 const AppRouteChildren: AppRouteChildren = {
@@ -369,6 +389,7 @@ const AppRouteChildren: AppRouteChildren = {
   AppIndexRoute: AppIndexRoute,
   AppReservationsReservationIdRoute: AppReservationsReservationIdRoute,
   AppSettingsAuditRoute: AppSettingsAuditRoute,
+  AppSettingsIdentityRoute: AppSettingsIdentityRoute,
 }
 
 const AppRouteWithChildren = AppRoute._addFileChildren(AppRouteChildren)

@@ -22,10 +22,16 @@ function useInvalidateKeys() {
   return () => queryClient.invalidateQueries({ queryKey: accessKeyKeys.lists() });
 }
 
+/** Mints a key; with `expiresIn` (seconds) a temporary one the gateway refuses once it has expired. */
 export function useCreateAccessKey() {
   const invalidate = useInvalidateKeys();
   return useMutation({
-    mutationFn: () => unwrap(api.POST("/api/keys")),
+    mutationFn: (expiresIn: number | null = null) =>
+      unwrap(
+        expiresIn === null
+          ? api.POST("/api/keys")
+          : api.POST("/api/keys", { body: { expires_in: expiresIn } }),
+      ),
     onSuccess: invalidate,
   });
 }

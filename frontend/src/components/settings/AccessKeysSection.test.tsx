@@ -2,6 +2,7 @@ import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { render, screen, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { formatDateTime } from "@/lib/format";
 import { installFakeApi } from "@/test/fake-api";
 import { AccessKeysSection } from "./AccessKeysSection";
 
@@ -66,6 +67,80 @@ describe("AccessKeysSection", () => {
     await userEvent.click(screen.getByRole("button", { name: "Cancel" }));
     expect(screen.queryByRole("alertdialog")).not.toBeInTheDocument();
     expect(requests.some((r) => r.method === "DELETE")).toBe(false);
+  });
+
+  it("mints a key with the chosen lifetime and lists when it expires", async () => {
+    let keys: Array<Record<string, unknown>> = [];
+    const expiresAt = "2099-01-02T03:04:00Z";
+    const { requests } = installFakeApi({
+      "GET /api/keys": () => ({ body: keys }),
+      "GET /api/overview": () => ({ body: overview }),
+      "POST /api/keys": () => {
+        keys = [
+          { access_key_id: "TPTMP", active: true, created_at: "2098-12-26T03:04:00Z", expires_at: expiresAt },
+        ];
+        return {
+          body: {
+            access_key_id: "TPTMP",
+            secret_access_key: "tmp-secret",
+            gateway_url: "http://gw:9000",
+            expires_at: expiresAt,
+          },
+        };
+      },
+    });
+    renderSection();
+    await userEvent.selectOptions(screen.getByLabelText("Lifetime"), "7 days");
+    await userEvent.click(screen.getByRole("button", { name: "Create key" }));
+
+    const shown = await screen.findByRole("dialog", { name: "New temporary access key" });
+    expect(within(shown).getByText(/This key expires at/)).toBeInTheDocument();
+    expect(requests.find((r) => r.method === "POST")?.body).toEqual({ expires_in: 7 * 24 * 3600 });
+    await userEvent.click(within(shown).getByRole("button", { name: "I have stored the secret" }));
+    const row = (await screen.findByRole("cell", { name: "TPTMP" })).closest("tr") as HTMLElement;
+    expect(within(row).getByRole("cell", { name: formatDateTime(expiresAt) })).toBeInTheDocument();
+  });
+
+  it("marks a key past its expiry as expired and a permanent one as never expiring", async () => {
+    installFakeApi({
+      "GET /api/keys": () => ({
+        body: [
+          {
+            access_key_id: "TPOLD",
+            active: true,
+            created_at: "2026-01-01T00:00:00Z",
+            expires_at: "2026-01-01T01:00:00Z",
+          },
+          { access_key_id: "TPKEEP", active: true, created_at: "2026-01-01T00:00:00Z", expires_at: null },
+        ],
+      }),
+      "GET /api/overview": () => ({ body: overview }),
+    });
+    renderSection();
+    const old = (await screen.findByRole("cell", { name: "TPOLD" })).closest("tr") as HTMLElement;
+    expect(within(old).getByText("expired")).toBeInTheDocument();
+    const keep = screen.getByRole("cell", { name: "TPKEEP" }).closest("tr") as HTMLElement;
+    expect(within(keep).getByText("never")).toBeInTheDocument();
+    expect(within(keep).getByText("active")).toBeInTheDocument();
+  });
+
+  it("mints a permanent key without a body, as before", async () => {
+    const { requests } = installFakeApi({
+      "GET /api/keys": () => ({ body: [] }),
+      "GET /api/overview": () => ({ body: overview }),
+      "POST /api/keys": () => ({
+        body: {
+          access_key_id: "TPP",
+          secret_access_key: "s",
+          gateway_url: "http://gw:9000",
+          expires_at: null,
+        },
+      }),
+    });
+    renderSection();
+    await userEvent.click(await screen.findByRole("button", { name: "Create key" }));
+    expect(await screen.findByRole("dialog", { name: "New access key" })).toBeInTheDocument();
+    expect(requests.find((r) => r.method === "POST")?.body).toBeUndefined();
   });
 
   it("shows the server's message when a key cannot be created", async () => {

@@ -18,12 +18,36 @@ import {
   EmptyState,
   ErrorBanner,
   QueryState,
+  Select,
+  type SelectOption,
   Table,
 } from "@/components/ui";
 import { formatDateTime } from "@/lib/format";
 import { NewSecretDialog } from "./NewSecretDialog";
 
 type Pending = { action: "rotate" | "delete"; key: AccessKey } | null;
+
+// A temporary key suits a CI job or a collaborator's short visit: nothing to remember to delete afterwards.
+const HOUR = 3600;
+export const KEY_LIFETIMES: SelectOption[] = [
+  { value: "", label: "Never expires" },
+  { value: String(HOUR), label: "1 hour" },
+  { value: String(24 * HOUR), label: "1 day" },
+  { value: String(7 * 24 * HOUR), label: "7 days" },
+  { value: String(30 * 24 * HOUR), label: "30 days" },
+  { value: String(90 * 24 * HOUR), label: "90 days" },
+];
+
+function isExpired(key: AccessKey, now: number): boolean {
+  return key.expires_at != null && new Date(key.expires_at).getTime() <= now;
+}
+
+function KeyStatus({ accessKey }: { accessKey: AccessKey }) {
+  if (isExpired(accessKey, Date.now())) return <Badge tone="danger">expired</Badge>;
+  return (
+    <Badge tone={accessKey.active ? "success" : "neutral"}>{accessKey.active ? "active" : "inactive"}</Badge>
+  );
+}
 
 /** The signed-in user's S3 credentials for the gateway: list, create, rotate, delete. */
 export function AccessKeysSection() {
@@ -34,6 +58,7 @@ export function AccessKeysSection() {
   const remove = useDeleteAccessKey();
   const [pending, setPending] = useState<Pending>(null);
   const [revealed, setRevealed] = useState<{ key: NewAccessKey; title: string } | null>(null);
+  const [lifetime, setLifetime] = useState("");
 
   const closeSecret = () => {
     // Drop every copy of the secret held by the page: dialog state and the mutations' results.
@@ -66,10 +91,11 @@ export function AccessKeysSection() {
     { id: "id", header: "Access key ID", cell: (k) => <code>{k.access_key_id}</code> },
     { id: "created", header: "Created", cell: (k) => formatDateTime(k.created_at), hideOnNarrow: true },
     {
-      id: "status",
-      header: "Status",
-      cell: (k) => <Badge tone={k.active ? "success" : "neutral"}>{k.active ? "active" : "inactive"}</Badge>,
+      id: "expires",
+      header: "Expires",
+      cell: (k) => (k.expires_at ? formatDateTime(k.expires_at) : <span className="muted">never</span>),
     },
+    { id: "status", header: "Status", cell: (k) => <KeyStatus accessKey={k} /> },
     {
       id: "actions",
       header: <span className="visually-hidden">Actions</span>,
@@ -110,19 +136,31 @@ export function AccessKeysSection() {
               at <code>{gatewayUrl.data}</code>
             </>
           ) : null}
-          . A secret is shown once, when the key is created or rotated.
+          . A secret is shown once, when the key is created or rotated. A key with a lifetime is refused
+          (ExpiredToken) once it has expired.
         </>
       }
       actions={
-        <Button
-          variant="primary"
-          loading={create.isPending}
-          onClick={() =>
-            create.mutate(undefined, { onSuccess: (key) => setRevealed({ key, title: "New access key" }) })
-          }
-        >
-          Create key
-        </Button>
+        <div className="key-create">
+          <Select
+            label="Lifetime"
+            options={KEY_LIFETIMES}
+            value={lifetime}
+            onChange={(e) => setLifetime(e.target.value)}
+          />
+          <Button
+            variant="primary"
+            loading={create.isPending}
+            onClick={() =>
+              create.mutate(lifetime ? Number(lifetime) : null, {
+                onSuccess: (key) =>
+                  setRevealed({ key, title: key.expires_at ? "New temporary access key" : "New access key" }),
+              })
+            }
+          >
+            Create key
+          </Button>
+        </div>
       }
       padded={false}
     >

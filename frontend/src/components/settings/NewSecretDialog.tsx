@@ -1,5 +1,6 @@
 import type { NewAccessKey } from "@/api/keys";
 import { Button, CopyButton, CopyField, Dialog } from "@/components/ui";
+import { formatDateTime } from "@/lib/format";
 import { endpointSnippets } from "./endpoint-snippets";
 
 /**
@@ -32,6 +33,12 @@ export function NewSecretDialog({
           <CopyField label="Access key ID" value={secret.access_key_id} />
           <CopyField label="Secret access key" value={secret.secret_access_key} secret />
           <CopyField label="S3 gateway endpoint" value={secret.gateway_url} />
+          {secret.expires_at ? (
+            <p className="muted">
+              This key expires at {formatDateTime(secret.expires_at, true)}; the gateway refuses it after
+              that.
+            </p>
+          ) : null}
           {endpointSnippets(secret).map((snippet) => (
             <div className="ui-copyfield" key={snippet.id}>
               <span className="ui-field__label">{snippet.title}</span>

@@ -23,7 +23,7 @@ function SettingsPage() {
         title="Settings"
         description={
           user.is_admin
-            ? "Your S3 access keys, API tokens and password; the storage tiers, users and audit log of this installation."
+            ? "Your S3 access keys, API tokens and password; the storage tiers, users, sign-in and audit log of this installation."
             : "Your S3 access keys, API tokens and password."
         }
       />
@@ -35,6 +35,7 @@ function SettingsPage() {
           <>
             <a href="#tiers">Tiers</a>
             <a href="#users">Users</a>
+            <Link to="/settings/identity">Identity</Link>
             <Link to="/settings/audit">Audit log</Link>
           </>
         ) : null}
