@@ -114,23 +114,15 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
             proc.wait(timeout=10)
 
 
-@pytest.fixture(scope="session")
-def product() -> Iterator[Product]:
-    """`tierpilot up` on a scratch data dir and free ports, with the demo seed and a bootstrap admin.
-
-    E2E_BASE_URL (with E2E_ADMIN=name:password) points the tests at an already running server instead,
-    for working on the dashboard against `npm run dev` or a long-lived instance.
-    """
-    external = os.environ.get("E2E_BASE_URL")
-    if external:
-        name, _, password = os.environ.get("E2E_ADMIN", f"{ADMIN_USER}:{ADMIN_PASSWORD}").partition(":")
-        yield Product(external.rstrip("/"), "", name, password, Path(), Path("/dev/null"))
-        return
+@contextlib.contextmanager
+def launch_product(extra_env: dict[str, str] | None = None, api_port: int | None = None) -> Iterator[Product]:
+    """`tierpilot up` on a scratch data dir and free ports (``api_port`` when the caller needs to know it first,
+    as an identity provider's redirect URI does), with the demo seed, a bootstrap admin and ``extra_env``."""
     _ensure_frontend_built()
     # Not pytest's tmp_path: pytest prunes old base temp dirs, and a concurrent pytest run on the
     # same machine could delete this data dir under the running product.
     data_dir = Path(tempfile.mkdtemp(prefix="tierpilot-e2e-"))
-    api_port, gateway_port = _free_port(), _free_port()
+    api_port, gateway_port = api_port or _free_port(), _free_port()
     # The suite-wide conftest points TIERPILOT_* at the unit-test setup (no demo seed, strict login
     # limits); the product under test gets only what a person running it would set.
     env = {k: v for k, v in os.environ.items() if not k.startswith("TIERPILOT_")}
@@ -142,6 +134,7 @@ def product() -> Iterator[Product]:
         TIERPILOT_FRONTEND_DIST=str(FRONTEND / "dist"),
         PYTHONUNBUFFERED="1",
     )
+    env.update(extra_env or {})
     log = data_dir / "tierpilot-up.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
@@ -161,6 +154,22 @@ def product() -> Iterator[Product]:
     finally:
         _stop(proc)
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def product() -> Iterator[Product]:
+    """`tierpilot up` on a scratch data dir and free ports, with the demo seed and a bootstrap admin.
+
+    E2E_BASE_URL (with E2E_ADMIN=name:password) points the tests at an already running server instead,
+    for working on the dashboard against `npm run dev` or a long-lived instance.
+    """
+    external = os.environ.get("E2E_BASE_URL")
+    if external:
+        name, _, password = os.environ.get("E2E_ADMIN", f"{ADMIN_USER}:{ADMIN_PASSWORD}").partition(":")
+        yield Product(external.rstrip("/"), "", name, password, Path(), Path("/dev/null"))
+        return
+    with launch_product() as started:
+        yield started
 
 
 @pytest.fixture(scope="session")

@@ -4,6 +4,7 @@ tierpilot at them."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -59,8 +60,10 @@ class Oidc:
         return jwt.encode(body, key or self.key, algorithm=alg, headers={"kid": kid or self.kid})
 
 
-@pytest.fixture(scope="session")
-def oidc_provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Oidc]:
+@contextlib.contextmanager
+def start_oidc_provider(redirect_uris: list[str], log_dir: Path) -> Iterator[Oidc]:
+    """tests/tools' oidc-provider on a free 127.0.0.1 port with a fresh signing key, the test client allowed to
+    send the browser back to ``redirect_uris`` only; stopped when the block ends."""
     if shutil.which("node") is None or not (TOOLS / "node_modules" / "oidc-provider").is_dir():
         pytest.skip("node and tests/tools' oidc-provider are needed (cd tests/tools && npm ci)")
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
@@ -68,8 +71,8 @@ def oidc_provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Oidc]:
     jwk = {**json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key)), "kid": kid, "alg": "RS256", "use": "sig"}
     port = free_port()
     config = {"port": port, "clientId": CLIENT_ID, "clientSecret": CLIENT_SECRET,
-              "redirectUris": [API_CALLBACK, TOKEN_CALLBACK], "users": USERS, "jwks": {"keys": [jwk]}}
-    log = tmp_path_factory.mktemp("oidc") / "provider.log"
+              "redirectUris": redirect_uris, "users": USERS, "jwks": {"keys": [jwk]}}
+    log = log_dir / "provider.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen(["node", str(TOOLS / "oidc_provider.mjs")], cwd=TOOLS, stdout=out,
                                 stderr=subprocess.STDOUT, env={**os.environ, "OIDC_CONFIG": json.dumps(config)})
@@ -83,6 +86,12 @@ def oidc_provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Oidc]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture(scope="session")
+def oidc_provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Oidc]:
+    with start_oidc_provider([API_CALLBACK, TOKEN_CALLBACK], tmp_path_factory.mktemp("oidc")) as provider:
+        yield provider
 
 
 def oidc_env(provider: Oidc, **extra: str) -> dict[str, str]:
