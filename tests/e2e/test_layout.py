@@ -3,6 +3,8 @@ no table overflowing its box without the card layout, no overlapping axis labels
 
 The pages come from frontend/src/components/layout/nav-items.ts, so a page added to the navigation is
 checked without touching this file. Screenshots: tests/e2e/artifacts/layout-<width>-<page>.png.
+At 1280 × 900 the Browser's folder list is a table of at least 20 rows on screen (density-*.png), and a
+dialog opened on a cold load of its page has its styles (dialog-cold-*.png).
 """
 
 from __future__ import annotations
@@ -176,3 +178,86 @@ def test_every_page_and_dialog_fits_the_screen_with_a_silent_console(
 
     problems: list[Any] = faults + console
     assert not problems, "\n".join(problems)
+
+
+# The dense lists a person works through at a desk: (url, table caption, rows that must be on screen).
+DENSE_LISTS = [
+    ("/browser?bucket=e2e-dense", "Contents of e2e-dense/", 20),
+]
+
+# Rows of a table on screen: inside the window and inside the table's own scroll box.
+ROWS_ON_SCREEN_JS = """
+(caption) => {
+  const table = [...document.querySelectorAll('table')].find((t) => t.caption?.textContent === caption);
+  if (!table) return -1;
+  const box = table.closest('.ui-table-wrap').getBoundingClientRect();
+  const bottom = Math.min(window.innerHeight, box.bottom);
+  return [...table.querySelectorAll('tbody tr[data-row]')]
+    .filter((r) => {
+      const b = r.getBoundingClientRect();
+      return b.height > 0 && b.top >= box.top && b.bottom <= bottom + 1;
+    }).length;
+}
+"""
+
+
+def _seed_dense_lists(page: Page, product: Product) -> None:
+    """Enough objects to fill a desktop screen, written through the S3 gateway as a client would."""
+    import boto3
+
+    csrf = {"X-CSRF-Token": next(c["value"] for c in page.context.cookies() if c["name"] == "tierpilot_csrf")}
+    key = page.request.post("/api/keys", headers=csrf).json()
+    s3 = boto3.client("s3", endpoint_url=product.gateway_url, aws_access_key_id=key["access_key_id"],
+                      aws_secret_access_key=key["secret_access_key"], region_name="us-east-1")
+    s3.create_bucket(Bucket="e2e-dense")
+    for i in range(40):
+        s3.put_object(Bucket="e2e-dense", Key=f"shot-{i:04d}.dat", Body=b"d" * (i + 1))
+
+
+def test_dense_lists_at_a_desktop_width(new_context: NewContext, product: Product, artifacts: Path) -> None:
+    page = new_context({"width": 1280, "height": 900}).new_page()
+    sign_in(page, product.admin_user, product.admin_password)
+    _seed_dense_lists(page, product)
+    faults: list[str] = []
+    for url, caption, rows in DENSE_LISTS:
+        page.goto(url)
+        table = page.get_by_role("table", name=caption)
+        expect(table).to_be_visible()
+        _settle(page)
+        page.screenshot(path=str(artifacts / f"density-1280-{_slug(url)}.png"), animations="disabled")
+        shown = page.evaluate(ROWS_ON_SCREEN_JS, caption)
+        if shown < rows:
+            faults.append(f"{url}: {shown} rows of “{caption}” on a 1280 × 900 screen, fewer than {rows}")
+        cards = page.locator('[data-layout="cards"]').count()
+        if cards:
+            faults.append(f"{url}: {cards} list(s) laid out as cards at 1280 px")
+    assert not faults, "\n".join(faults)
+
+
+# Dialogs opened on a cold load of the page that offers them: (url, steps to open, dialog name, a styled
+# element inside and a computed style it has only when its component's CSS has arrived).
+STYLED_DIALOGS = [
+    ("/browser?bucket=telescope-archive&prefix=survey-2019%2F",
+     [("checkbox", "Select survey-2019/field-0000.root"), ("button", "Restore…")],
+     "Restore archived objects", ".restore-speed", "display", "grid"),
+]
+
+
+@pytest.mark.parametrize("case", STYLED_DIALOGS, ids=["browser-restore"])
+def test_each_dialog_is_styled_on_a_cold_load_of_its_page(
+        new_context: NewContext, product: Product, artifacts: Path, case: tuple[Any, ...]) -> None:
+    url, steps, name, selector, prop, value = case
+    page = new_context({"width": 1280, "height": 900}).new_page()
+    sign_in(page, product.admin_user, product.admin_password)
+    page.goto(url)  # a full load: no other page's CSS is in the document
+    for role, label in steps:
+        target = page.get_by_role(role, name=label, exact=True).first
+        if role == "checkbox":
+            target.check()
+        else:
+            target.click()
+    dialog = page.get_by_role("dialog", name=name)
+    expect(dialog.locator(selector).first).to_be_visible()
+    page.screenshot(path=str(artifacts / f"dialog-cold-{_slug(url)}.png"), animations="disabled")
+    got = dialog.locator(selector).first.evaluate(f"(el) => getComputedStyle(el).{prop}")
+    assert got == value, f"{name} from {url}: {selector} has {prop} {got!r}, its CSS has not arrived"

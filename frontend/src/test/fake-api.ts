@@ -4,6 +4,7 @@ import { vi } from "vitest";
 export interface RecordedRequest {
   method: string;
   path: string;
+  query: URLSearchParams;
   headers: Headers;
   body: unknown;
 }
@@ -19,6 +20,7 @@ export function installFakeApi(routes: Record<string, Handler>) {
     const recorded: RecordedRequest = {
       method: request.method,
       path: url.pathname,
+      query: url.searchParams,
       headers: request.headers,
       body: text ? JSON.parse(text) : undefined,
     };

@@ -29,17 +29,25 @@ export const catalogKeys = {
 export const bucketsQueryOptions = () =>
   queryOptions({ queryKey: catalogKeys.buckets(), queryFn: () => unwrap(api.GET("/api/buckets")) });
 
-/** One folder (sub-folders and objects), page by page in key order. */
-export const folderQueryOptions = (bucket: string, prefix: string) =>
+/**
+ * One folder (sub-folders and objects), page by page in key order; `startsWith` narrows it to names
+ * beginning so, answered by the catalog's key index rather than by filtering what the browser holds.
+ */
+export const folderQueryOptions = (bucket: string, prefix: string, startsWith = "") =>
   infiniteQueryOptions({
-    queryKey: catalogKeys.folder(bucket, prefix),
+    queryKey: [...catalogKeys.folder(bucket, prefix), startsWith] as const,
     initialPageParam: null as string | null,
     queryFn: ({ pageParam }) =>
       unwrap(
         api.GET("/api/buckets/{name}/objects", {
           params: {
             path: { name: bucket },
-            query: { prefix, delimiter: "/", limit: PAGE_SIZE, ...(pageParam ? { cursor: pageParam } : {}) },
+            query: {
+              prefix: prefix + startsWith,
+              delimiter: "/",
+              limit: PAGE_SIZE,
+              ...(pageParam ? { cursor: pageParam } : {}),
+            },
           },
         }),
       ),

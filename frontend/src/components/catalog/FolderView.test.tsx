@@ -118,34 +118,42 @@ describe("FolderView", () => {
     await vi.waitFor(() => expect(requests.filter((r) => r.method === "DELETE")).toHaveLength(2));
   });
 
-  it("filters the folder by name and names the tier only when it differs from the class", async () => {
-    installFakeApi({
-      "GET /api/buckets/belle2/objects": () => ({
-        body: {
-          bucket: "belle2",
-          prefix: "runs/",
-          delimiter: "/",
-          folders: ["runs/2026/"],
-          objects: [
-            object("runs/a.root"),
-            object("runs/cold.root", { storage_class: "archive", tier: "archive", tier_offline: true }),
-          ],
-          truncated: false,
-          next_cursor: null,
-        },
-      }),
+  it("filters the folder on the server by the start of a name and names the tier only when it differs", async () => {
+    const entries = [
+      object("runs/a.root"),
+      object("runs/cold.root", { storage_class: "archive", tier: "archive", tier_offline: true }),
+    ];
+    const { requests } = installFakeApi({
+      "GET /api/buckets/belle2/objects": (req) => {
+        const prefix = req.query.get("prefix") ?? "";
+        return {
+          body: {
+            bucket: "belle2",
+            prefix,
+            delimiter: "/",
+            folders: ["runs/2026/"].filter((f) => f.startsWith(prefix)),
+            objects: entries.filter((o) => o.key.startsWith(prefix)),
+            truncated: false,
+            next_cursor: null,
+          },
+        };
+      },
     });
     renderFolder();
     const table = await screen.findByRole("table", { name: "Contents of belle2/runs/" });
     expect(within(table).getAllByRole("row")[3]).not.toHaveTextContent("archive · archive");
     expect(within(table).getAllByRole("row")[2]).toHaveTextContent("STANDARD · hot-disk");
-    await userEvent.type(screen.getByLabelText("Filter this folder"), "COLD");
-    const rows = within(screen.getByRole("table", { name: "Contents of belle2/runs/" })).getAllByRole("row");
-    expect(rows).toHaveLength(2);
-    expect(rows[1]).toHaveTextContent("cold.root");
+    await userEvent.type(screen.getByLabelText("Filter this folder"), "co");
+    await vi.waitFor(() =>
+      expect(
+        within(screen.getByRole("table", { name: "Contents of belle2/runs/" })).getAllByRole("row"),
+      ).toHaveLength(2),
+    );
+    expect(requests.at(-1)?.query.get("prefix")).toBe("runs/co");
+    expect(screen.getByRole("row", { name: /cold\.root/ })).toBeInTheDocument();
     await userEvent.clear(screen.getByLabelText("Filter this folder"));
     await userEvent.type(screen.getByLabelText("Filter this folder"), "nothing-like-this");
-    expect(screen.getByText("Nothing matches")).toBeInTheDocument();
+    expect(await screen.findByText("Nothing matches")).toBeInTheDocument();
   });
 
   it("offers a read-only grantee listing and download, and none of the writes", async () => {

@@ -1,18 +1,18 @@
-import { useInfiniteQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import { downloadUrl, folderQueryOptions, useDeleteObjects } from "@/api/catalog";
+import { downloadUrl, useDeleteObjects } from "@/api/catalog";
 import type { Selection } from "@/api/restores";
 import { RestoreDialog } from "@/components/restores/RestoreDialog";
 import { Badge, Button, Card, ConfirmDialog, EmptyState, Input, QueryState, Table } from "@/components/ui";
 import { formatCount } from "@/lib/format";
-import { leafName } from "./browser-path";
 import { FolderActions, SelectionBar } from "./FolderActions";
 import { FolderCrumbs } from "./FolderCrumbs";
 import { UploadList, useUploads } from "./FolderUploads";
-import { folderColumns, type Row } from "./folder-columns";
-import { useFolderSelection } from "./folder-selection";
+import { folderColumns } from "./folder-columns";
+import { useFolderListing } from "./folder-listing";
+import { folderRowKey, objectRowKey, useFolderSelection } from "./folder-selection";
 import { NewFolderDialog } from "./NewFolderDialog";
 import { rightsText, type SharedRights } from "./shared-rights";
+import "./browser.css";
 
 /** One folder of a bucket: sub-folders and objects with selection, upload, download, delete, restore
  * (of a bucket shared with the viewer, what the sharing grants). */
@@ -35,43 +35,17 @@ export function FolderView({
 }) {
   const mayWrite = !shared || shared.write;
   const mayDelete = !shared || shared.delete;
-  const folder = useInfiniteQuery(folderQueryOptions(bucket, prefix));
+  const [filter, setFilter] = useState("");
+  const { folder, objects, rows, startsWith, loadMore } = useFolderListing(bucket, prefix, filter);
   const [confirmDelete, setConfirmDelete] = useState(false);
   const [restoring, setRestoring] = useState<Selection | null>(null);
   const { uploads, fileInput, startUploads } = useUploads(bucket, prefix);
   const remove = useDeleteObjects();
   const [creatingFolder, setCreatingFolder] = useState(false);
-
-  const pages = folder.data?.pages ?? [];
-  const folders = pages.flatMap((p) => p.folders);
-  // the current folder's own marker (`prefix/`, written by "New folder" or an S3 console) is not an entry of it
-  const objects = pages.flatMap((p) => p.objects).filter((o) => o.key !== prefix);
-  const [filter, setFilter] = useState("");
-  const needle = filter.trim().toLowerCase();
-  const matches = (key: string) => !needle || leafName(prefix, key).toLowerCase().includes(needle);
-  const rows: Row[] = [
-    ...folders.filter(matches).map((f): Row => ({ kind: "folder", prefix: f })),
-    ...objects.filter((o) => matches(o.key)).map((o): Row => ({ kind: "object", object: o })),
-  ];
-  const {
-    selectedKeys,
-    selectedFolders,
-    toggleKey,
-    toggleFolder,
-    clearSelection,
-    archivedSelected,
-    oneReadable,
-  } = useFolderSelection(objects);
-
-  const columns = folderColumns({
-    prefix,
-    selectedKeys,
-    selectedFolders,
-    toggleKey,
-    toggleFolder,
-    openFolder,
-    openObject,
-  });
+  const { selection, selectedKeys, selectedFolders, clearSelection, archivedSelected, oneReadable } =
+    useFolderSelection(objects);
+  const columns = folderColumns({ prefix, openFolder, openObject });
+  const under = prefix + startsWith;
 
   return (
     <Card
@@ -97,44 +71,51 @@ export function FolderView({
           </p>
         ) : null}
         <UploadList uploads={uploads} />
-        <div className="browser-filter">
-          <Input
-            label="Filter this folder"
-            type="search"
-            value={filter}
-            placeholder="part of a name"
-            onChange={(e) => setFilter(e.target.value)}
-            hint={
-              needle && folder.hasNextPage
-                ? "Filters the entries loaded so far; Show more loads the rest."
-                : undefined
+        <div className="browser-tools">
+          <div className="browser-filter">
+            <Input
+              label="Filter this folder"
+              type="search"
+              value={filter}
+              placeholder="start of a name"
+              onChange={(e) => setFilter(e.target.value)}
+            />
+          </div>
+          {shared ? null : (
+            <Button size="sm" onClick={() => setRestoring({ bucket, keys: [], prefixes: [under] })}>
+              {under ? `Restore everything under ${under}…` : "Restore the whole bucket…"}
+            </Button>
+          )}
+          <SelectionBar
+            count={selectedKeys.size + selectedFolders.size}
+            download={oneReadable ? downloadUrl(bucket, oneReadable.key) : null}
+            onRestore={
+              shared
+                ? null
+                : archivedSelected
+                  ? () => setRestoring({ bucket, keys: [...selectedKeys], prefixes: [...selectedFolders] })
+                  : undefined
             }
+            onDelete={mayDelete ? (selectedKeys.size ? () => setConfirmDelete(true) : undefined) : null}
           />
         </div>
-        <SelectionBar
-          count={selectedKeys.size + selectedFolders.size}
-          download={oneReadable ? downloadUrl(bucket, oneReadable.key) : null}
-          onRestore={
-            shared
-              ? null
-              : archivedSelected
-                ? () => setRestoring({ bucket, keys: [...selectedKeys], prefixes: [...selectedFolders] })
-                : undefined
-          }
-          onDelete={mayDelete ? (selectedKeys.size ? () => setConfirmDelete(true) : undefined) : null}
-        />
         <QueryState query={folder} loading="Loading the folder…">
           {() => (
             <Table
               caption={`Contents of ${bucket}/${prefix}`}
               columns={columns}
               rows={rows}
-              rowKey={(row) => (row.kind === "folder" ? `f:${row.prefix}` : `o:${row.object.key}`)}
+              rowKey={(row) =>
+                row.kind === "folder" ? folderRowKey(row.prefix) : objectRowKey(row.object.key)
+              }
+              rowLabel={(row) => (row.kind === "folder" ? `folder ${row.prefix}` : row.object.key)}
+              selection={selection}
+              virtual={{ rowHeight: 34, onNearEnd: loadMore }}
               empty={
-                needle ? (
+                startsWith ? (
                   <EmptyState
                     title="Nothing matches"
-                    description={`No name here contains “${filter.trim()}”.`}
+                    description={`No name here starts with “${startsWith}”.`}
                   />
                 ) : (
                   <EmptyState
@@ -146,11 +127,11 @@ export function FolderView({
             />
           )}
         </QueryState>
-        {folder.hasNextPage ? (
-          <Button onClick={() => folder.fetchNextPage()} loading={folder.isFetchingNextPage}>
-            Show more
-          </Button>
-        ) : null}
+        <p className="muted browser-count" aria-live="polite">
+          {formatCount(rows.length)} {rows.length === 1 ? "entry" : "entries"}
+          {folder.hasNextPage ? " loaded; more load as you scroll" : ""}
+          {folder.isFetchingNextPage ? " (loading…)" : ""}
+        </p>
       </div>
       <ConfirmDialog
         open={confirmDelete}

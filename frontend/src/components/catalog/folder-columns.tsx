@@ -4,51 +4,26 @@ import type { Column } from "@/components/ui";
 import { formatBytes, formatDateTime } from "@/lib/format";
 import { leafName } from "./browser-path";
 import { RestoreBadge } from "./RestoreBadge";
+import "./browser.css";
 
 export type Row = { kind: "folder"; prefix: string } | { kind: "object"; object: ObjectSummary };
 
-/** The folder table's columns: selection boxes, names that open, size, class, readability, age. */
+/** The folder table's columns: names that open, size, class, readability, age (the table adds the boxes).
+ * Sorting orders the entries loaded so far; the catalog pages in key order. */
 export function folderColumns({
   prefix,
-  selectedKeys,
-  selectedFolders,
-  toggleKey,
-  toggleFolder,
   openFolder,
   openObject,
 }: {
   prefix: string;
-  selectedKeys: Set<string>;
-  selectedFolders: Set<string>;
-  toggleKey: (key: string) => void;
-  toggleFolder: (prefix: string) => void;
   openFolder: (prefix: string) => void;
   openObject: (key: string) => void;
 }): Array<Column<Row>> {
   return [
     {
-      id: "select",
-      header: <span className="visually-hidden">Select</span>,
-      cell: (row: Row) =>
-        row.kind === "folder" ? (
-          <input
-            type="checkbox"
-            aria-label={`Select folder ${row.prefix}`}
-            checked={selectedFolders.has(row.prefix)}
-            onChange={() => toggleFolder(row.prefix)}
-          />
-        ) : (
-          <input
-            type="checkbox"
-            aria-label={`Select ${row.object.key}`}
-            checked={selectedKeys.has(row.object.key)}
-            onChange={() => toggleKey(row.object.key)}
-          />
-        ),
-    },
-    {
       id: "name",
       header: "Name",
+      sortValue: (row: Row) => (row.kind === "folder" ? row.prefix : row.object.key),
       cell: (row: Row) =>
         row.kind === "folder" ? (
           <button type="button" className="browser-link" onClick={() => openFolder(row.prefix)}>
@@ -65,11 +40,14 @@ export function folderColumns({
       id: "size",
       header: "Size",
       align: "end" as const,
+      sortValue: (row: Row) => (row.kind === "object" ? row.object.size : null),
       cell: (row: Row) => (row.kind === "object" ? formatBytes(row.object.size) : ""),
     },
     {
       id: "class",
       header: "Class / tier",
+      priority: 2,
+      sortValue: (row: Row) => (row.kind === "object" ? row.object.storage_class : null),
       cell: (row: Row) =>
         row.kind === "object" ? (
           <span>
@@ -97,6 +75,7 @@ export function folderColumns({
       id: "modified",
       header: "Last modified",
       hideOnNarrow: true,
+      sortValue: (row: Row) => (row.kind === "object" ? row.object.last_modified : null),
       cell: (row: Row) => (row.kind === "object" ? formatDateTime(row.object.last_modified) : ""),
     },
   ];

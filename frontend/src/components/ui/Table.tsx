@@ -1,17 +1,16 @@
-import { type Key, type ReactNode, useLayoutEffect, useRef, useState } from "react";
+import { type Key, type ReactNode, useRef, useState } from "react";
 import { cx } from "./cx";
+import { type Column, TableHead, TableRow } from "./TableParts";
+import { useTableLayout } from "./table-layout";
+import { type TableSelection, useTableSelection } from "./table-selection";
+import { type SortState, useSortedRows } from "./table-sort";
+import { useRowWindow, type VirtualRows } from "./table-window";
 
-export interface Column<T> {
-  /** Stable id of the column. */
-  id: string;
-  header: ReactNode;
-  /** The column's name on a row card when `header` is not plain text (e.g. a visually hidden "Actions"). */
-  label?: string;
-  cell: (row: T) => ReactNode;
-  align?: "start" | "end";
-  /** Leave the column out of the table on narrow screens; the row cards still show it. */
-  hideOnNarrow?: boolean;
-}
+export type { Column } from "./TableParts";
+export { chooseLayout, type TableLayout } from "./table-layout";
+export type { TableSelection } from "./table-selection";
+export type { SortState } from "./table-sort";
+export type { VirtualRows } from "./table-window";
 
 export interface TableProps<T> {
   /** Names the table for screen readers; shown only when `showCaption` is set. */
@@ -20,107 +19,114 @@ export interface TableProps<T> {
   columns: Array<Column<T>>;
   rows: readonly T[];
   rowKey: (row: T) => Key;
+  /** Names a row in its checkbox and details toggle; the row's key by default. */
+  rowLabel?: (row: T) => string;
   /** Shown in place of the body when there are no rows. */
   empty?: ReactNode;
+  /** Adds a checkbox per row, select-all in the header and shift-click range select. */
+  selection?: TableSelection;
+  /** Renders only the rows near the viewport of a scrolling box (long lists). */
+  virtual?: VirtualRows;
+  defaultSort?: SortState;
 }
 
-export type TableLayout = "table" | "cards";
-
-/**
- * Picks the layout for a container: the table while its natural width fits, row cards otherwise.
- * `naturalWidth` is the table's width when it was last laid out as a table.
- */
-export function chooseLayout(containerWidth: number, naturalWidth: number): TableLayout {
-  return naturalWidth > containerWidth + 1 ? "cards" : "table";
+function prioritised<T>(columns: Array<Column<T>>): Array<Column<T>> {
+  return columns.map((c) => (c.hideOnNarrow && c.priority === undefined ? { ...c, priority: 3 } : c));
 }
 
 /**
- * Re-measures on every resize of the container: a table that would overflow turns into one card per
- * row (each cell under its column's name), so no column is ever clipped or reachable only by scrolling.
+ * A data table: a table from tablet widths up (its least important columns fold into an expandable row
+ * when they do not fit), one card per row on phones; sortable columns, a sticky header, optional
+ * selection and windowed rendering for long lists.
  */
-function useResponsiveLayout(rows: unknown, columnCount: number) {
+export function Table<T>({
+  caption,
+  showCaption = false,
+  columns,
+  rows,
+  rowKey,
+  rowLabel,
+  empty,
+  selection,
+  virtual,
+  defaultSort,
+}: TableProps<T>) {
   const wrapRef = useRef<HTMLDivElement>(null);
-  const natural = useRef(0);
-  const [layout, setLayout] = useState<TableLayout>("table");
-
-  // biome-ignore lint/correctness/useExhaustiveDependencies: re-measure when the content changes.
-  useLayoutEffect(() => {
-    const wrap = wrapRef.current;
-    if (!wrap) return;
-    const measure = () => {
-      const table = wrap.querySelector("table");
-      if (!table) return;
-      if (wrap.dataset.layout === "table") natural.current = table.scrollWidth;
-      const next = chooseLayout(wrap.clientWidth, natural.current);
-      if (next !== wrap.dataset.layout) setLayout(next);
-    };
-    measure();
-    if (typeof ResizeObserver === "undefined") return;
-    const observer = new ResizeObserver(measure);
-    observer.observe(wrap);
-    return () => observer.disconnect();
-  }, [rows, columnCount]);
-
-  // A layout switch back to the table re-measures its natural width with the new content.
-  useLayoutEffect(() => {
-    const wrap = wrapRef.current;
-    const table = wrap?.querySelector("table");
-    if (wrap && table && layout === "table") {
-      natural.current = table.scrollWidth;
-      if (chooseLayout(wrap.clientWidth, natural.current) === "cards") setLayout("cards");
-    }
-  }, [layout]);
-
-  return { wrapRef, layout };
-}
-
-function columnLabel<T>(c: Column<T>): string {
-  if (c.label) return c.label;
-  return typeof c.header === "string" ? c.header : "";
-}
-
-/** A data table that becomes one card per row when its container is too narrow for its columns. */
-export function Table<T>({ caption, showCaption = false, columns, rows, rowKey, empty }: TableProps<T>) {
-  const { wrapRef, layout } = useResponsiveLayout(rows, columns.length);
+  const cols = prioritised(columns);
+  const { layout, folded } = useTableLayout(wrapRef, cols, rows.length);
+  const { sorted, sort, toggleSort } = useSortedRows(
+    rows,
+    (id) => cols.find((c) => c.id === id)?.sortValue,
+    defaultSort ?? null,
+  );
+  const keys = sorted.map(rowKey);
+  const picking = useTableSelection(selection, keys);
+  const win = useRowWindow(wrapRef, sorted.length, virtual);
+  const [open, setOpen] = useState<ReadonlySet<Key>>(new Set());
   if (rows.length === 0 && empty) return <>{empty}</>;
+
   const cards = layout === "cards";
+  const shown = cards ? cols : cols.filter((c) => !folded.includes(c.id));
+  const foldedCols = cards ? [] : cols.filter((c) => folded.includes(c.id));
+  const span = shown.length + (selection ? 1 : 0) + (foldedCols.length ? 1 : 0);
+  const toggleOpen = (key: Key) => {
+    const next = new Set(open);
+    if (next.has(key)) next.delete(key);
+    else next.add(key);
+    setOpen(next);
+  };
+
   return (
-    <div className={cx("ui-table-wrap", cards && "ui-table-wrap--cards")} ref={wrapRef} data-layout={layout}>
+    <div
+      className={cx("ui-table-wrap", cards && "ui-table-wrap--cards", virtual && "ui-table-wrap--scroll")}
+      ref={wrapRef}
+      data-layout={layout}
+    >
       <table className="ui-table">
         <caption className={showCaption ? "ui-table__caption" : "visually-hidden"}>{caption}</caption>
-        <thead>
-          <tr>
-            {columns.map((c) => (
-              <th
-                key={c.id}
-                scope="col"
-                className={cx(
-                  c.align === "end" && "ui-table__num",
-                  c.hideOnNarrow && !cards && "ui-table__narrow-hide",
-                )}
-              >
-                {c.header}
-              </th>
-            ))}
-          </tr>
-        </thead>
+        <TableHead
+          columns={shown}
+          selectAll={selection ? { ...picking, onToggle: picking.toggleAll } : undefined}
+          foldable={foldedCols.length > 0}
+          sort={sort}
+          onSort={toggleSort}
+        />
         <tbody>
-          {rows.map((row) => (
-            <tr key={rowKey(row)}>
-              {columns.map((c) => (
-                <td
-                  key={c.id}
-                  data-label={columnLabel(c) || undefined}
-                  className={cx(
-                    c.align === "end" && "ui-table__num",
-                    c.hideOnNarrow && !cards && "ui-table__narrow-hide",
-                  )}
-                >
-                  {c.cell(row)}
-                </td>
-              ))}
+          {win.before > 0 ? (
+            // biome-ignore lint/a11y/noAriaHiddenOnFocusable: a spacer row has no content and takes no focus
+            <tr aria-hidden="true" className="ui-table__spacer" style={{ height: win.before }}>
+              <td colSpan={span} />
             </tr>
-          ))}
+          ) : null}
+          {sorted.slice(win.start, win.end).map((row, i) => {
+            const index = win.start + i;
+            const key = keys[index] as Key;
+            return (
+              <TableRow
+                key={key}
+                row={row}
+                label={rowLabel ? rowLabel(row) : String(key)}
+                columns={shown}
+                folded={foldedCols}
+                pick={
+                  selection
+                    ? {
+                        checked: selection.selected.has(key),
+                        onTick: (range) => picking.tick(index, range),
+                      }
+                    : undefined
+                }
+                open={open.has(key)}
+                onToggleOpen={() => toggleOpen(key)}
+              />
+            );
+          })}
+          {win.after > 0 ? (
+            // biome-ignore lint/a11y/noAriaHiddenOnFocusable: a spacer row has no content and takes no focus
+            <tr aria-hidden="true" className="ui-table__spacer" style={{ height: win.after }}>
+              <td colSpan={span} />
+            </tr>
+          ) : null}
         </tbody>
       </table>
     </div>

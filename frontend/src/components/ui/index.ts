@@ -15,4 +15,4 @@ export { PageHeader } from "./PageHeader";
 export { ProgressBar } from "./ProgressBar";
 export { type QueryLike, QueryState } from "./QueryState";
 export { LoadingState, Spinner } from "./Spinner";
-export { type Column, Table } from "./Table";
+export { type Column, type SortState, Table, type TableSelection, type VirtualRows } from "./Table";

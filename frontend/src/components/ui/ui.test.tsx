@@ -105,11 +105,12 @@ describe("Table", () => {
     expect(cells.map((c) => c.getAttribute("data-label"))).toEqual(["Name", "Actions", null]);
   });
 
-  it("turns into cards only when the columns do not fit their container", () => {
-    expect(chooseLayout(800, 640)).toBe("table");
-    expect(chooseLayout(800, 801)).toBe("table");
-    expect(chooseLayout(800, 855)).toBe("cards");
-    expect(chooseLayout(308, 735)).toBe("cards");
+  it("is a table from 640 px of screen up and cards only below", () => {
+    expect(chooseLayout(1280)).toBe("table");
+    expect(chooseLayout(1024)).toBe("table");
+    expect(chooseLayout(640)).toBe("table");
+    expect(chooseLayout(639)).toBe("cards");
+    expect(chooseLayout(390)).toBe("cards");
   });
 });
 
