@@ -2,6 +2,7 @@ import { useState } from "react";
 import { useCreateBenchmarkRun } from "@/api/benchmarks";
 import { Button, Card, ErrorBanner, Input, Select } from "@/components/ui";
 import { parseList, parseRatios, parseSizes } from "./runCharts";
+import "./benchmarks.css";
 
 const WORKLOADS = [
   { value: "put", label: "PUT" },

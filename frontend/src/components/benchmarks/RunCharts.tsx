@@ -13,6 +13,7 @@ import {
 import type { BenchmarkRun } from "@/api/benchmarks";
 import { Card, ChartFrame } from "@/components/ui";
 import { bySize, formatSize, overlay, phaseRows, runSizes } from "./runCharts";
+import "./benchmarks.css";
 
 const PHASE_COLORS = [
   "#2563eb",

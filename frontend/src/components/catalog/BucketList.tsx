@@ -6,6 +6,7 @@ import { Badge, Button, Card, EmptyState, QueryState } from "@/components/ui";
 import { formatBytes, formatCount } from "@/lib/format";
 import { NewBucketDialog } from "./NewBucketDialog";
 import { rightsText } from "./shared-rights";
+import "./browser.css";
 
 /** The buckets the user may browse (own; admins all), with object count and stored bytes, then the buckets
  * other users share with them (the owner's name and what the sharing grants). */

@@ -1,6 +1,7 @@
 import { type FormEvent, useEffect, useState } from "react";
 import { type BucketSettings, type CorsRule, useRemoveCors, useSetCors } from "@/api/catalog";
 import { Badge, Button, Card, errorText, Field } from "@/components/ui";
+import "./browser.css";
 
 const EXAMPLE: CorsRule[] = [
   {

@@ -3,6 +3,7 @@ import { useState } from "react";
 import { useDeleteBucket } from "@/api/catalog";
 import { Button, ConfirmDialog } from "@/components/ui";
 import { formatCount } from "@/lib/format";
+import "./browser.css";
 
 /** The folder card's buttons: upload, new folder and, at a bucket's top, deleting the (empty) bucket. */
 export function FolderActions({

@@ -1,4 +1,5 @@
 import { crumbs } from "./browser-path";
+import "./browser.css";
 
 /** The bucket and the folders down to this one; each but the last opens its folder. */
 export function FolderCrumbs({

@@ -2,6 +2,7 @@ import { useRef, useState } from "react";
 import { type UploadProgress, uploadFile, useUploadInvalidation } from "@/api/catalog";
 import { errorText, ProgressBar } from "@/components/ui";
 import { formatBytes } from "@/lib/format";
+import "./browser.css";
 
 interface UploadState {
   name: string;

@@ -4,6 +4,7 @@ import { Badge, CopyField, Dialog, QueryState } from "@/components/ui";
 import { formatBytes, formatDateTime } from "@/lib/format";
 import { RestoreBadge } from "./RestoreBadge";
 import { VersionsPanel } from "./VersionsPanel";
+import "./browser.css";
 
 /** Everything the catalog knows about one object, with its download, in a dialog over the listing
  * (the folder keeps its place and selection behind it). */

@@ -1,6 +1,7 @@
 import { type FormEvent, useState } from "react";
 import { type BucketSettings, useSetDefaultRetention } from "@/api/catalog";
 import { Badge, Button, Card, errorText, Input, Select } from "@/components/ui";
+import "./browser.css";
 
 type RetentionMode = "" | "GOVERNANCE" | "COMPLIANCE";
 

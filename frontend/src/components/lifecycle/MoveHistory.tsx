@@ -12,6 +12,7 @@ import {
   Table,
 } from "@/components/ui";
 import { formatBytes, formatCount, formatDateTime, formatDuration } from "@/lib/format";
+import "./lifecycle.css";
 
 const TONES: Record<string, BadgeTone> = {
   done: "success",

@@ -5,6 +5,7 @@ import { tierColorMap } from "@/components/overview/tier-colors";
 import { AXIS, axisLabel, ChartFrame, GRID_STROKE, Stat } from "@/components/ui";
 import { chartByteUnit, formatBytes, formatCount } from "@/lib/format";
 import { chartRows, EXPIRED, type Metric, maxStack, seriesOf, usd } from "./preview-chart-data";
+import "./lifecycle.css";
 
 const dayFormat = new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric" });
 const EXPIRED_COLOR = "#9ca3af";

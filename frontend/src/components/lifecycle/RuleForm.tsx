@@ -4,6 +4,7 @@ import { Button, ErrorBanner, FieldList, FieldRows, type FieldValue } from "@/co
 import { PreviewChart, PreviewSummary } from "./PreviewChart";
 import { endFields, FILTER_FIELDS, transitionFields } from "./rule-fields";
 import { daysRuleTiming, type RuleDraft, toRule } from "./rule-form";
+import "./lifecycle.css";
 
 /** Add or edit one rule of a bucket; "What would this rule do?" previews it before it is saved. */
 export function RuleForm({

@@ -1,6 +1,7 @@
 import type { LifecycleRule } from "@/api/lifecycle";
 import { Badge, Button, type Column } from "@/components/ui";
 import { describeActions, describeFilter } from "./rule-form";
+import "./lifecycle.css";
 
 /** The bucket's rules: id, status, what each applies to and does, and its edit and delete buttons. */
 export function ruleColumns({

@@ -6,6 +6,7 @@ import { CostCurveChart } from "./CostCurveChart";
 import { formatFrequency } from "./chart-data";
 import { HybridResult } from "./HybridResult";
 import { LifecycleResult } from "./LifecycleResult";
+import "./pricing.css";
 
 /** The priced scenario: the cost curves with their break-even points, the breakdown, lifecycle and hybrid
  * results, and the catalogs the prices come from. */

@@ -22,6 +22,7 @@ import {
   QueryState,
 } from "@/components/ui";
 import { formatDateTime } from "@/lib/format";
+import "./pricing.css";
 
 function shareUrl(token: string): string {
   return `${globalThis.location?.origin ?? ""}/planner?shared=${token}`;

@@ -3,6 +3,7 @@ import { type Availability, type Direction, isBookingConflict } from "@/api/rese
 import { Button, ErrorBanner } from "@/components/ui";
 import { formatDateTime } from "@/lib/format";
 import { formatRate } from "./timeline";
+import "./reservations.css";
 
 /** Whether the asked window fits, the largest rate that would, and the earliest window where the rate fits. */
 export function AvailabilityNote({

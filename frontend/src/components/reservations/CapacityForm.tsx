@@ -4,6 +4,7 @@ import { capacityQueryOptions, useSetCapacity } from "@/api/reservations";
 import { Button, ErrorBanner, Input, QueryState } from "@/components/ui";
 import { formatDateTime } from "@/lib/format";
 import { formatRate } from "./timeline";
+import "./reservations.css";
 
 /** Admins: what the gateway pool delivers per direction and the share never bookable. */
 export function CapacityForm() {

@@ -4,6 +4,7 @@ import { overviewQueryOptions } from "@/api/overview";
 import type { Reservation } from "@/api/reservations";
 import { Button, CopyButton, CopyField } from "@/components/ui";
 import { clientSnippets } from "./snippets";
+import "./reservations.css";
 
 /** The reservation id and commands that send it, each with a copy button. */
 export function ClientSnippets({ reservation }: { reservation: Reservation }) {

@@ -4,6 +4,7 @@ import { type Direction, timelineQueryOptions } from "@/api/reservations";
 import { Button, QueryState } from "@/components/ui";
 import { Lane } from "./TimelineLane";
 import { viewStart, ZOOMS, zoomById } from "./timeline";
+import "./reservations.css";
 
 /** What a click on the timeline proposes: a window of one slot at the clicked time. */
 export interface SlotPick {

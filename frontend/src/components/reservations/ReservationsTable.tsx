@@ -20,6 +20,7 @@ import {
 } from "@/components/ui";
 import { formatDateTime } from "@/lib/format";
 import { formatRate } from "./timeline";
+import "./reservations.css";
 
 export const STATE_TONE: Record<ReservationState, BadgeTone> = {
   booked: "info",

@@ -1,6 +1,7 @@
 import { useNavigate } from "@tanstack/react-router";
 import type { Reservation } from "@/api/reservations";
 import { formatRate } from "./timeline";
+import "./reservations.css";
 
 export const BAR_HEIGHT = 22;
 export const BAR_GAP = 4;

@@ -14,6 +14,7 @@ import {
   ticks,
   type Zoom,
 } from "./timeline";
+import "./reservations.css";
 
 const LOAD_HEIGHT = 120;
 const AXIS_HEIGHT = 22;

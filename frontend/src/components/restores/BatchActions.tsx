@@ -10,6 +10,7 @@ import {
 import { Button, ErrorBanner, Select } from "@/components/ui";
 import { formatCount } from "@/lib/format";
 import { fasterSpeeds } from "./restore-format";
+import "./restores.css";
 
 /** A batch's actions: a faster speed while it runs, a retry of what failed, its lists for download. */
 export function BatchActions({ batch }: { batch: RestoreBatch }) {

@@ -8,6 +8,7 @@ import { ItemsCard } from "./BatchItems";
 import { ReadyChart } from "./ReadyChart";
 import { BatchProgress, useNow } from "./RestoreQueue";
 import { etaText, formatUsd, stateLabel, stateTone } from "./restore-format";
+import "./restores.css";
 
 export function BatchDetail({ id, scope }: { id: number; scope: Scope }) {
   const detail = useQuery(batchQueryOptions(id));

@@ -10,6 +10,7 @@ import {
 import { Badge, Button, Card, type Column, QueryState, Select, Table } from "@/components/ui";
 import { formatBytes, formatCount, formatDateTime } from "@/lib/format";
 import { stateLabel, stateTone } from "./restore-format";
+import "./restores.css";
 
 const ITEM_STATES: Array<ItemState | ""> = ["", "pending", "ongoing", "ready", "failed", "expired"];
 

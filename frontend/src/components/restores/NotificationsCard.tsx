@@ -10,6 +10,7 @@ import {
 } from "@/api/notifications";
 import { Badge, Button, Card, ConfirmDialog, CopyField, Dialog, ErrorBanner, Input } from "@/components/ui";
 import { formatDateTime } from "@/lib/format";
+import "./restores.css";
 
 /** Unread notices of finished restore batches, and where a webhook should be told about them. */
 export function NotificationsCard() {

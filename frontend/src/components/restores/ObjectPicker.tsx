@@ -12,6 +12,7 @@ import {
   Select,
 } from "@/components/ui";
 import { formatBytes, formatCount, formatCountOf } from "@/lib/format";
+import "./restores.css";
 
 const ARCHIVE_CLASSES = new Set(["GLACIER", "DEEP_ARCHIVE"]);
 

@@ -11,6 +11,7 @@ import {
 import { Button, Dialog, ErrorBanner, Input, QueryState } from "@/components/ui";
 import { formatBytes, formatCount, formatCountOf, formatDateTime, formatDuration } from "@/lib/format";
 import { formatUsd } from "./restore-format";
+import "./restores.css";
 
 const SPEED_NOTES: Record<Speed, string> = {
   expedited: "fastest, priciest per request",

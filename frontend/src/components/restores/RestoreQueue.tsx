@@ -5,6 +5,7 @@ import { queueQueryOptions, type RestoreBatch, type RestoreSummary, type Scope }
 import { Badge, Card, type Column, EmptyState, ProgressBar, QueryState, Table } from "@/components/ui";
 import { formatBytes, formatCount, formatDateTime, formatDuration } from "@/lib/format";
 import { etaText, formatUsd, readyShare, stateLabel, stateTone } from "./restore-format";
+import "./restores.css";
 
 /** Re-renders every second so ETAs count down between polls. */
 export function useNow(intervalMs = 1000): number {

@@ -18,6 +18,7 @@ import {
   Select,
   Table,
 } from "@/components/ui";
+import "./sharing.css";
 
 const ACCESS_OPTIONS = [
   { value: "read", label: "Read (download and list)" },

@@ -1,6 +1,7 @@
 import { useState } from "react";
 import { type PolicyCheck, useCheckPolicy, useDeletePolicy, useSavePolicy } from "@/api/sharing";
 import { Badge, Button, Card, errorText, Field } from "@/components/ui";
+import "./sharing.css";
 
 /** The bucket policy as JSON: check it, save it, remove it. */
 export function PolicyCard({

@@ -3,6 +3,7 @@ import { sharingQueryOptions } from "@/api/sharing";
 import { Card, QueryState } from "@/components/ui";
 import { PublicCard, UsersCard } from "./GrantCards";
 import { PolicyCard } from "./PolicyCard";
+import "./sharing.css";
 
 /** Who may reach one bucket besides its owner and admins: users, public prefixes and the bucket policy. */
 export function SharingPanel({ bucket }: { bucket: string }) {
