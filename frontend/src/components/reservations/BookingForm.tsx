@@ -7,10 +7,12 @@ import {
   type Reservation,
   useBookReservation,
 } from "@/api/reservations";
-import { Button, Input, Select } from "@/components/ui";
+import { Input, Select } from "@/components/ui";
 import { useSettled } from "@/lib/useSettled";
 import { AvailabilityNote, BookingRefusal } from "./AvailabilityNote";
+import { BookButton, whyNotBookable } from "./BookButton";
 import { fromLocalInput, HOUR, toLocalInput } from "./timeline";
+import "./reservations.css";
 
 export interface BookingDraft {
   direction: Direction;
@@ -182,15 +184,10 @@ export function BookingForm({
           book.reset();
         }}
       />
-      <div className="res-form__actions">
-        <Button
-          type="submit"
-          variant="primary"
-          disabled={book.isPending || !bucket || !!windowError || !!rateError || doesNotFit}
-        >
-          {book.isPending ? "Booking…" : "Book reservation"}
-        </Button>
-      </div>
+      <BookButton
+        pending={book.isPending}
+        blocked={whyNotBookable({ bucket, windowError, rateError, doesNotFit })}
+      />
     </form>
   );
 }
