@@ -83,7 +83,12 @@ export function SaveAsPlanDialog({ scenario, isAdmin = false, onClose }: SaveAsP
       ? toPlanBody(values)
       : {
           ...toPlanBody(values),
-          scenario: { ...scenario, tiers: [scenario.tiers[option]], lifecycle: null, hybrid: [] } as ScenarioBody,
+          scenario: {
+            ...scenario,
+            tiers: [scenario.tiers[option]],
+            lifecycle: null,
+            hybrid: [],
+          } as ScenarioBody,
         };
     save.mutate(body, {
       onSuccess: setSaved,

@@ -40,7 +40,8 @@ const mine: InstallationTier[] = [
     offline: false,
     reason: null,
     driver: "posix",
-    warning: "hot-disk is an on-premises (posix) tier priced as a cloud class (STANDARD of aws-us-east-1-2026)",
+    warning:
+      "hot-disk is an on-premises (posix) tier priced as a cloud class (STANDARD of aws-us-east-1-2026)",
   },
   {
     id: 2,
