@@ -23,6 +23,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from tierpilot.audit.service import csv_cell
 from tierpilot.catalog import repository as catalog
 from tierpilot.catalog.models import Bucket
 from tierpilot.drivers import registry
@@ -410,11 +411,6 @@ def export_csv(bucket_id: int | None = None) -> Iterator[str]:
     with transaction() as session:
         names = catalog.bucket_names(session, None if bucket_id is None else [bucket_id])
         for c in checks.stream(session, bucket_id):
-            yield line((c.id, c.checked_at.isoformat(), names.get(c.bucket_id, c.bucket_id), _cell(c.key),
-                        c.version_id, tier_names.get(c.tier_id, c.tier_id), _cell(c.locator), c.result, c.algorithm,
-                        c.expected, c.found or "", c.size, _cell(c.detail or ""), c.run_id))
-
-
-def _cell(value: str) -> str:
-    """A spreadsheet must not run a cell as a formula (keys are anyone's text)."""
-    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
+            yield line((c.id, c.checked_at.isoformat(), names.get(c.bucket_id, c.bucket_id), csv_cell(c.key),
+                        c.version_id, tier_names.get(c.tier_id, c.tier_id), csv_cell(c.locator), c.result, c.algorithm,
+                        c.expected, c.found or "", c.size, csv_cell(c.detail or ""), c.run_id))
