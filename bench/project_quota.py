@@ -14,7 +14,6 @@ Run: .venv/bin/python bench/project_quota.py [--clients 64] [--seconds 3] [--rou
 from __future__ import annotations
 
 import argparse
-import http.client
 import multiprocessing as mp
 import os
 import shutil
@@ -22,59 +21,17 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from bench.figures import Run, record
-from bench.gateway_throughput import Presigner
+from bench.putload import put_client
 from tests.servers import free_port, wait_port
 
 ROOT = Path(__file__).resolve().parents[1]
-BODY = 1024
 CLIENT_PROCS = 4
-
-
-def _worker(args: tuple[str, str, str, str, int, int, float, float]) -> dict[str, int]:
-    """One client process: ``threads`` keep-alive connections PUTting new keys back to back into ``bucket``."""
-    endpoint, key_id, secret, bucket, proc, threads, start_at, seconds = args
-    signer = Presigner(endpoint, key_id, secret)
-    host, port = endpoint.removeprefix("http://").split(":")
-    body = os.urandom(BODY)
-    out = {"ok": 0, "slowdown": 0, "failed": 0}
-    lock = threading.Lock()
-
-    def run(thread: int) -> None:
-        conn = http.client.HTTPConnection(host, int(port), timeout=60)
-        counts = {"ok": 0, "slowdown": 0, "failed": 0}
-        i = 0
-        while time.time() < start_at:
-            time.sleep(0.001)
-        while time.time() < start_at + seconds:
-            key = f"k/{proc}-{thread}-{i}-{start_at}"
-            i += 1
-            try:
-                conn.request("PUT", signer.path("PUT", key, bucket), body=body)
-                r = conn.getresponse()
-                r.read()
-                counts["ok" if r.status == 200 else "slowdown" if r.status == 503 else "failed"] += 1
-            except (OSError, http.client.HTTPException):
-                counts["failed"] += 1
-                conn.close()
-                conn = http.client.HTTPConnection(host, int(port), timeout=60)
-        conn.close()
-        with lock:
-            for k, v in counts.items():
-                out[k] += v
-
-    pool = [threading.Thread(target=run, args=(t,)) for t in range(threads)]
-    for t in pool:
-        t.start()
-    for t in pool:
-        t.join()
-    return out
 
 
 class Installation:
@@ -138,7 +95,7 @@ def round_rate(pool: Any, inst: Installation, bucket: str, clients: int, seconds
     """PUTs/s of one round, and its 503s and other failures."""
     per = [clients // CLIENT_PROCS + (1 if p < clients % CLIENT_PROCS else 0) for p in range(CLIENT_PROCS)]
     start_at = time.time() + 0.3
-    results = pool.map(_worker, [(inst.url, inst.key_id, inst.secret, bucket, p, per[p], start_at, seconds)
+    results = pool.map(put_client, [(inst.url, inst.key_id, inst.secret, bucket, p, per[p], start_at, seconds)
                                  for p in range(CLIENT_PROCS)])
     return (sum(r["ok"] for r in results) / seconds, sum(r["slowdown"] for r in results),
             sum(r["failed"] for r in results))
