@@ -15,8 +15,10 @@ import { Route as AppIndexRouteImport } from './routes/_app/index'
 import { Route as AppBenchmarksRouteImport } from './routes/_app/benchmarks'
 import { Route as AppBrowserRouteImport } from './routes/_app/browser'
 import { Route as AppBucketSettingsRouteImport } from './routes/_app/bucket-settings'
+import { Route as AppIntegrityRouteImport } from './routes/_app/integrity'
 import { Route as AppLifecycleRouteImport } from './routes/_app/lifecycle'
 import { Route as AppPlannerRouteImport } from './routes/_app/planner'
+import { Route as AppProjectsRouteImport } from './routes/_app/projects'
 import { Route as AppRequestsRouteImport } from './routes/_app/requests'
 import { Route as AppReservationsRouteImport } from './routes/_app/reservations'
 import { Route as AppRestoresRouteImport } from './routes/_app/restores'
@@ -56,6 +58,11 @@ const AppBucketSettingsRoute = AppBucketSettingsRouteImport.update({
   path: '/bucket-settings',
   getParentRoute: () => AppRoute,
 } as any)
+const AppIntegrityRoute = AppIntegrityRouteImport.update({
+  id: '/integrity',
+  path: '/integrity',
+  getParentRoute: () => AppRoute,
+} as any)
 const AppLifecycleRoute = AppLifecycleRouteImport.update({
   id: '/lifecycle',
   path: '/lifecycle',
@@ -64,6 +71,11 @@ const AppLifecycleRoute = AppLifecycleRouteImport.update({
 const AppPlannerRoute = AppPlannerRouteImport.update({
   id: '/planner',
   path: '/planner',
+  getParentRoute: () => AppRoute,
+} as any)
+const AppProjectsRoute = AppProjectsRouteImport.update({
+  id: '/projects',
+  path: '/projects',
   getParentRoute: () => AppRoute,
 } as any)
 const AppRequestsRoute = AppRequestsRouteImport.update({
@@ -119,8 +131,10 @@ export interface FileRoutesByFullPath {
   '/benchmarks': typeof AppBenchmarksRoute
   '/browser': typeof AppBrowserRoute
   '/bucket-settings': typeof AppBucketSettingsRoute
+  '/integrity': typeof AppIntegrityRoute
   '/lifecycle': typeof AppLifecycleRoute
   '/planner': typeof AppPlannerRoute
+  '/projects': typeof AppProjectsRoute
   '/requests': typeof AppRequestsRoute
   '/reservations': typeof AppReservationsRoute
   '/restores': typeof AppRestoresRoute
@@ -136,8 +150,10 @@ export interface FileRoutesByTo {
   '/benchmarks': typeof AppBenchmarksRoute
   '/browser': typeof AppBrowserRoute
   '/bucket-settings': typeof AppBucketSettingsRoute
+  '/integrity': typeof AppIntegrityRoute
   '/lifecycle': typeof AppLifecycleRoute
   '/planner': typeof AppPlannerRoute
+  '/projects': typeof AppProjectsRoute
   '/requests': typeof AppRequestsRoute
   '/reservations': typeof AppReservationsRoute
   '/restores': typeof AppRestoresRoute
@@ -156,8 +172,10 @@ export interface FileRoutesById {
   '/_app/benchmarks': typeof AppBenchmarksRoute
   '/_app/browser': typeof AppBrowserRoute
   '/_app/bucket-settings': typeof AppBucketSettingsRoute
+  '/_app/integrity': typeof AppIntegrityRoute
   '/_app/lifecycle': typeof AppLifecycleRoute
   '/_app/planner': typeof AppPlannerRoute
+  '/_app/projects': typeof AppProjectsRoute
   '/_app/requests': typeof AppRequestsRoute
   '/_app/reservations': typeof AppReservationsRoute
   '/_app/restores': typeof AppRestoresRoute
@@ -177,8 +195,10 @@ export interface FileRouteTypes {
     | '/benchmarks'
     | '/browser'
     | '/bucket-settings'
+    | '/integrity'
     | '/lifecycle'
     | '/planner'
+    | '/projects'
     | '/requests'
     | '/reservations'
     | '/restores'
@@ -194,8 +214,10 @@ export interface FileRouteTypes {
     | '/benchmarks'
     | '/browser'
     | '/bucket-settings'
+    | '/integrity'
     | '/lifecycle'
     | '/planner'
+    | '/projects'
     | '/requests'
     | '/reservations'
     | '/restores'
@@ -213,8 +235,10 @@ export interface FileRouteTypes {
     | '/_app/benchmarks'
     | '/_app/browser'
     | '/_app/bucket-settings'
+    | '/_app/integrity'
     | '/_app/lifecycle'
     | '/_app/planner'
+    | '/_app/projects'
     | '/_app/requests'
     | '/_app/reservations'
     | '/_app/restores'
@@ -276,6 +300,13 @@ declare module '@tanstack/react-router' {
       preLoaderRoute: typeof AppBucketSettingsRouteImport
       parentRoute: typeof AppRoute
     }
+    '/_app/integrity': {
+      id: '/_app/integrity'
+      path: '/integrity'
+      fullPath: '/integrity'
+      preLoaderRoute: typeof AppIntegrityRouteImport
+      parentRoute: typeof AppRoute
+    }
     '/_app/lifecycle': {
       id: '/_app/lifecycle'
       path: '/lifecycle'
@@ -288,6 +319,13 @@ declare module '@tanstack/react-router' {
       path: '/planner'
       fullPath: '/planner'
       preLoaderRoute: typeof AppPlannerRouteImport
+      parentRoute: typeof AppRoute
+    }
+    '/_app/projects': {
+      id: '/_app/projects'
+      path: '/projects'
+      fullPath: '/projects'
+      preLoaderRoute: typeof AppProjectsRouteImport
       parentRoute: typeof AppRoute
     }
     '/_app/requests': {
@@ -360,8 +398,10 @@ interface AppRouteChildren {
   AppBenchmarksRoute: typeof AppBenchmarksRoute
   AppBrowserRoute: typeof AppBrowserRoute
   AppBucketSettingsRoute: typeof AppBucketSettingsRoute
+  AppIntegrityRoute: typeof AppIntegrityRoute
   AppLifecycleRoute: typeof AppLifecycleRoute
   AppPlannerRoute: typeof AppPlannerRoute
+  AppProjectsRoute: typeof AppProjectsRoute
   AppRequestsRoute: typeof AppRequestsRoute
   AppReservationsRoute: typeof AppReservationsRoute
   AppRestoresRoute: typeof AppRestoresRoute
@@ -378,8 +418,10 @@ const AppRouteChildren: AppRouteChildren = {
   AppBenchmarksRoute: AppBenchmarksRoute,
   AppBrowserRoute: AppBrowserRoute,
   AppBucketSettingsRoute: AppBucketSettingsRoute,
+  AppIntegrityRoute: AppIntegrityRoute,
   AppLifecycleRoute: AppLifecycleRoute,
   AppPlannerRoute: AppPlannerRoute,
+  AppProjectsRoute: AppProjectsRoute,
   AppRequestsRoute: AppRequestsRoute,
   AppReservationsRoute: AppReservationsRoute,
   AppRestoresRoute: AppRestoresRoute,

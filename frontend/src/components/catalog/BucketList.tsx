@@ -43,6 +43,7 @@ export function BucketList({
                 <span className="browser-bucket__meta muted">
                   {formatCount(b.object_count)} object{b.object_count === 1 ? "" : "s"} ·{" "}
                   {formatBytes(b.used_bytes)} · {b.tier}
+                  {b.project ? ` · project ${b.project}` : ""}
                 </span>
                 {b.space_bytes != null ? <SpaceLine bucket={b} /> : null}
               </BucketEntry>

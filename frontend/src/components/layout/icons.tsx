@@ -71,6 +71,18 @@ export const icons = {
       <path d="M8.6 13.5l6.8 4M15.4 6.5l-6.8 4" />
     </Svg>
   ),
+  projects: (
+    <Svg>
+      <path d="M3 7a2 2 0 0 1 2-2h4l2 2h8a2 2 0 0 1 2 2v8a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2z" />
+      <circle cx="12" cy="13" r="2" />
+    </Svg>
+  ),
+  integrity: (
+    <Svg>
+      <path d="M12 3l8 3v6c0 4.5-3.4 8-8 9-4.6-1-8-4.5-8-9V6z" />
+      <path d="M8.5 12l2.5 2.5 4.5-5" />
+    </Svg>
+  ),
   settings: (
     <Svg>
       <circle cx="12" cy="12" r="3" />

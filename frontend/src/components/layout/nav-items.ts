@@ -8,6 +8,8 @@ export interface NavItem {
     | "/lifecycle"
     | "/browser"
     | "/sharing"
+    | "/projects"
+    | "/integrity"
     | "/planner"
     | "/spend"
     | "/benchmarks"
@@ -25,6 +27,8 @@ export const NAV_ITEMS: readonly NavItem[] = [
   { to: "/lifecycle", label: "Lifecycle", icon: "lifecycle" },
   { to: "/browser", label: "Browser", icon: "browser" },
   { to: "/sharing", label: "Sharing", icon: "sharing" },
+  { to: "/projects", label: "Projects", icon: "projects" },
+  { to: "/integrity", label: "Integrity", icon: "integrity" },
   { to: "/planner", label: "Cost planner", icon: "planner" },
   { to: "/spend", label: "Spend", icon: "planner" },
   { to: "/benchmarks", label: "Benchmarks", icon: "benchmarks" },
