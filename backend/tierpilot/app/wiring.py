@@ -64,6 +64,7 @@ def install() -> None:
     accounts.install_ownership_check(catalog_repository.owned_by)
     auth_service.install_password_backend(identity_ldap.sign_in)
     tiers_service.install_catalogs(planner_service.get_catalog)
-    catalog_service.install_shared_access(sharing_visibility.allows, sharing_visibility.names)
+    catalog_service.install_shared_access(sharing_visibility.allows, sharing_visibility.names,
+                                         sharing_visibility.sharing_buckets)
     catalog_projects.install(projects_service.Directory())
     catalog_events.install(events_outbox.directory)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any, NamedTuple, cast
@@ -283,9 +283,10 @@ def bucket_counts_by_tier(session: Session) -> dict[int, int]:
     return {tier_id: int(count) for tier_id, count in rows}
 
 
-def bucket_usage(session: Session, owner_id: int | None) -> list[tuple[str, int, int, int, int]]:
-    """(name, owner id, tier id, objects, bytes) of every bucket (or one owner's), its current objects summed from
-    the usage deltas (``ObjectUsage``), by name."""
+def bucket_usage(session: Session, owner_id: int | None,
+                 bucket_ids: Collection[int] | None = None) -> list[tuple[str, int, int, int, int]]:
+    """(name, owner id, tier id, objects, bytes) of every bucket (or one owner's, or those of ``bucket_ids``), its
+    current objects summed from the usage deltas (``ObjectUsage``), by name."""
     usage = (
         select(ObjectUsage.bucket_id, func.sum(ObjectUsage.bytes).label("b"), func.sum(ObjectUsage.objects).label("n"))
         .group_by(ObjectUsage.bucket_id)
@@ -298,6 +299,8 @@ def bucket_usage(session: Session, owner_id: int | None) -> list[tuple[str, int,
     )
     if owner_id is not None:
         q = q.where(Bucket.owner_id == owner_id)
+    if bucket_ids is not None:
+        q = q.where(Bucket.id.in_(list(bucket_ids)))
     return [(str(name), int(owner), int(tier), int(n or 0), int(b or 0))
             for name, owner, tier, n, b in session.execute(q)]
 

@@ -183,13 +183,16 @@ class SharedRequest:
 # - SharedWith: whether its sharing names the caller at all (user id, username): then they see the bucket.
 SharedAccess = Callable[[Session, Bucket, SharedRequest], bool]
 SharedWith = Callable[[Session, Bucket, int, str], bool]
+# - SharedAny: the ids of the buckets whose sharing says anything at all (the few a SharedWith may name).
+SharedAny = Callable[[Session], list[int]]
 _shared_access: SharedAccess | None = None
 _shared_with: SharedWith | None = None
+_shared_any: SharedAny | None = None
 
 
-def install_shared_access(check: SharedAccess, names: SharedWith) -> None:
-    global _shared_access, _shared_with
-    _shared_access, _shared_with = check, names
+def install_shared_access(check: SharedAccess, names: SharedWith, sharing: SharedAny | None = None) -> None:
+    global _shared_access, _shared_with, _shared_any
+    _shared_access, _shared_with, _shared_any = check, names, sharing
 
 
 def hidden_bucket(name: str) -> NoSuchBucket:
@@ -280,6 +283,19 @@ def get_bucket(session: Session, name: str) -> Bucket:
     if bucket is None:
         raise hidden_bucket(name)
     return bucket
+
+
+def visible_buckets(session: Session, viewer: Viewer) -> list[Bucket]:
+    """Every bucket the viewer sees, by name: all for an admin; otherwise their own, their projects' and those
+    whose sharing names them (what ``visible_bucket`` lets them open)."""
+    if viewer.is_admin:
+        return repository.list_buckets(session, None)
+    member_of = projects.directory.visible(session, viewer.id) if projects.directory is not None else []
+    seen = [b for b, _ in repository.buckets_with_owners(session, viewer.id, member_of)]
+    known = {b.id for b in seen}
+    candidates = [i for i in (_shared_any(session) if _shared_any is not None else []) if i not in known]
+    shared = [b for b in repository.buckets_by_id(session, candidates) if _named(session, b, viewer)]
+    return sorted(seen + shared, key=lambda b: b.name)
 
 
 def list_buckets(session: Session, user_id: int, is_admin: bool) -> list[Bucket]:

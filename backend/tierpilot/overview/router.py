@@ -11,5 +11,5 @@ router = APIRouter(tags=["overview"])
 
 @router.get("/overview", response_model=OverviewOut)
 def get_overview(session: SessionDep, user: CurrentUser) -> OverviewOut:
-    """Usage per tier and per bucket (own buckets unless admin), totals and the gateway's address."""
+    """Usage per tier and per visible bucket (own, projects', shared; all for an admin), totals, gateway address."""
     return service.overview(session, user)

@@ -5,13 +5,15 @@ from sqlalchemy.orm import Session
 from tierpilot.auth import repository as auth_repository
 from tierpilot.auth.models import User
 from tierpilot.catalog import repository as catalog_repository
+from tierpilot.catalog import service as catalog_service
 from tierpilot.kit.settings import get_settings
 from tierpilot.overview.schemas import BucketUsage, OverviewOut, TierUsage, Totals
 from tierpilot.tiers import repository as tiers_repository
 
 
 def overview(session: Session, user: User) -> OverviewOut:
-    """Usage per tier (everyone's, tiers are shared) and per bucket (own buckets unless admin)."""
+    """Usage per tier (everyone's, tiers are shared) and per bucket: every bucket the user sees (own,
+    their projects' and shared with them; all for an admin)."""
     per_tier = catalog_repository.usage_by_tier(session)
     all_tiers = tiers_repository.list_tiers(session)
     tiers = [
@@ -21,7 +23,8 @@ def overview(session: Session, user: User) -> OverviewOut:
         for t in all_tiers
     ]
     tier_names = {t.id: t.name for t in all_tiers}
-    rows = catalog_repository.bucket_usage(session, None if user.is_admin else user.id)
+    visible = None if user.is_admin else [b.id for b in catalog_service.visible_buckets(session, user)]
+    rows = catalog_repository.bucket_usage(session, None, visible)
     owners = auth_repository.usernames(session, {owner_id for _, owner_id, _, _, _ in rows})
     buckets = [
         BucketUsage(name=name, owner=owners[owner_id], tier=tier_names[tier_id], object_count=n, used_bytes=b)

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from tierpilot.catalog.models import Bucket
 from tierpilot.catalog.service import SharedRequest
 from tierpilot.projects import repository as project_repository
-from tierpilot.sharing import access, service
+from tierpilot.sharing import access, repository, service
 from tierpilot.sharing.access import EMPTY, SharingState
 from tierpilot.sharing.policy import Caller, Context
 
@@ -62,6 +62,11 @@ def allows(session: Session, bucket: Bucket, request: SharedRequest) -> bool:
     state = service.load_state(session, bucket)
     return (state is not EMPTY or _role(session, bucket, request.user_id) is not None) and _decide(
         session, bucket, state, request)
+
+
+def sharing_buckets(session: Session) -> list[int]:
+    """The ids of the buckets with a policy or grants: the only ones ``names`` can say yes to outside projects."""
+    return [row.bucket_id for row in repository.sharing_rows(session)]
 
 
 def names(session: Session, bucket: Bucket, user_id: int, username: str) -> bool:
