@@ -7,6 +7,7 @@ import { HealthSummary } from "@/components/overview/HealthSummary";
 import { LiveActivity } from "@/components/overview/LiveActivity";
 import { TierUsageList } from "@/components/overview/TierUsageList";
 import { tierColorMap } from "@/components/overview/tier-colors";
+import { WorkStats } from "@/components/overview/WorkStats";
 import { TierHealthCount } from "@/components/settings/TiersSection";
 import { Card, CopyButton, EmptyState, PageHeader } from "@/components/ui";
 import { formatBytes, formatCount } from "@/lib/format";
@@ -25,8 +26,13 @@ function OverviewPage() {
     <>
       <PageHeader
         title="Overview"
-        description={user.is_admin ? "All tiers and every user's buckets." : "All tiers and your buckets."}
+        description={
+          user.is_admin
+            ? "Money, work to look at, all tiers and every user's buckets."
+            : "Money, work to look at, all tiers and the buckets you can open (yours and shared with you)."
+        }
       />
+      <WorkStats isAdmin={user.is_admin} />
       <div className="grid-stats">
         <div className="ui-card ui-stat">
           <p className="ui-stat__label">Stored</p>
