@@ -205,7 +205,8 @@ def test_admin_creates_a_member_who_sees_only_their_own_things(
 
     member = new_context(NARROW).new_page()
     sign_in(member, name, password)
-    expect(member.get_by_text("All tiers and your buckets.")).to_be_visible()
+    expect(member.get_by_text("Money, work to look at, all tiers and the buckets you can open (yours and shared with "
+                              "you).")).to_be_visible()
     expect(member.get_by_role("heading", name="No buckets yet")).to_be_visible()
     member.goto("/settings")
     expect(member.get_by_role("heading", level=1, name="Settings")).to_be_visible()
