@@ -25,27 +25,23 @@ depends_on: str | Sequence[str] | None = None
 WHEN = tierpilot.kit.db.UTCDateTime(timezone=True)
 
 
+# Columns are added in place and the unique rules are unique indexes: recreating `users` or `access_keys` on
+# SQLite would drop a table other tables reference and lose its AUTOINCREMENT.
 def upgrade() -> None:
-    with op.batch_alter_table("users", schema=None) as batch_op:
-        batch_op.add_column(sa.Column("external_source", sa.String(length=16), nullable=True))
-        batch_op.add_column(sa.Column("external_subject", sa.String(length=512), nullable=True))
-        batch_op.create_unique_constraint("uq_users_external", ["external_source", "external_subject"])
-    with op.batch_alter_table("access_keys", schema=None) as batch_op:
-        batch_op.add_column(sa.Column("expires_at", WHEN, nullable=True))
-        batch_op.add_column(sa.Column("session_token_hash", sa.String(length=64), nullable=True))
-        batch_op.add_column(sa.Column("web_identity_hash", sa.String(length=64), nullable=True))
-        batch_op.create_index(batch_op.f("ix_access_keys_expires_at"), ["expires_at"], unique=False)
-        batch_op.create_unique_constraint(batch_op.f("uq_access_keys_web_identity_hash"), ["web_identity_hash"])
+    op.add_column("users", sa.Column("external_source", sa.String(length=16), nullable=True))
+    op.add_column("users", sa.Column("external_subject", sa.String(length=512), nullable=True))
+    op.create_index("uq_users_external", "users", ["external_source", "external_subject"], unique=True)
+    op.add_column("access_keys", sa.Column("expires_at", WHEN, nullable=True))
+    op.add_column("access_keys", sa.Column("session_token_hash", sa.String(length=64), nullable=True))
+    op.add_column("access_keys", sa.Column("web_identity_hash", sa.String(length=64), nullable=True))
+    op.create_index("ix_access_keys_expires_at", "access_keys", ["expires_at"], unique=False)
+    op.create_index("uq_access_keys_web_identity_hash", "access_keys", ["web_identity_hash"], unique=True)
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("access_keys", schema=None) as batch_op:
-        batch_op.drop_constraint(batch_op.f("uq_access_keys_web_identity_hash"), type_="unique")
-        batch_op.drop_index(batch_op.f("ix_access_keys_expires_at"))
-        batch_op.drop_column("web_identity_hash")
-        batch_op.drop_column("session_token_hash")
-        batch_op.drop_column("expires_at")
-    with op.batch_alter_table("users", schema=None) as batch_op:
-        batch_op.drop_constraint("uq_users_external", type_="unique")
-        batch_op.drop_column("external_subject")
-        batch_op.drop_column("external_source")
+    op.drop_index("uq_access_keys_web_identity_hash", table_name="access_keys")
+    op.drop_index("ix_access_keys_expires_at", table_name="access_keys")
+    op.drop_index("uq_users_external", table_name="users")
+    for table, column in (("access_keys", "web_identity_hash"), ("access_keys", "session_token_hash"),
+                          ("access_keys", "expires_at"), ("users", "external_subject"), ("users", "external_source")):
+        op.execute(f"ALTER TABLE {table} DROP COLUMN {column}")  # SQLite 3.35+ and PostgreSQL, no table rebuilt

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, ForeignKey, String, UniqueConstraint
+from sqlalchemy import Boolean, ForeignKey, Index, String
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from tierpilot.kit.db import Base, utcnow
@@ -10,7 +10,7 @@ from tierpilot.kit.db import Base, utcnow
 
 class User(Base):
     __tablename__ = "users"
-    __table_args__ = (UniqueConstraint("external_source", "external_subject", name="uq_users_external"),)
+    __table_args__ = (Index("uq_users_external", "external_source", "external_subject", unique=True),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     username: Mapped[str] = mapped_column(String(64), unique=True)
@@ -57,6 +57,8 @@ class AccessKey(Base):
     """S3 credentials for the gateway. SigV4 needs the secret itself, so it is stored (encrypted)."""
 
     __tablename__ = "access_keys"
+    # an ID token buys one set of keys
+    __table_args__ = (Index("uq_access_keys_web_identity_hash", "web_identity_hash", unique=True),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
@@ -69,6 +71,6 @@ class AccessKey(Base):
     # them, so the same token cannot buy a second set
     expires_at: Mapped[datetime | None] = mapped_column(default=None, index=True)
     session_token_hash: Mapped[str | None] = mapped_column(String(64), default=None)
-    web_identity_hash: Mapped[str | None] = mapped_column(String(64), unique=True, default=None)
+    web_identity_hash: Mapped[str | None] = mapped_column(String(64), default=None)
 
     user: Mapped[User] = relationship(back_populates="access_keys", lazy="raise")
