@@ -250,7 +250,11 @@ def test_admin_adds_edits_and_deletes_a_tier(page: Page, product: Product, artif
     row = tiers.get_by_role("row").filter(has_text=name)
     expect(row).to_contain_text("offline archive")
     expect(row).to_contain_text("bulk 2 min")
-    expect(row).to_contain_text("2.00 GiB")
+    # a table too narrow for every column folds the rest into the row's details: open them
+    more = tiers.get_by_role("button", name=f"More about {name}")
+    if more.count():
+        more.click()
+    expect(tiers.get_by_role("row").filter(has_text="2.00 GiB")).to_have_count(1)
     created = next(t for t in page.request.get("/api/tiers").json() if t["name"] == name)
     assert created["storage_classes"] == ["STANDARD_IA"]
     assert created["capacity_bytes"] == 2 * 1024**3
@@ -261,7 +265,7 @@ def test_admin_adds_edits_and_deletes_a_tier(page: Page, product: Product, artif
     form.get_by_label("Capacity (GiB)").fill("")
     form.get_by_role("button", name="Save tier").click()
     expect(form).to_be_hidden()
-    expect(row).to_contain_text("unlimited")
+    expect(tiers.get_by_role("row").filter(has_text="unlimited")).to_have_count(1)
 
     tiers.get_by_role("button", name=f"Delete {name}").click()
     page.get_by_role("alertdialog").get_by_role("button", name="Delete tier").click()

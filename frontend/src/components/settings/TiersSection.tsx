@@ -117,7 +117,13 @@ export function TiersSection() {
                 />
               </div>
             ) : null}
-            <Table caption="Storage tiers" columns={withActions} rows={data} rowKey={(t) => t.id} />
+            <Table
+              caption="Storage tiers"
+              columns={withActions}
+              rows={data}
+              rowKey={(t) => t.id}
+              rowLabel={(t) => t.name}
+            />
           </>
         )}
       </QueryState>
