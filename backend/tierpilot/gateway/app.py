@@ -270,6 +270,10 @@ class Gateway:
                       bucket="", key="", query=dict(reversed(pairs)), query_pairs=pairs, headers=headers,
                       request_id=request_id, recorder=rec)
         req.track_body(self.body_timeout_s)
+        # the catalog's text holds no NUL (PostgreSQL refuses it): an upload id, marker or token with one names
+        # nothing, so it is refused here for every operation alike
+        if any("\x00" in name or "\x00" in value for name, value in pairs):
+            raise S3Error("InvalidArgument", "Query parameters must not contain the NUL character.", 400)
         if header_bytes > MAX_HEADER_BYTES:
             raise S3Error("RequestHeaderSectionTooLarge", "Your request header section exceeds the maximum allowed "
                           "size.", 400, MaxSizeAllowed=str(MAX_HEADER_BYTES))
