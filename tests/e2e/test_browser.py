@@ -24,10 +24,10 @@ def test_browse_demo_buckets_and_object_details(page: Page, product: Product, ar
     expect(buckets.get_by_role("button", name=re.compile("belle2-raw"))).to_contain_text("objects")
     buckets.get_by_role("button", name=re.compile("belle2-raw")).click()
     table = page.get_by_role("table", name="Contents of belle2-raw/")
-    table.get_by_role("button", name="run-2026-11/").click()
+    table.get_by_role("button", name="run-2026-11/", exact=True).click()
     folder = page.get_by_role("table", name="Contents of belle2-raw/run-2026-11/")
     expect(folder.get_by_role("row")).to_have_count(13)  # header + 12 demo objects
-    folder.get_by_role("button", name="detector-0003.root").click()
+    folder.get_by_role("button", name="detector-0003.root", exact=True).click()
     detail = page.get_by_role("dialog", name="Object")
     expect(detail).to_contain_text("hot-disk")
     # the demo seed writes checksums; the listing stays where it was behind the dialog
@@ -47,7 +47,7 @@ def test_browse_demo_buckets_and_object_details(page: Page, product: Product, ar
 
     # an archived object: not downloadable, and a restore can start from the selection
     buckets.get_by_role("button", name=re.compile("telescope-archive")).click()
-    page.get_by_role("table", name="Contents of telescope-archive/").get_by_role("button", name="survey-2019/").click()
+    page.get_by_role("table", name="Contents of telescope-archive/").get_by_role("button", name="survey-2019/", exact=True).click()
     archive = page.get_by_role("table", name="Contents of telescope-archive/survey-2019/")
     expect(archive).to_contain_text("archived")
     archive.get_by_role("checkbox", name="Select survey-2019/field-0000.root").check()
@@ -76,7 +76,7 @@ def test_create_bucket_upload_download_delete(page: Page, product: Product, arti
     uploads = page.get_by_role("list", name="Uploads")
     expect(uploads).to_contain_text("uploaded")
     table = page.get_by_role("table", name=f"Contents of {name}/")
-    table.get_by_role("button", name="spectrum données.bin").click()
+    table.get_by_role("button", name="spectrum données.bin", exact=True).click()
     detail = page.get_by_role("dialog", name="Object")
     expect(detail).to_contain_text(f"{len(data):,} bytes")
     shoot(page, artifacts, "browser-uploaded")

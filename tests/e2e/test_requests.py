@@ -90,8 +90,9 @@ def test_a_slow_traced_put_is_found_by_its_time_and_its_phases_add_up(new_contex
         assert abs(sum(shown) - total) <= 0.05 * total, (shown, total)  # the phases add up to the request
         shoot(page, artifacts, f"{size}-requests-waterfall")
         page.goto("/")
+        expect(page.get_by_role("region", name="Money and work")).to_contain_text("Restores")
         live = page.get_by_role("region", name="Live activity")
-        expect(live).to_contain_text("Restores in flight")
+        expect(live).to_contain_text("Reservations active now")
         expect(live).not_to_contain_text("Requests/s")  # installation-wide rates are for admins
         shoot(page, artifacts, f"{size}-overview-live-activity")
     admin.goto("/")

@@ -112,7 +112,9 @@ class Cluster:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("TIERPILOT_", "PROMETHEUS_"))}
         env.update(TIERPILOT_SECRET_KEY="multihost-secret-key", TIERPILOT_DATABASE_URL=self.db_url,
                    TIERPILOT_REDIS_URL=self.redis_url, TIERPILOT_DATA_DIR=str(self.base / host / "data"),
-                   TIERPILOT_DEFAULT_TIER="shared-hot", TIERPILOT_SEED_DEMO="false", TIERPILOT_LOG_LEVEL="warning")
+                   TIERPILOT_DEFAULT_TIER="shared-hot", TIERPILOT_SEED_DEMO="false", TIERPILOT_LOG_LEVEL="warning",
+                   # the shared tier lives beside the hosts' data dirs, in the folder every host mounts
+                   TIERPILOT_TIER_ROOTS=str(self.base))
         return env
 
     def log(self, name: str) -> Path:
@@ -442,10 +444,18 @@ def test_acknowledged_writes_survive_a_gateway_host_cut_off_behind_haproxy(clust
     wait_until(lambda: sum(_metered(cluster, reservation).values()) >= written, timeout=60,
                message=lambda: f"metered {sum(_metered(cluster, reservation).values())} of {written}")
     per_second = _metered(cluster, reservation)
-    peak = max(per_second.values())
     # the limiter's invariant: any second's grants stay within the capacity + 2 % plus what the pool bucket may
-    # hold and lend (1 MiB each), as tests/reservations/test_enforced_at_once.py checks on Redis' clock
-    assert peak <= WRITE_CAPACITY * 1.02 + 2 * MiB, sorted(per_second.items())
+    # hold and lend (1 MiB each), as tests/reservations/test_enforced_at_once.py checks on Redis' clock. The
+    # gateways meter a chunk in the second it passes, which may be the second after its grant: so every pair of
+    # adjacent seconds is held to two seconds' bound, and the whole run to the capacity + 2 %
+    bound = WRITE_CAPACITY * 1.02 + 2 * MiB
+    seconds = sorted(per_second)
+    for a, b in zip(seconds, seconds[1:], strict=False):
+        if b == a + 1:
+            assert per_second[a] + per_second[b] <= 2 * bound, sorted(per_second.items())
+    busy = [s for s in seconds if per_second[s] > 0]
+    assert sum(per_second.values()) <= WRITE_CAPACITY * 1.02 * (busy[-1] - busy[0] + 1) + 2 * MiB, \
+        sorted(per_second.items())
 
     report = cluster.tierpilot("fsck", "--json", "--min-age", "0")
     findings = json.loads(report.stdout)
