@@ -20,6 +20,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, expect
 from tests.e2e.conftest import Product, _free_port, launch_product
 from tests.e2e.helpers import DESKTOP, shoot, sign_in
 from tests.identity.conftest import CLIENT_ID, CLIENT_SECRET, MAPPING, USERS, Oidc, start_oidc_provider
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -93,7 +94,10 @@ def test_member_signs_in_through_the_provider_and_holds_the_mapped_project(
 
     me = page.request.get("/api/auth/me")
     assert me.ok and me.json()["username"] == "alice"
-    projects = {p["name"]: p for p in page.request.get("/api/projects").json()}
+    # a 503 (the embedded database busy a moment) is retried, as a client would; anything else fails at once
+    listed = wait_until(lambda: (r := page.request.get("/api/projects")).status != 503 and r, timeout=30)
+    assert listed.ok, listed.text()
+    projects = {p["name"]: p for p in listed.json()}
     assert MAPPED_PROJECT in projects, projects
     roles = {m["username"]: m["role"] for m in projects[MAPPED_PROJECT]["members"]}
     assert roles.get("alice") == "member"
