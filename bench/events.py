@@ -13,6 +13,7 @@ Run: .venv/bin/python bench/events.py [--clients 64] [--seconds 3] [--rounds 5] 
 from __future__ import annotations
 
 import argparse
+import functools
 import multiprocessing as mp
 import os
 import shutil
@@ -21,18 +22,16 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 from bench.figures import Run, record
-from bench.putload import put_client
+from bench.putload import CLIENT_PROCS, round_rate
 from tests.servers import free_port, wait_port
 
 ROOT = Path(__file__).resolve().parents[1]
-CLIENT_PROCS = 4
 
 
 class _Ok(BaseHTTPRequestHandler):
@@ -119,15 +118,6 @@ class Installation:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-def round_rate(pool: Any, inst: Installation, bucket: str, clients: int, seconds: float) -> tuple[float, int, int]:
-    per = [clients // CLIENT_PROCS + (1 if p < clients % CLIENT_PROCS else 0) for p in range(CLIENT_PROCS)]
-    start_at = time.time() + 0.3
-    results = pool.map(put_client, [(inst.url, inst.key_id, inst.secret, bucket, p, per[p], start_at, seconds)
-                                 for p in range(CLIENT_PROCS)])
-    return (sum(r["ok"] for r in results) / seconds, sum(r["slowdown"] for r in results),
-            sum(r["failed"] for r in results))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=64)
@@ -141,11 +131,12 @@ def main() -> None:
     errors = {"events": [0, 0], "plain": [0, 0]}
     try:
         with mp.get_context("spawn").Pool(CLIENT_PROCS) as pool:
-            round_rate(pool, inst, "plain", args.clients, 1.0)  # warm-up: caches, connections
-            round_rate(pool, inst, "events", args.clients, 1.0)
+            put_round = functools.partial(round_rate, pool, inst.url, inst.key_id, inst.secret)
+            put_round("plain", args.clients, 1.0)  # warm-up: caches, connections
+            put_round("events", args.clients, 1.0)
             for i in range(args.rounds):
                 for bucket in (("events", "plain") if i % 2 == 0 else ("plain", "events")):
-                    rate, slow, failed = round_rate(pool, inst, bucket, args.clients, args.seconds)
+                    rate, slow, failed = put_round(bucket, args.clients, args.seconds)
                     rates[bucket].append(rate)
                     errors[bucket][0] += slow
                     errors[bucket][1] += failed

@@ -14,6 +14,7 @@ Run: .venv/bin/python bench/project_quota.py [--clients 64] [--seconds 3] [--rou
 from __future__ import annotations
 
 import argparse
+import functools
 import multiprocessing as mp
 import os
 import shutil
@@ -21,17 +22,14 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from bench.figures import Run, record
-from bench.putload import put_client
+from bench.putload import CLIENT_PROCS, round_rate
 from tests.servers import free_port, wait_port
 
 ROOT = Path(__file__).resolve().parents[1]
-CLIENT_PROCS = 4
 
 
 class Installation:
@@ -91,16 +89,6 @@ class Installation:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-def round_rate(pool: Any, inst: Installation, bucket: str, clients: int, seconds: float) -> tuple[float, int, int]:
-    """PUTs/s of one round, and its 503s and other failures."""
-    per = [clients // CLIENT_PROCS + (1 if p < clients % CLIENT_PROCS else 0) for p in range(CLIENT_PROCS)]
-    start_at = time.time() + 0.3
-    results = pool.map(put_client, [(inst.url, inst.key_id, inst.secret, bucket, p, per[p], start_at, seconds)
-                                 for p in range(CLIENT_PROCS)])
-    return (sum(r["ok"] for r in results) / seconds, sum(r["slowdown"] for r in results),
-            sum(r["failed"] for r in results))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=64)
@@ -125,11 +113,12 @@ def main() -> None:
     errors = {"quota": [0, 0], "free": [0, 0]}
     try:
         with mp.get_context("spawn").Pool(CLIENT_PROCS) as pool:
-            round_rate(pool, inst, "free", args.clients, 1.0)  # warm-up: caches, connections, the counter seeded
-            round_rate(pool, inst, "quota", args.clients, 1.0)
+            put_round = functools.partial(round_rate, pool, inst.url, inst.key_id, inst.secret)
+            put_round("free", args.clients, 1.0)  # warm-up: caches, connections, the counter seeded
+            put_round("quota", args.clients, 1.0)
             for i in range(args.rounds):
                 for bucket in (("quota", "free") if i % 2 == 0 else ("free", "quota")):
-                    rate, slow, failed = round_rate(pool, inst, bucket, args.clients, args.seconds)
+                    rate, slow, failed = put_round(bucket, args.clients, args.seconds)
                     rates[bucket].append(rate)
                     errors[bucket][0] += slow
                     errors[bucket][1] += failed

@@ -7,6 +7,7 @@ import http.client
 import os
 import threading
 import time
+from typing import Any
 
 from bench.gateway_throughput import Presigner
 
@@ -51,3 +52,17 @@ def put_client(args: tuple[str, str, str, str, int, int, float, float]) -> dict[
     for t in pool:
         t.join()
     return out
+
+
+CLIENT_PROCS = 4  # client processes; the clients are spread over them
+
+
+def round_rate(pool: Any, url: str, key_id: str, secret: str, bucket: str, clients: int, seconds: float
+               ) -> tuple[float, int, int]:
+    """PUTs/s of one round of ``clients`` over ``pool``'s processes, and its 503s and other failures."""
+    per = [clients // CLIENT_PROCS + (1 if p < clients % CLIENT_PROCS else 0) for p in range(CLIENT_PROCS)]
+    start_at = time.time() + 0.3
+    results = pool.map(put_client, [(url, key_id, secret, bucket, p, per[p], start_at, seconds)
+                                    for p in range(CLIENT_PROCS)])
+    return (sum(r["ok"] for r in results) / seconds, sum(r["slowdown"] for r in results),
+            sum(r["failed"] for r in results))
