@@ -47,7 +47,8 @@ def test_browse_demo_buckets_and_object_details(page: Page, product: Product, ar
 
     # an archived object: not downloadable, and a restore can start from the selection
     buckets.get_by_role("button", name=re.compile("telescope-archive")).click()
-    page.get_by_role("table", name="Contents of telescope-archive/").get_by_role("button", name="survey-2019/", exact=True).click()
+    contents = page.get_by_role("table", name="Contents of telescope-archive/")
+    contents.get_by_role("button", name="survey-2019/", exact=True).click()
     archive = page.get_by_role("table", name="Contents of telescope-archive/survey-2019/")
     expect(archive).to_contain_text("archived")
     archive.get_by_role("checkbox", name="Select survey-2019/field-0000.root").check()
